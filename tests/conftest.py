@@ -1,0 +1,22 @@
+"Shared pytest fixtures: where the real data is, and a clean environment for subprocesses"
+import os, sys
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+@pytest.fixture(scope='session')
+def shared_data():
+    "The real development data (../shared/data or $VSR_CIC_SHARED); skips with the reason when absent"
+    from vsr_cic.core import shared_data_dir
+    d = shared_data_dir()
+    if d is None: pytest.skip("real data not found: put it in ../shared/data beside the checkout or set VSR_CIC_SHARED")
+    return d
+
+def run_notebook(nb, out_dir, **params):
+    "Run an experiment notebook with papermill (tiny parameters) and return the executed notebook's path"
+    import papermill as pm
+    out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir/Path(nb).name
+    pm.execute_notebook(str(ROOT/'nbs'/nb), str(out), parameters=params, cwd=str(ROOT/'nbs'), progress_bar=False, kernel_name='python3')
+    return out
