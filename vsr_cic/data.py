@@ -165,7 +165,7 @@ def _check_meta(meta, where='meta.json'):
     if not isinstance(cl, list) or len(cl) < 2 or cl[0] != BACKGROUND:
         _fail(where, 'classes', f"must be a list starting with {BACKGROUND!r}, got {cl[:3]!r}…")
 
-def _check_image(rec, where='images.jsonl'):
+def _check_image(rec, where='images.jsonl', text_only:bool=False):
     iid = rec.get('image_id') if isinstance(rec, Mapping) else None
     if not isinstance(iid, str) or not iid: raise DataError(f"{where}: image record without a string image_id: {str(rec)[:200]}")
     w = f"{where} image {iid!r}"
@@ -173,7 +173,8 @@ def _check_image(rec, where='images.jsonl'):
         if k not in rec: _fail(w, k, 'missing')
     if rec['split'] not in SPLITS: _fail(w, 'split', f"{rec['split']!r} is not one of {SPLITS}")
     for k in ('width', 'height'):
-        if not isinstance(rec[k], int) or rec[k] <= 0: _fail(w, k, f"{rec[k]!r} is not a positive int")
+        if text_only and rec[k] is None: continue   # text-only datasets (captions without pictures) have no size
+        if not isinstance(rec[k], int) or rec[k] <= 0: _fail(w, k, f"{rec[k]!r} is not a positive int" + ('' if text_only else " (null is allowed only when meta.json has text_only: true)"))
     if not isinstance(rec['sets'], list) or not all(isinstance(s, list) and s for s in rec['sets']):
         _fail(w, 'sets', f"must be a list of non-empty lists of proposal indices, got {str(rec['sets'])[:100]}")
 
@@ -208,7 +209,7 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
     n_classes, dims = len(meta['classes']), set()
     imgs = {}
     for r in images:
-        _check_image(r)
+        _check_image(r, text_only=bool(meta.get('text_only')))
         if r['image_id'] in imgs: raise DataError(f"images.jsonl: duplicate image_id {r['image_id']!r}")
         imgs[r['image_id']] = r
     caps, seen = [], set()
@@ -243,7 +244,7 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
     tmp = _atomic(out/'meta.json'); tmp.write_text(json.dumps(meta, indent=1)); os.replace(tmp, out/'meta.json')
     return out
 
-# %% ../nbs/02_data.ipynb #00000019
+# %% ../nbs/02_data.ipynb #0000001b
 def _read_jsonl(path:Path):
     with open(path) as f:
         for ln, line in enumerate(f, 1):
@@ -263,7 +264,7 @@ class Dataset:
         self.classes = list(self.meta['classes'])
         self.images = {}
         for r in _read_jsonl(self.path/'images.jsonl'):
-            if validate: _check_image(r, 'images.jsonl')
+            if validate: _check_image(r, 'images.jsonl', text_only=bool(self.meta.get('text_only')))
             self.images[r['image_id']] = r
         self.captions = list(_read_jsonl(self.path/'captions.jsonl'))
         if validate:
