@@ -281,7 +281,8 @@ class Dataset:
         "The HDF5 handle of this process (reopened after a fork)"
         if self._h5 is None or self._pid != os.getpid():
             if not self.feature_path.exists(): raise FileNotFoundError(f"feature file {str(self.feature_path)!r} (meta.json feature_file) not found")
-            self._h5, self._pid = h5py.File(self.feature_path, 'r'), os.getpid()
+            try: self._h5, self._pid = h5py.File(self.feature_path, 'r'), os.getpid()
+            except OSError as e: raise DataError(f"feature file {str(self.feature_path)!r} cannot be opened (truncated or not HDF5?): {e}") from None
         return self._h5
 
     def features(self, image_id:str)->dict:
@@ -291,7 +292,8 @@ class Dataset:
         for name, key in (('feats', 'features'), ('boxes', 'boxes'), ('cls_prob', 'cls_prob')):
             k = f'{image_id}_{key}'
             if k not in h: raise DataError(f"{self.feature_path.name}: key {k!r} missing (image {image_id!r})")
-            out[name] = h[k][()].astype(np.float32, copy=False)
+            try: out[name] = h[k][()].astype(np.float32, copy=False)
+            except OSError as e: raise DataError(f"{str(self.feature_path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
         if out['cls_prob'].shape[1] != len(self.classes):
             raise DataError(f"{self.feature_path.name}: {image_id}_cls_prob has {out['cls_prob'].shape[1]} columns, meta.json lists {len(self.classes)} classes")
         check_boxes(self.images[image_id], out['boxes'], self.feature_path.name)

@@ -14,7 +14,7 @@ import numpy as np, h5py, torch
 from torch.utils.data import Dataset, DataLoader, get_worker_info
 from .core import MAX_SUBROLES, MAX_PER_ROLE, MAX_REGIONS_PER_SET, MAX_PROPOSALS
 from .vsr import ROLE_VOCAB, VERB, PAD, UNK, Vocab, parse_subrole, verb_vocab
-from .data import write_dataset, load_dataset
+from .data import write_dataset, load_dataset, DataError
 
 # %% auto #0
 __all__ = ['CACHE_BYTES', 'TOY_D', 'TOY_CLASSES', 'TOY_IMAGES', 'TOY_CAPTIONS', 'BOS', 'EOS', 'WORD_SPECIALS', 'GATE_PAD',
@@ -24,6 +24,12 @@ __all__ = ['CACHE_BYTES', 'TOY_D', 'TOY_CLASSES', 'TOY_IMAGES', 'TOY_CAPTIONS', 
 
 # %% ../nbs/02a_loader.ipynb #00000006
 CACHE_BYTES = 2**30   # feature files up to this size are kept in memory after the first read (per process)
+
+def _open_h5(path)->h5py.File:
+    "Open an HDF5 feature file for reading; a damaged file raises `DataError` naming it"
+    try: return h5py.File(path, 'r')
+    except FileNotFoundError: raise FileNotFoundError(f"feature file {str(path)!r} not found") from None
+    except OSError as e: raise DataError(f"feature file {str(path)!r} cannot be opened (truncated or not HDF5?): {e}") from None
 
 class FeatureStore:
     "Read-only access to a bottom-up `features.hdf5`: one lazily opened handle per process, optional in-memory cache"
@@ -38,7 +44,7 @@ class FeatureStore:
 
     def _file(self)->h5py.File:
         if self._h5 is None or self._pid != os.getpid():  # first use, or a forked worker holding the parent's handle
-            self._h5, self._pid = h5py.File(self.path, 'r'), os.getpid(); self.n_opens += 1
+            self._h5, self._pid = _open_h5(self.path), os.getpid(); self.n_opens += 1
         return self._h5
 
     def _read(self, h5, image_id:str)->dict:
@@ -47,7 +53,8 @@ class FeatureStore:
             k = f'{image_id}_{key}'
             try: d = h5[k]
             except KeyError: raise KeyError(f"{str(self.path)!r}: key {k!r} not found (image {image_id!r})") from None
-            out[name] = np.asarray(d[()] if len(d) <= self.max_proposals else d[:self.max_proposals], dtype=np.float32)
+            try: out[name] = np.asarray(d[()] if len(d) <= self.max_proposals else d[:self.max_proposals], dtype=np.float32)
+            except OSError as e: raise DataError(f"{str(self.path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
         if not len(out['feats']) == len(out['boxes']) == len(out['cls_prob']):
             raise ValueError(f"{str(self.path)!r}: image {image_id!r} has {len(out['feats'])} feature rows, "
                              f"{len(out['boxes'])} boxes and {len(out['cls_prob'])} cls_prob rows")
@@ -59,7 +66,7 @@ class FeatureStore:
         if self.cache and image_id in self._mem: return self._mem[image_id]
         if self.reopen:
             self.n_opens += 1
-            with h5py.File(self.path, 'r') as h5: return self._read(h5, image_id)
+            with _open_h5(self.path) as h5: return self._read(h5, image_id)
         out = self._read(self._file(), image_id)
         if self.cache: self._mem[image_id] = out
         return out
