@@ -207,7 +207,12 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
     while st.epoch < epochs and not st.done:
         sampler.set_epoch(st.epoch, st.batch)
         model.train()
-        bar = tqdm(loader_fn(sampler), total=len(sampler), desc=f'{desc} epoch {st.epoch+1}/{epochs}',
+        # A DataLoader without `generator=` draws its workers' base seed from the global torch RNG when iteration
+        # starts; that draw would differ between a fresh and a resumed epoch, so keep it out of the training stream.
+        rng = torch.get_rng_state()
+        batches = iter(loader_fn(sampler))
+        torch.set_rng_state(rng)
+        bar = tqdm(batches, total=len(sampler), desc=f'{desc} epoch {st.epoch+1}/{epochs}',
                    disable=not (progress and main), leave=False)
         for batch in bar:
             with amp_ctx(): out = step_fn(batch)
@@ -254,7 +259,8 @@ def _toy(seed=0):
     m = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.3), torch.nn.Linear(8, 1))
     opt = torch.optim.Adam(m.parameters(), 1e-2); sch = torch.optim.lr_scheduler.StepLR(opt, 1, 0.8)
     smp = EpochBatchSampler(50, 8, seed=seed)
-    loader = lambda s: ([X[i], y[i]] for i in s)
+    # a real DataLoader without a seeded generator: its seed draw must not disturb the resumed RNG stream
+    loader = lambda s: torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_sampler=s)
     step = lambda b: {'loss': torch.nn.functional.mse_loss(m(b[0]), b[1])}
     return m, opt, sch, smp, loader, step
 

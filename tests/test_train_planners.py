@@ -1,0 +1,36 @@
+"Papermill smoke runs of the GSRL and planner experiment notebooks on a tiny private world (1 epoch each)"
+import json, time
+import pytest
+from conftest import ROOT
+
+TINY = dict(world_images=40, epochs=1, batch_size=32, seed=0, device='cpu')
+
+
+def run(nb, tmp_path, **params):
+    "Execute an experiment notebook with papermill (its `out_dir` parameter -> tmp_path/'run')"
+    import papermill as pm
+    pm.execute_notebook(str(ROOT/'nbs'/nb), str(tmp_path/nb), parameters=dict(out_dir=str(tmp_path/'run'), **params),
+                        cwd=str(ROOT/'nbs'), progress_bar=False, kernel_name='python3')
+
+
+def test_train_gsrl_notebook(tmp_path):
+    t0 = time.time()
+    run('train_gsrl.ipynb', tmp_path, **TINY)
+    m = json.loads((tmp_path/'run'/'metrics.json').read_text())
+    assert {'grounding_acc', 'recall_at_n', 'test', 'baseline', 'epochs'} <= set(m)
+    assert 0 <= m['grounding_acc'] <= 1 and 0 <= m['recall_at_n'] <= 1 and m['epochs'] == 1
+    assert (tmp_path/'run'/'gsrl'/'last.pt').exists() and (tmp_path/'run'/'curves.png').exists()
+    print(f'smoke run: {time.time() - t0:.1f} s')   # reported, not asserted: speed belongs to bench/
+
+
+def test_train_planner_notebook(tmp_path):
+    t0 = time.time()
+    run('train_planner.ipynb', tmp_path, n_verbs_fig=2, **TINY)
+    m = json.loads((tmp_path/'run'/'metrics.json').read_text())
+    for k in ('s_level', 's_level_sn', 'baseline'):
+        assert {'exact', 'pair_acc', 'valid', 'exact_seen', 'exact_unseen', 'ceiling'} <= set(m[k]), k
+        assert m[k]['valid'] == 1.0
+    assert 'perm_acc' in m['r_level'] and 'exact_at_2' in m['s_level']
+    for d in ('slevel_transformer', 'slevel_sinkhorn', 'rlevel'): assert (tmp_path/'run'/d/'last.pt').exists(), d
+    assert (tmp_path/'run'/'structures.html').read_text().count('<div>') >= 2
+    print(f'smoke run: {time.time() - t0:.1f} s')   # reported, not asserted: speed belongs to bench/
