@@ -112,6 +112,9 @@ GLOSSARY = [
     ('B4, M, R, C (CIDEr-D), S (§4.3)', 'evaluate_captions, CiderD', 'vsr_cic.metrics, vsr_cic.cider'),
     ('R_V, R_SR1, R_SR2 (§4.3)', 'controllability', 'vsr_cic.control'),
     ('Div-n, self-CIDEr (§4.4)', 'div_n, self_cider, best_of_k', 'vsr_cic.diversity'),
+    ('automatic VSR construction: verb predictor (§3)', 'VerbClassifier, FrequencyPrior', 'vsr_cic.verbs'),
+    ('roles from the lexicon, sampled role sets and counts (§3, §4.4)', 'VerbStats, sample_role_sets, suggest_vsrs', 'vsr_cic.vsr_suggest'),
+    ('SRL annotation of captions (§4.2; AllenNLP in the paper)', 'get_srl, Parse, Frame, Arg', 'vsr_cic.srl'),
     ('K (max sub-roles) = 10, 20 regions per set, 100 proposals', 'MAX_SUBROLES, MAX_REGIONS_PER_SET, MAX_PROPOSALS', 'vsr_cic.core'),
 ]
 
