@@ -13,10 +13,10 @@ def shared_data():
     if d is None: pytest.skip("real data not found: put it in ../shared/data beside the checkout or set VSR_CIC_SHARED")
     return d
 
-def run_notebook(nb, out_dir, **params):
-    "Run an experiment notebook with papermill (tiny parameters) and return the executed notebook's path"
+def run_notebook(nb, dest, **params):
+    "Run an experiment notebook with papermill (tiny parameters) into folder `dest`; return the executed notebook's path"
     import papermill as pm
-    out_dir = Path(out_dir); out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir/Path(nb).name
+    dest = Path(dest); dest.mkdir(parents=True, exist_ok=True)
+    out = dest/Path(nb).name
     pm.execute_notebook(str(ROOT/'nbs'/nb), str(out), parameters=params, cwd=str(ROOT/'nbs'), progress_bar=False, kernel_name='python3')
     return out

@@ -284,9 +284,9 @@ def frame_roles(caption:dict, f:int)->dict:
 class GSRLDataset(TaskDataset):
     "(verb, role) queries of GSRL with their target proposal sets (paper Eq. 4, 11)"
     task, image_keys = 'gsrl', ('img_global',)
-    def __init__(self, data, queries:str='role', **kw): # 'role': one query per example; 'frame': all roles of a frame, (B, M)
+    def __init__(self, data, split:str|None='train', *, queries:str='role', **kw): # 'role': one query per example; 'frame': all roles of a frame, (B, M)
         if queries not in ('role', 'frame'): raise ValueError(f"queries must be 'role' or 'frame', got {queries!r}")
-        self.queries = queries; super().__init__(data, **kw)
+        self.queries = queries; super().__init__(data, split, **kw)
 
     def _examples(self, c):
         for f, fr in enumerate(c['frames']):
@@ -386,8 +386,8 @@ GLOBAL = -1       # region index meaning "the global feature f̄" (verb slots)
 class CaptionDataset(TaskDataset):
     "Captions with their slot sequence, regions and role-shift gate targets (role-shift captioner, paper §3.1.3)"
     task, image_keys = 'caption', ('img_feats', 'img_prop_mask', 'img_global')
-    def __init__(self, data, verb_one_word:bool=False, **kw): # words just before a verb slot join the previous slot
-        self.verb_one_word = verb_one_word; super().__init__(data, **kw)
+    def __init__(self, data, split:str|None='train', *, verb_one_word:bool=False, **kw): # words just before a verb slot join the previous slot
+        self.verb_one_word = verb_one_word; super().__init__(data, split, **kw)
 
     def _examples(self, c):
         slots, toks = c['slots'], c['tokens']
