@@ -11,7 +11,8 @@ def plain_loop(seed=0):
     m, opt, sch, smp, loader, step = _toy(seed)
     for e in range(EPOCHS):
         smp.set_epoch(e)
-        for b in loader(smp):
+        rng = torch.get_rng_state(); batches = iter(loader(smp)); torch.set_rng_state(rng)  # as fit: the loader's seed draw stays out of the stream
+        for b in batches:
             loss = step(b)['loss']; opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
         sch.step()
     return m

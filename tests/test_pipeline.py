@@ -1,0 +1,105 @@
+"""End-to-end pipeline (GSRL -> SSP -> merge -> captioner) on a tiny world with tiny untrained models, and papermill
+smoke runs of the Table 1 / Table 2 experiment notebooks (evaluate.ipynb, diversity.ipynb) on tiny checkpoints"""
+import json, time
+import pytest
+import torch
+from conftest import ROOT
+
+N_IMAGES = 40
+
+
+@pytest.fixture(scope='module')
+def tiny(tmp_path_factory):
+    "A 40-image private world and tiny untrained checkpoints in the trainers' layout"
+    torch.set_num_threads(1)
+    from vsr_cic.world import ensure_world
+    from vsr_cic.experiments import write_tiny_checkpoints
+    root = tmp_path_factory.mktemp('tiny')
+    data = ensure_world(root/'data', n_images=N_IMAGES, render=False, n_workers=1)
+    dirs = write_tiny_checkpoints(data, root/'runs')
+    return data, dirs
+
+
+def _one_verb_caption(pipe, min_roles=2):
+    from vsr_cic.data import frame_structure
+    for c in pipe.data.captions:
+        if len(c['frames']) == 1 and sum(s != 'V' for s in frame_structure(c, 0)) >= min_roles: return c
+    pytest.skip('tiny world has no one-verb caption with enough roles')
+
+
+def test_pipeline_end_to_end(tiny):
+    from vsr_cic.pipeline import Pipeline
+    from vsr_cic.vsr import VSR
+    from vsr_cic.data import frame_structure
+    data, dirs = tiny
+    pipe = Pipeline.from_dirs(dirs['gsrl'], dirs['planner'], dirs['ours'][0], 'cpu', data_dir=data)
+    assert pipe.missing == {} and pipe.ssp.rlevel is not None
+    c = _one_verb_caption(pipe)
+    v = VSR.from_structure(c['frames'][0]['verb'], frame_structure(c, 0))
+    res = pipe(c['image_id'], v, n_structures=2, beam=2)
+    assert 1 <= len(res.captions) == len(res.plans) == len(res.structures) <= 2
+    for cap in res.captions:
+        assert isinstance(cap['caption'], str) and cap['caption'] == ' '.join(cap['tokens'])
+        assert len(cap['tokens']) == len(cap['subroles']) == len(cap['gates'])
+    for st in res.structures: assert v.is_structure([s for s, _ in st['structures'][0]])
+    assert len({tuple(p.items) for p in res.plans}) == len(res.plans)            # top-k structures are distinct plans
+    n_sets = len(pipe.data.images[c['image_id']]['sets'])
+    for role, n in v.roles:
+        assert len(res.grounding[0][role]) == n and all(0 <= d['set'] < n_sets and 0 <= d['score'] <= 1 for d in res.grounding[0][role])
+
+
+def test_pipeline_two_vsrs_merged(tiny):
+    from vsr_cic.pipeline import Pipeline
+    data, dirs = tiny
+    pipe = Pipeline.from_dirs(dirs['gsrl'], dirs['planner'], dirs['ours'][0], 'cpu', data_dir=data)
+    c = _one_verb_caption(pipe)
+    verbs = list(pipe.vocabs['planner'].itos[2:4])
+    res = pipe(c['image_id'], f'{verbs[0]}: ARG0, ARG1; {verbs[1]}: ARG0, LOC*2', n_structures=2, beam=1)
+    want = sorted([(0, s) for s in ('V', 'ARG0', 'ARG1')] + [(1, s) for s in ('V', 'ARG0', 'LOC-1', 'LOC-2')])
+    for plan in res.plans:
+        assert sorted(l for it in plan.items for l in it.labels) == want           # every sub-role exactly once
+        for f, v in enumerate(res.vsrs): assert v.is_structure(plan.structure(f))
+    assert all(isinstance(x['caption'], str) for x in res.captions)
+
+
+def test_pipeline_missing_checkpoint_and_fallback(tiny, tmp_path):
+    from vsr_cic.pipeline import Pipeline
+    from vsr_cic.data import frame_structure
+    from vsr_cic.vsr import VSR
+    data, dirs = tiny
+    with pytest.raises(FileNotFoundError, match='slevel_transformer/best.pt'):
+        Pipeline.from_dirs(dirs['gsrl'], tmp_path/'nothing', dirs['ours'][0])
+    fb = Pipeline.from_dirs(tmp_path/'no_gsrl', tmp_path/'no_planner', dirs['ours'][0], data_dir=data, fallback=True)
+    assert sorted(fb.missing) == ['gsrl', 'planner']
+    c = _one_verb_caption(fb)
+    res = fb(c['image_id'], VSR.from_structure(c['frames'][0]['verb'], frame_structure(c, 0)), gt=c, beam=1)
+    assert [s for s, _ in res.structures[0]['structures'][0]] == list(frame_structure(c, 0))   # the annotated structure
+    assert len(res.captions) == 1
+
+
+def _run(nb, tmp_path, data, dirs, **params):
+    import papermill as pm
+    ck = {k: [str(x) for x in v] if isinstance(v, list) else str(v) for k, v in dirs.items()}
+    pm.execute_notebook(str(ROOT/'nbs'/nb), str(tmp_path/nb), cwd=str(ROOT/'nbs'), progress_bar=False, kernel_name='python3',
+                        parameters=dict(data_dir=str(data), ckpt_dirs=ck, out_dir=str(tmp_path/'run'), **params))
+    return json.loads((tmp_path/'run'/'metrics.json').read_text()), (tmp_path/'run'/'table.md').read_text()
+
+
+def test_evaluate_notebook(tiny, tmp_path):
+    t0 = time.time(); data, dirs = tiny
+    m, table = _run('evaluate.ipynb', tmp_path, data, dirs, beam=2, limit=6, metrics=False, control=False)
+    rows = {(r['method'], r['proposals']) for r in m['rows']}
+    assert {(x, p) for x in ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb') for p in ('GSRL', 'GT')} <= rows
+    assert all(r['CIDEr-D'] is not None and r['CIDEr-D'] >= 0 for r in m['rows'])
+    assert '| ours | GSRL |' in table and 'CIDEr-D' in table
+    print(f'smoke run: {time.time() - t0:.1f} s')   # reported, not asserted: speed belongs to bench/
+
+
+def test_diversity_notebook(tiny, tmp_path):
+    t0 = time.time(); data, dirs = tiny
+    m, table = _run('diversity.ipynb', tmp_path, data, dirs, beam=2, ks=[2, 6], limit=4)
+    got = {(r['method'], r['captions']) for r in m['rows']}
+    assert got == {(x, k) for x in ('BS', 'SCT', 'Ours') for k in (2, 6)}
+    for r in m['rows']: assert 0 <= r['Div-1'] <= 1 and 0 <= r['Div-2'] <= 1 and r['self-CIDEr'] is not None
+    assert '| Ours | 6 |' in table
+    print(f'smoke run: {time.time() - t0:.1f} s')   # reported, not asserted: speed belongs to bench/
