@@ -5,13 +5,14 @@
 # %% ../nbs/20a_cider.ipynb #00000002
 from __future__ import annotations
 import json
-from itertools import chain, repeat
+from collections import defaultdict
+from itertools import chain, count, repeat
 from pathlib import Path
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 import numpy as np
 
 # %% auto #0
-__all__ = ['CIDER_N', 'CIDER_SIGMA', 'CIDER_SCALE', 'NGRAM_BASE', 'MAX_TOKEN_ID', 'encode_sentences', 'ngram_order',
+__all__ = ['CIDER_N', 'CIDER_SIGMA', 'CIDER_SCALE', 'NGRAM_BASE', 'MAX_TOKEN_ID', 'SENT_SEP', 'encode_sentences', 'ngram_order',
            'ngram_counts', 'CiderD', 'pycoco_cider', 'df_as_ngram_dict', 'ids_to_seqs', 'cider_from_captions',
            'human_agreement_split']
 
@@ -33,6 +34,24 @@ def _kind(s)->str:
     if isinstance(t, int) and not isinstance(t, bool): return 'ids'
     raise TypeError(f"a sentence must be a string, a list of words or a list of int token ids, got {list(s)[:8]!r}")
 
+SENT_SEP = '\x00'     # joins sentences into one string for a single `split` (a sentence holding it takes the slow path)
+
+def _encode_strings(sents:Sequence[str], vocab:dict)->tuple[np.ndarray, np.ndarray]|None:
+    "Fast path for whitespace-separated strings: one `join`, one `split`, one `fromiter` (None if a sentence holds SENT_SEP)"
+    if not sents: return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    joined = f' {SENT_SEP} '.join(sents)
+    if joined.count(SENT_SEP) != max(len(sents) - 1, 0): return None
+    words = joined.split()
+    known = defaultdict(count(len(vocab)).__next__, vocab)               # a new word gets the next id on first sight (one C-level pass)
+    known[SENT_SEP] = -1                                                 # the separator marks sentence ends in the id stream
+    ids = np.fromiter(map(known.__getitem__, words), np.int64, len(words))
+    del known[SENT_SEP]
+    if len(known) > len(vocab): vocab.update(known)                      # new words, in first-seen order
+    if len(vocab) > MAX_TOKEN_ID + 1: raise ValueError(f"word vocabulary has {len(vocab)} words; at most {MAX_TOKEN_ID + 1} fit NGRAM_BASE={NGRAM_BASE}")
+    keep = ids >= 0
+    lens = np.diff(np.flatnonzero(np.concatenate([[True], ~keep, [True]]))) - 1   # (S,) tokens between separators
+    return ids[keep], lens
+
 def encode_sentences(sents:Sequence,               # strings, word lists or token-id sequences
                      vocab:dict|None=None,         # word -> id, extended in place for new words
                      kind:str|None=None,           # 'words' or 'ids' (None: detect)
@@ -44,6 +63,8 @@ def encode_sentences(sents:Sequence,               # strings, word lists or toke
     kind = kinds.pop() if kinds else (kind or 'words')
     if kind == 'words':
         vocab = {} if vocab is None else vocab
+        fast = _encode_strings(sents, vocab) if all(map(isinstance, sents, repeat(str))) else None
+        if fast is not None: return (*fast, kind)
         toks = [s.split() if isinstance(s, str) else s for s in sents]
         lens = np.fromiter(map(len, toks), np.int64, len(toks))
         words = list(chain.from_iterable(toks))
@@ -68,33 +89,74 @@ def ngram_order(keys:np.ndarray)->np.ndarray:
     return np.searchsorted(_POW[1:], keys, side='right')
 
 def _unique_counts(a:np.ndarray)->tuple[np.ndarray, np.ndarray]:
-    "Sorted distinct values of an int array and their counts (sort-based: faster than hashing here)"
+    "Sorted distinct values of an int array and their counts (stable sort: our inputs are nearly sorted runs, which timsort merges)"
     a = np.sort(a, kind='stable')
-    if len(a) == 0: return a, np.zeros(0, np.int64)
-    start = np.flatnonzero(np.concatenate([[True], a[1:] != a[:-1]]))
+    start = _run_starts(a)
     return a[start], np.diff(np.append(start, len(a)))
+
+def _run_starts(a:np.ndarray)->np.ndarray:
+    "Indices where a new value starts in a sorted array"
+    new = np.empty(len(a), bool)
+    if len(a): new[0] = True; np.not_equal(a[1:], a[:-1], out=new[1:])
+    return np.flatnonzero(new)
+
+def _bits(x:int)->int: return max(int(x).bit_length(), 1)
+
+def _rank(c:np.ndarray)->tuple[np.ndarray, np.ndarray]:  # (m,) dense rank of each value, (u,) index of each distinct value's first occurrence
+    "Dense ranks of a non-negative int array (sorted order) without an argsort: (value, position) packed in one int64 and sorted"
+    m = len(c); b = _bits(m - 1)
+    if m and int(c.max()) < (1 << (62 - b)):
+        v = np.sort((c << b) | np.arange(m)); idx = v & ((1 << b) - 1); v >>= b
+    else: idx = np.argsort(c, kind='stable'); v = c[idx]                 # too wide to pack
+    new = np.empty(m, bool)
+    if m: new[0] = True; np.not_equal(v[1:], v[:-1], out=new[1:])
+    cs = np.cumsum(new); cs -= 1
+    r = np.empty(m, np.int64); r[idx] = cs
+    return r, idx[new]
+
+def _rank_small(c:np.ndarray, V:int)->tuple[np.ndarray, np.ndarray]:
+    "`_rank` for values below V (token ids): a presence table instead of a sort"
+    present = np.zeros(V, bool); present[c] = True
+    first = np.empty(V, np.int64); first[c[::-1]] = np.arange(len(c) - 1, -1, -1)   # last write wins: the first occurrence
+    return (np.cumsum(present) - 1)[c], first[present]
 
 def ngram_counts(ids:np.ndarray, lens:np.ndarray, n:int=CIDER_N,
                 )->tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # sentence (E,), n-gram index (E,), tf (E,), keys (U,)
-    "Term frequency of every distinct n-gram (orders 1..n) of every sentence; n-grams index the sorted packed `keys`"
+    "Term frequency of every distinct n-gram (orders 1..n) of every sentence, sorted by (sentence, n-gram); n-grams index the sorted packed `keys`"
     if n > CIDER_N: raise ValueError(f"n={n} > {CIDER_N}: packed keys only fit {CIDER_N}-grams")
-    L = len(ids); sent = np.repeat(np.arange(len(lens)), lens)          # (L,)
-    end = np.repeat(np.cumsum(lens), lens)                               # (L,) one past each token's sentence
-    tok = ids + 1; key = np.zeros(L, np.int64); S, K = [], []
+    L, S_ = len(ids), len(lens)
+    sent = np.repeat(np.arange(S_), lens)                                # (L,) sentence of each token
+    left = np.repeat(np.cumsum(lens), lens) - np.arange(L)               # (L,) tokens from p to its sentence's end
+    V = int(ids.max()) + 1 if L else 1
+    d = np.zeros(L, np.int64)                                            # (L,) rank of the (k-1)-gram starting at p
+    Ss, Gs, uks, off = [], [], [], 0
     for k in range(1, n + 1):
-        key = key[:L - k + 1] * NGRAM_BASE + tok[k - 1:]                 # (L-k+1,) k-gram starting at p
-        ok = np.arange(L - k + 1) + k <= end[:L - k + 1]
-        S.append(sent[:L - k + 1][ok]); K.append(key[ok])
-    S, K = np.concatenate(S), np.concatenate(K)
-    uk, inv = np.unique(K, return_inverse=True); U = max(len(uk), 1)
-    uc, tf = _unique_counts(S * U + inv)                                 # sorted by (sentence, n-gram)
-    return uc // U, uc % U, tf, uk
+        if k == 1:
+            if L == 0: break
+            pos = np.arange(L); r, first = _rank_small(ids, V); d = r.copy()   # unigrams: token ids, every position
+        else:
+            pos = np.flatnonzero(left >= k)                              # k-grams that fit in their sentence
+            if len(pos) == 0: break
+            c = d[pos]; c *= V; c += ids[pos + (k - 1)]                  # (prefix rank, last token): ranks like the k-gram
+            r, first = _rank(c); d[pos] = r
+        fp = pos[first]; key = ids[fp] + 1
+        for j in range(1, k): key *= NGRAM_BASE; key += ids[fp + j] + 1  # packed key of each distinct k-gram (sorted like the ranks)
+        r += off; Ss.append(sent[pos]); Gs.append(r); uks.append(key); off += len(first)
+    if not Ss: z = np.zeros(0, np.int64); return z, z, z, z
+    S, G, uk = np.concatenate(Ss), np.concatenate(Gs), np.concatenate(uks)   # orders are disjoint key ranges: uk is sorted
+    bu = _bits(len(uk))
+    if _bits(S_) + bu <= 62:
+        S <<= bu; S |= G; a = np.sort(S); start = _run_starts(a); u = a[start]
+        return u >> bu, u & ((1 << bu) - 1), np.diff(np.append(start, len(a))), uk
+    U = len(uk); a = np.sort(S * U + G); start = _run_starts(a); u = a[start]
+    return u // U, u % U, np.diff(np.append(start, len(a))), uk
 
 # %% ../nbs/20a_cider.ipynb #0000000d
 def _doc_freq(sent:np.ndarray, kid:np.ndarray, doc_of_sent:np.ndarray, U:int)->np.ndarray:
     "(U,) df: for every n-gram index, the number of documents (images) whose sentences contain it"
-    pairs, _ = _unique_counts(doc_of_sent[sent] * U + kid)               # distinct (doc, n-gram)
-    return np.bincount(pairs % U, minlength=U).astype(np.float64)
+    bu = _bits(U)
+    p = np.sort((doc_of_sent[sent] << bu) | kid)
+    return np.bincount(p[_run_starts(p)] & ((1 << bu) - 1), minlength=U).astype(np.float64)   # distinct (doc, n-gram) per n-gram
 
 def _lookup(keys:np.ndarray, vals:np.ndarray, q:np.ndarray)->np.ndarray:
     "vals[keys == q] for sorted `keys`, 0 where `q` is absent"
@@ -146,19 +208,21 @@ class CiderD:
         sent, kid, tf, uk = ngram_counts(ids, lens, self.n)               # (E,) each; (U,) keys
         U = max(len(uk), 1)
         owner = np.concatenate([np.arange(H), np.repeat(np.arange(H), nref)])  # (H+R,) candidate of each sentence
+        nh = int(np.searchsorted(sent, H))                                # entries are sorted by sentence: candidates first
         if self.df_keys is None:                                          # corpus mode: df over these refs
-            isref = sent >= H
-            df, ref_len = _doc_freq(sent[isref], kid[isref], owner, U)[kid], np.log(float(H))
-        else: df, ref_len = _lookup(self.df_keys, self.df_vals, uk)[kid], self.ref_len
-        w = tf * (ref_len - np.log(np.maximum(1.0, df)))                 # (E,) tf-idf value
+            df, ref_len = _doc_freq(sent[nh:], kid[nh:], owner, U), np.log(float(H))
+        else: df, ref_len = _lookup(self.df_keys, self.df_vals, uk), self.ref_len
+        w = tf * (ref_len - np.log(np.maximum(1.0, df)))[kid]            # (E,) tf-idf value (idf per distinct n-gram)
         order = ngram_order(uk)[kid]
         S = len(lens); n = self.n
         norm = np.sqrt(np.bincount(sent * n + order, w * w, minlength=S * n)).reshape(S, n)   # (S, n)
-        # join each reference entry to the candidate's entry with the same n-gram (entries are sorted)
-        hyp = sent < H; hk, hw = sent[hyp] * U + kid[hyp], w[hyp]
-        rs = sent[~hyp]; q = owner[rs] * U + kid[~hyp]
-        rw = w[~hyp]; contrib = np.minimum(_lookup(hk, hw, q), rw) * rw  # 0 where the candidate lacks the n-gram
-        num = np.bincount((rs - H) * n + order[~hyp], contrib, minlength=(S - H) * n).reshape(S - H, n)  # (R, n)
+        # join the reference entries whose n-gram some candidate has to that candidate's entry (others contribute 0)
+        in_hyp = np.zeros(U, bool); in_hyp[kid[:nh]] = True
+        sel = nh + np.flatnonzero(in_hyp[kid[nh:]])                       # (E',) reference entries that can match
+        bu = _bits(U); rs = sent[sel]
+        hk = (sent[:nh] << bu) | kid[:nh]                                 # sorted (candidate, n-gram) keys
+        rw = w[sel]; contrib = np.minimum(_lookup(hk, w[:nh], (owner[rs] << bu) | kid[sel]), rw) * rw
+        num = np.bincount((rs - H) * n + order[sel], contrib, minlength=(S - H) * n).astype(np.float64).reshape(S - H, n)  # (R, n); float even when nothing matched
         den = norm[owner[H:]] * norm[H:]                                  # (R, n)
         val = np.divide(num, den, out=num.copy(), where=den != 0)
         blen = np.maximum(lens - 1, 0).astype(np.float64)                 # bigram count (reference-code length)

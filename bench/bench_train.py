@@ -1,0 +1,64 @@
+"""Training throughput on CPU: captions per second of XE steps and of self-critical (SCST) steps.
+
+The main job's configuration (`vsr_cic.captioning`: RoleShiftCaptioner 'ours', hidden 128, verb_shift
+'one_word', batch 100, Adam, 1 torch thread, verb constraint on, one sample per caption + greedy baseline,
+CIDEr-D reward on token ids with df cached from the training references) on the built-in world. Each step
+includes collating the batch from the dataset (in-memory feature cache), forward, backward and the optimiser
+step. Peak memory: this process's maximum resident set (ru_maxrss) after each stage; the XE-stage figure is
+taken before any SCST step. GPU: measured only when CUDA is available (not lent in this session).
+Usage: python bench/bench_train.py [--quick] [--world PATH]
+"""
+from __future__ import annotations
+import argparse, sys, time
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import peak_rss_mb, table
+
+BATCH, XE_STEPS, SCST_STEPS, QUICK_STEPS, WARMUP = 100, 20, 8, 2, 1
+
+def setup(world=None, device='cpu', threads:int=1):
+    import torch
+    from vsr_cic.world import ensure_world
+    from vsr_cic.captioning import caption_data
+    from vsr_cic.baselines import make_captioner
+    torch.set_num_threads(threads); torch.manual_seed(0)
+    t0 = time.perf_counter(); cd = caption_data(Path(world) if world else ensure_world(), verb_one_word=True); t_load = time.perf_counter() - t0
+    net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=128, emb=128, att=128, verb_shift='one_word').to(device)
+    return cd, net, t_load
+
+def _batches(ds, n, seed=0):
+    import torch
+    g = torch.Generator().manual_seed(seed)
+    for _ in range(n): yield ds.collate([ds[i] for i in torch.randint(len(ds), (BATCH,), generator=g).tolist()])
+
+def time_steps(step, opt, ds, n, warmup=WARMUP, sync=lambda: None)->float:
+    "Seconds per step (collate included), after `warmup` untimed steps"
+    for i, b in enumerate(_batches(ds, n + warmup)):
+        if i == warmup: sync(); t0 = time.perf_counter()
+        loss = step(b)['loss']; opt.zero_grad(); loss.backward(); opt.step()
+    sync(); return (time.perf_counter() - t0) / n
+
+def run(quick:bool=False, world=None, device='cpu')->dict:
+    import torch
+    from vsr_cic.captioning import xe_step_fn, scst_step_fn, CiderReward
+    cd, net, t_load = setup(world, device)
+    sync = torch.cuda.synchronize if device != 'cpu' else (lambda: None)
+    tr = cd.splits['train']; rss0 = peak_rss_mb()
+    opt = torch.optim.Adam(net.parameters(), 5e-4); net.train()
+    t_xe = time_steps(xe_step_fn(net, device), opt, tr, QUICK_STEPS if quick else XE_STEPS, sync=sync); rss_xe = peak_rss_mb()
+    t0 = time.perf_counter(); reward = CiderReward(tr, net.eos_id); t_df = time.perf_counter() - t0
+    opt = torch.optim.Adam(net.parameters(), 5e-5)
+    t_rl = time_steps(scst_step_fn(net, reward, device, cd.max_len, n=1, cd=cd, constrain=True), opt, tr,
+                      QUICK_STEPS if quick else SCST_STEPS, sync=sync); rss_rl = peak_rss_mb()
+    rows = [dict(stage='XE', device=device, steps=QUICK_STEPS if quick else XE_STEPS, s_per_step=t_xe, captions_per_s=BATCH / t_xe,
+                 epoch_s=len(tr) / BATCH * t_xe, peak_rss_mb=rss_xe),
+            dict(stage='SCST', device=device, steps=QUICK_STEPS if quick else SCST_STEPS, s_per_step=t_rl, captions_per_s=BATCH / t_rl,
+                 epoch_s=len(tr) / BATCH * t_rl, peak_rss_mb=rss_rl)]
+    return {'rows': rows, 'xe_captions_per_s': BATCH / t_xe, 'scst_captions_per_s': BATCH / t_rl, 'train_peak_rss_mb': rss_rl,
+            'train_rss_before_mb': rss0, 'train_data_load_s': t_load, 'reward_df_build_s': t_df, 'train_captions': len(tr),
+            'gpu': 'measured' if device != 'cpu' else ('CUDA available but not measured' if torch.cuda.is_available() else 'not lent in this session (no CUDA)')}
+
+if __name__ == '__main__':
+    ap = argparse.ArgumentParser(); ap.add_argument('--quick', action='store_true'); ap.add_argument('--world'); a = ap.parse_args()
+    r = run(a.quick, a.world)
+    print(table('Training throughput on CPU (batch 100, hidden 128, 1 thread)', r['rows'])); print('GPU:', r['gpu'])

@@ -1,0 +1,57 @@
+"Shared helpers of the benchmark scripts: timing, memory, machine description, table printing"
+from __future__ import annotations
+import json, os, platform, resource, sys, time, tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT/'runs'/'bench_cache'          # gitignored: tokenised captions, generated worlds
+
+def best_time(f, repeat:int=3, min_time:float=0.0):
+    "Result of `f()` and the best wall time over `repeat` calls (noise on a shared machine only adds time)"
+    best, out, n = float('inf'), None, 0
+    while n < repeat or (min_time and sum_t < min_time):
+        t0 = time.perf_counter(); out = f(); dt = time.perf_counter() - t0
+        best = min(best, dt); n += 1; sum_t = dt if n == 1 else sum_t + dt
+        if n >= 50: break
+    return out, best
+
+def best_times(f, repeat:int=3):
+    "Result of `f()`, its best wall time and its best CPU time of this process (less affected by other jobs) over `repeat` calls"
+    best_w = best_c = float('inf'); out = None
+    for _ in range(repeat):
+        w, c = time.perf_counter(), time.process_time(); out = f()
+        best_w, best_c = min(best_w, time.perf_counter() - w), min(best_c, time.process_time() - c)
+    return out, best_w, best_c
+
+def peak_rss_mb()->float:
+    "Peak resident memory of this process so far (ru_maxrss, MB)"
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+class traced:
+    "Context manager: peak Python-heap allocation (tracemalloc, MB) inside the block (numpy and torch CPU tensors included)"
+    def __enter__(self): tracemalloc.start(); tracemalloc.reset_peak(); return self
+    def __exit__(self, *a): self.peak_mb = tracemalloc.get_traced_memory()[1] / 2**20; tracemalloc.stop()
+
+def machine()->dict:
+    "Where the numbers came from"
+    try: load = os.getloadavg()
+    except OSError: load = None
+    import torch
+    return {'cpu_count': os.cpu_count(), 'affinity': len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None,
+            'load_avg_1_5_15': [round(x, 2) for x in load] if load else None, 'platform': platform.platform(),
+            'python': sys.version.split()[0], 'torch': torch.__version__, 'torch_threads': torch.get_num_threads(),
+            'cuda': torch.cuda.is_available(), 'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+            'time_utc': time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())}
+
+def table(title:str, rows:list[dict], cols:list[str]|None=None)->str:
+    "A plain-text table of `rows` (dicts), columns in `cols` order"
+    if not rows: return f"{title}: (no rows)"
+    cols = cols or list(dict.fromkeys(k for r in rows for k in r))
+    fmt = lambda v: (f"{v:.4g}" if isinstance(v, float) else str(v)) if v is not None else '-'
+    cells = [[fmt(r.get(c)) for c in cols] for r in rows]
+    w = [max(len(c), *(len(x[i]) for x in cells)) for i, c in enumerate(cols)]
+    line = lambda xs: '| ' + ' | '.join(x.ljust(n) for x, n in zip(xs, w)) + ' |'
+    return '\n'.join([f"## {title}", line(cols), '|' + '|'.join('-' * (n + 2) for n in w) + '|', *map(line, cells)])
+
+def dump(obj, path):
+    p = Path(path); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(json.dumps(obj, indent=1, default=str)); return p
