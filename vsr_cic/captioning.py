@@ -23,8 +23,8 @@ from .cider import CiderD, ids_to_seqs
 # %% auto #0
 __all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'TEST_METRICS', 'CaptionData',
            'verb_forms', 'caption_data', 'loader_fn', 'prepare_batch', 'controls_of', 'gt_sequences', 'xe_step_fn',
-           'cider_score', 'CiderReward', 'scst_step_fn', 'slot_names', 'decode_split', 'cider_d', 'evaluate_split',
-           'format_sample', 'plot_curves', 'train_captioner']
+           'cider_score', 'CiderReward', 'scst_step_fn', 'slot_names', 'oracle_verb_words', 'decode_split', 'cider_d',
+           'evaluate_split', 'format_sample', 'plot_curves', 'train_captioner']
 
 # %% ../nbs/16_captioning.ipynb #00000005
 LR_XE, LR_RL = 5e-4, 5e-5    # supp. §D
@@ -168,11 +168,26 @@ def slot_names(rec:dict)->list[str]:
     "The sub-role of each slot of a caption record (a shared slot is named by its verb label if it has one)"
     return [next((s for _, s in sl['labels'] if s == VERB), sl['labels'][0][1]) for sl in rec['slots']]
 
+def oracle_verb_words(b:dict, recs:dict, caption_ids, cd:CaptionData, vocab_size:int)->torch.Tensor:
+    "`allowed_words` (B, K, V) pinning each verb slot to the ground-truth surface verb (Table 1's *oracle verb* rows)"
+    W, Vb = cd.vocab['words'], cd.vocab['verbs']
+    allowed = torch.zeros(*b['slot_is_verb'].shape, vocab_size, dtype=torch.bool, device=b['slot_is_verb'].device)
+    for i, cid in enumerate(caption_ids):
+        rec, used = recs[cid], set()
+        for k in b['slot_is_verb'][i].nonzero().flatten().tolist():
+            lemma = Vb.itos[int(b['slot_verb'][i, k])]
+            f = next((j for j, fr in enumerate(rec['frames']) if fr['verb'] == lemma and j not in used), None)
+            if f is None: continue                                        # unknown verb: leave the slot unconstrained
+            used.add(f); s, e = rec['frames'][f]['verb_span']
+            allowed[i, k, W[rec['tokens'][e - 1]]] = True                 # the main verb word ("riding" of "is riding")
+    return allowed
+
 @torch.no_grad()
 def decode_split(model, cd:CaptionData, split:str, device='cpu',
                  beam:int=1,                 # 1 = greedy, else beam size (paper: 5)
                  batch_size:int=BATCH_SIZE,
                  constrain:bool=False,       # restrict verb slots to the control verb's forms
+                 oracle_verb:bool=False,     # pin verb slots to the ground-truth surface verb (paper's "oracle verb")
                  max_len:int|None=None,      # default: `cd.max_len`
                  limit:int|None=None,        # decode only the first `limit` captions
                 )->list[dict]:
@@ -184,6 +199,7 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
     n = len(ds) if limit is None else min(limit, len(ds))
     for batch in DataLoader(ds, batch_sampler=[list(range(i, min(i + batch_size, n))) for i in range(0, n, batch_size)], collate_fn=ds.collate):
         b = prepare_batch(batch, device); ctl = controls_of(b, model, cd, constrain)
+        if oracle_verb: ctl['allowed_words'] = oracle_verb_words(b, recs, batch['caption_id'], cd, model.vocab_size)
         dec = greedy_decode(model, max_len=L, **ctl) if beam == 1 else beam_search(model, beam_size=beam, max_len=L, **ctl)
         words, slots, mask = dec.words.cpu().tolist(), dec.slots.cpu().tolist(), dec.mask.cpu().tolist()
         for i, cid in enumerate(batch['caption_id']):

@@ -171,6 +171,7 @@ def safe_evaluate(preds:list[dict], **kw)->dict:
 
 def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, limit:int|None=None,
                     methods=None, structure:str='ssp', metrics:bool=True, control:bool=True, srl='spacy',
+                    oracle:bool=True,   # add the paper's "Ours (oracle verb)" rows: the ground-truth surface verb is given
                     progress=print)->dict:
     "Table 1: {'rows': [...], 'n_test': …} for every available captioner × {GSRL, GT} proposal sets"
     from vsr_cic.captioning import decode_split, evaluate_split
@@ -189,12 +190,14 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
             if progress: progress(f"skipping {m}: {skipped[m]}")
             continue
         if pipe is None: pipe = Pipeline.from_dirs(ckpt_dirs['gsrl'], ckpt_dirs['planner'], d, device, data_dir=path)
-        settings = [('GSRL', 'gsrl', structure), ('GT', 'gt', structure)] + ([('GSRL', 'gsrl', 'gt'), ('GT', 'gt', 'gt')] if m == 'ours' and structure != 'gt' else [])
-        for prop, sets, st in settings:
+        settings = [('GSRL', 'gsrl', structure, False), ('GT', 'gt', structure, False)]
+        if m == 'ours' and structure != 'gt': settings += [('GSRL', 'gsrl', 'gt', False), ('GT', 'gt', 'gt', False)]
+        if m == 'ours' and oracle: settings += [('GSRL', 'gsrl', structure, True), ('GT', 'gt', structure, True)]   # paper's grey rows
+        for prop, sets, st, orc in settings:
             exs = planned_examples(cd.splits['test'], pipe, sets, st)
-            preds = decode_split(net, with_examples(cd, 'test', exs), 'test', device, beam=beam, constrain=True, limit=limit)
+            preds = decode_split(net, with_examples(cd, 'test', exs), 'test', device, beam=beam, constrain=True, limit=limit, oracle_verb=orc)
             res = safe_evaluate(preds, metrics=metrics, control=control, srl=srl)
-            name = m if st == structure else f'{m} ({st} structure)'
+            name = (m if st == structure else f'{m} ({st} structure)') + (' (oracle verb)' if orc else '')
             rows.append({'method': name, 'proposals': prop, 'checkpoint': str(d), **{k: res.get(k) for k in TABLE1_COLS}})
             samples[f'{name}/{prop}'] = [{k: p[k] for k in ('caption_id', 'caption', 'structure')} | {'gt': ' '.join(p['gt'])} for p in preds[:5]]
             if progress: progress(f"{name:28s} {prop:4s} n={len(preds)} " + ' '.join(f'{k} {v:.3f}' for k, v in res.items() if isinstance(v, float) and k in TABLE1_COLS))
