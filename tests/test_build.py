@@ -10,9 +10,8 @@ NB = Path(__file__).resolve().parent.parent/'nbs'/'build_dataset.ipynb'
 pytestmark = pytest.mark.skipif(SD is None, reason="shared data folder not found: set VSR_CIC_SHARED to the shared/data folder")
 
 def run(tmp_path, **params):
-    pm = pytest.importorskip('papermill')
-    pm.execute_notebook(str(NB), str(tmp_path/'out.ipynb'), parameters=params, kernel_name='python3', progress_bar=False,
-                        cwd=str(NB.parent))
+    from conftest import run_notebook
+    run_notebook(NB.name, tmp_path, **params)
     return json.loads((Path(params['out_dir'])/'report.json').read_text())
 
 def test_build_coco_mini(tmp_path):

@@ -3,7 +3,7 @@ smoke runs of the Table 1 / Table 2 experiment notebooks (evaluate.ipynb, divers
 import json, time
 import pytest
 import torch
-from conftest import ROOT
+from conftest import ROOT, run_notebook
 
 N_IMAGES = 40
 
@@ -78,10 +78,8 @@ def test_pipeline_missing_checkpoint_and_fallback(tiny, tmp_path):
 
 
 def _run(nb, tmp_path, data, dirs, **params):
-    import papermill as pm
     ck = {k: [str(x) for x in v] if isinstance(v, list) else str(v) for k, v in dirs.items()}
-    pm.execute_notebook(str(ROOT/'nbs'/nb), str(tmp_path/nb), cwd=str(ROOT/'nbs'), progress_bar=False, kernel_name='python3',
-                        parameters=dict(data_dir=str(data), ckpt_dirs=ck, out_dir=str(tmp_path/'run'), **params))
+    run_notebook(nb, tmp_path, data_dir=str(data), ckpt_dirs=ck, out_dir=str(tmp_path/'run'), **params)
     return json.loads((tmp_path/'run'/'metrics.json').read_text()), (tmp_path/'run'/'table.md').read_text()
 
 

@@ -53,12 +53,11 @@ def test_bad_conllu(tmp_path):
 
 @needs_data
 def test_eval_notebook_smoke(tmp_path):
-    pm = pytest.importorskip('papermill')
     world = pytest.importorskip('vsr_cic.world')
     wdir = world.ensure_world(tmp_path/'data', n_images=10, render=False)
     out = tmp_path/'run'
-    pm.execute_notebook(str(NB), str(tmp_path/'eval_srl.ipynb'), parameters=dict(out_dir=str(out), limit=40, world_dir=str(wdir)),
-                        kernel_name='python3', progress_bar=False, cwd=str(NB.parent))
+    from conftest import run_notebook
+    run_notebook(NB.name, tmp_path, out_dir=str(out), limit=40, world_dir=str(wdir))
     m = json.loads((out/'metrics.json').read_text())
     for name in ('world', 'up_ewt', 'propbank_examples'):
         assert KEYS <= set(m[name]), (name, m[name])

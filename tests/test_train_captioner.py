@@ -1,17 +1,14 @@
 "Papermill smoke run of the main job (nbs/train_captioner.ipynb) with tiny parameters"
 import json, time
 import pytest
-from conftest import ROOT
+from conftest import run_notebook
 
 KEYS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1', 'R_SR2')
 
 def test_train_captioner_smoke(tmp_path):
     out = tmp_path/'run'
     t = time.time()
-    import papermill as pm
-    pm.execute_notebook(str(ROOT/'nbs'/'train_captioner.ipynb'), str(tmp_path/'train_captioner.ipynb'), cwd=str(ROOT/'nbs'),
-                        parameters=dict(out_dir=str(out), world_images=40, epochs_xe=1, epochs_rl=1, hidden=16, batch_size=32, beam=2, seed=0),
-                        progress_bar=False, kernel_name='python3')
+    run_notebook('train_captioner.ipynb', tmp_path, out_dir=str(out), world_images=40, epochs_xe=1, epochs_rl=1, hidden=16, batch_size=32, beam=2, seed=0)
     m = json.loads((out/'metrics.json').read_text())
     assert set(KEYS) <= set(m['test']), m['test']
     assert m['model'] == 'ours' and m['epochs'] == {'xe': 1, 'rl': 1} and m['train_seconds'] > 0

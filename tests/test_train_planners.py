@@ -1,16 +1,14 @@
 "Papermill smoke runs of the GSRL and planner experiment notebooks on a tiny private world (1 epoch each)"
 import json, time
 import pytest
-from conftest import ROOT
+from conftest import run_notebook
 
 TINY = dict(world_images=40, epochs=1, batch_size=32, seed=0, device='cpu')
 
 
 def run(nb, tmp_path, **params):
     "Execute an experiment notebook with papermill (its `out_dir` parameter -> tmp_path/'run')"
-    import papermill as pm
-    pm.execute_notebook(str(ROOT/'nbs'/nb), str(tmp_path/nb), parameters=dict(out_dir=str(tmp_path/'run'), **params),
-                        cwd=str(ROOT/'nbs'), progress_bar=False, kernel_name='python3')
+    run_notebook(nb, tmp_path, out_dir=str(tmp_path/'run'), **params)
 
 
 def test_train_gsrl_notebook(tmp_path):

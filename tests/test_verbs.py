@@ -1,7 +1,7 @@
 "Papermill smoke run of train_verbs.ipynb on a tiny private world (1 epoch), and suggest_vsrs on its output"
 import json, time
 import torch
-from conftest import ROOT
+from conftest import run_notebook
 
 TINY = dict(world_images=40, epochs=1, batch_size=16, seed=0, device='cpu', hidden=16, n_examples=1)
 
@@ -9,9 +9,7 @@ TINY = dict(world_images=40, epochs=1, batch_size=16, seed=0, device='cpu', hidd
 def test_train_verbs_notebook(tmp_path):
     torch.set_num_threads(1)
     t0 = time.time()
-    import papermill as pm
-    pm.execute_notebook(str(ROOT/'nbs'/'train_verbs.ipynb'), str(tmp_path/'train_verbs.ipynb'),
-                        parameters=dict(out_dir=str(tmp_path/'run'), **TINY), cwd=str(ROOT/'nbs'), progress_bar=False, kernel_name='python3')
+    run_notebook('train_verbs.ipynb', tmp_path, out_dir=str(tmp_path/'run'), **TINY)
     run = tmp_path/'run'
     m = json.loads((run/'metrics.json').read_text())
     assert {'mAP', 'top1', 'top5', 'prior', 'test', 'suggestions', 'epochs'} <= set(m)
