@@ -5,8 +5,9 @@ The main job's configuration (`vsr_cic.captioning`: RoleShiftCaptioner 'ours', h
 CIDEr-D reward on token ids with df cached from the training references) on the built-in world. Each step
 includes collating the batch from the dataset (in-memory feature cache), forward, backward and the optimiser
 step. Peak memory: this process's maximum resident set (ru_maxrss) after each stage; the XE-stage figure is
-taken before any SCST step. GPU: measured only when CUDA is available (not lent in this session).
-Usage: python bench/bench_train.py [--quick] [--world PATH]
+taken before any SCST step; on CUDA also the peak GPU memory (torch.cuda.max_memory_allocated). `--amp bf16`
+runs the steps under bfloat16 autocast (as `fit(amp='bf16')`). `bench/gpu_check.sh` runs this on a GPU.
+Usage: python bench/bench_train.py [--quick] [--world PATH] [--device cuda] [--amp bf16] [--batch 100]
 """
 from __future__ import annotations
 import argparse, sys, time
@@ -31,34 +32,54 @@ def _batches(ds, n, seed=0):
     g = torch.Generator().manual_seed(seed)
     for _ in range(n): yield ds.collate([ds[i] for i in torch.randint(len(ds), (BATCH,), generator=g).tolist()])
 
-def time_steps(step, opt, ds, n, warmup=WARMUP, sync=lambda: None)->float:
+def time_steps(step, opt, ds, n, warmup=WARMUP, sync=lambda: None, amp=None, device='cpu')->float:
     "Seconds per step (collate included), after `warmup` untimed steps"
+    from vsr_cic.train import autocast_for
     for i, b in enumerate(_batches(ds, n + warmup)):
         if i == warmup: sync(); t0 = time.perf_counter()
-        loss = step(b)['loss']; opt.zero_grad(); loss.backward(); opt.step()
+        with autocast_for(amp, torch_device_type(device)): loss = step(b)['loss']
+        opt.zero_grad(); loss.backward(); opt.step()
     sync(); return (time.perf_counter() - t0) / n
 
-def run(quick:bool=False, world=None, device='cpu')->dict:
+def torch_device_type(device)->str: return str(device).split(':')[0]
+
+def gpu_peak_mb(device)->float|None:
+    import torch
+    return torch.cuda.max_memory_allocated() / 2**20 if torch_device_type(device) == 'cuda' else None
+
+def run(quick:bool=False, world=None, device='cpu', amp:str|None=None, batch:int|None=None)->dict:
     import torch
     from vsr_cic.captioning import xe_step_fn, scst_step_fn, CiderReward
+    global BATCH
+    if batch: BATCH = batch
     cd, net, t_load = setup(world, device)
-    sync = torch.cuda.synchronize if device != 'cpu' else (lambda: None)
+    cuda = torch_device_type(device) == 'cuda'
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
     tr = cd.splits['train']; rss0 = peak_rss_mb()
     opt = torch.optim.Adam(net.parameters(), 5e-4); net.train()
-    t_xe = time_steps(xe_step_fn(net, device), opt, tr, QUICK_STEPS if quick else XE_STEPS, sync=sync); rss_xe = peak_rss_mb()
+    if cuda: torch.cuda.reset_peak_memory_stats()
+    kw = dict(sync=sync, amp=amp, device=device)
+    t_xe = time_steps(xe_step_fn(net, device), opt, tr, QUICK_STEPS if quick else XE_STEPS, **kw); rss_xe, gpu_xe = peak_rss_mb(), gpu_peak_mb(device)
     t0 = time.perf_counter(); reward = CiderReward(tr, net.eos_id); t_df = time.perf_counter() - t0
     opt = torch.optim.Adam(net.parameters(), 5e-5)
+    if cuda: torch.cuda.reset_peak_memory_stats()
     t_rl = time_steps(scst_step_fn(net, reward, device, cd.max_len, n=1, cd=cd, constrain=True), opt, tr,
-                      QUICK_STEPS if quick else SCST_STEPS, sync=sync); rss_rl = peak_rss_mb()
-    rows = [dict(stage='XE', device=device, steps=QUICK_STEPS if quick else XE_STEPS, s_per_step=t_xe, captions_per_s=BATCH / t_xe,
-                 epoch_s=len(tr) / BATCH * t_xe, peak_rss_mb=rss_xe),
-            dict(stage='SCST', device=device, steps=QUICK_STEPS if quick else SCST_STEPS, s_per_step=t_rl, captions_per_s=BATCH / t_rl,
-                 epoch_s=len(tr) / BATCH * t_rl, peak_rss_mb=rss_rl)]
+                      QUICK_STEPS if quick else SCST_STEPS, **kw); rss_rl, gpu_rl = peak_rss_mb(), gpu_peak_mb(device)
+    rows = [dict(stage='XE', device=str(device), amp=amp, batch=BATCH, steps=QUICK_STEPS if quick else XE_STEPS, s_per_step=t_xe, captions_per_s=BATCH / t_xe,
+                 epoch_s=len(tr) / BATCH * t_xe, peak_rss_mb=rss_xe, peak_gpu_mb=gpu_xe),
+            dict(stage='SCST', device=str(device), amp=amp, batch=BATCH, steps=QUICK_STEPS if quick else SCST_STEPS, s_per_step=t_rl, captions_per_s=BATCH / t_rl,
+                 epoch_s=len(tr) / BATCH * t_rl, peak_rss_mb=rss_rl, peak_gpu_mb=gpu_rl)]
     return {'rows': rows, 'xe_captions_per_s': BATCH / t_xe, 'scst_captions_per_s': BATCH / t_rl, 'train_peak_rss_mb': rss_rl,
             'train_rss_before_mb': rss0, 'train_data_load_s': t_load, 'reward_df_build_s': t_df, 'train_captions': len(tr),
-            'gpu': 'measured' if device != 'cpu' else ('CUDA available but not measured' if torch.cuda.is_available() else 'not lent in this session (no CUDA)')}
+            'gpu': 'measured' if cuda else ('CUDA available but not measured' if torch.cuda.is_available() else 'not lent in this session (no CUDA)')}
 
 if __name__ == '__main__':
-    ap = argparse.ArgumentParser(); ap.add_argument('--quick', action='store_true'); ap.add_argument('--world'); a = ap.parse_args()
-    r = run(a.quick, a.world)
-    print(table('Training throughput on CPU (batch 100, hidden 128, 1 thread)', r['rows'])); print('GPU:', r['gpu'])
+    ap = argparse.ArgumentParser(); ap.add_argument('--quick', action='store_true'); ap.add_argument('--world')
+    ap.add_argument('--device', default='cpu'); ap.add_argument('--amp', default=None, choices=[None, 'bf16', 'auto'])
+    ap.add_argument('--batch', type=int, default=None); ap.add_argument('--json', default=None, help='also write the result here')
+    a = ap.parse_args()
+    r = run(a.quick, a.world, a.device, a.amp, a.batch)
+    print(table(f'Training throughput on {a.device} (batch {BATCH}, hidden 128, amp {a.amp})', r['rows'])); print('GPU:', r['gpu'])
+    if a.json:
+        from common import dump, machine
+        dump({**r, 'machine': machine()}, a.json)

@@ -17,14 +17,16 @@ from .loader import CaptionDataset, Limits, build_vocabs, save_vocabs, densify, 
 from .captioner import caption_inputs
 from .baselines import make_captioner, CAPTIONERS
 from .decoding import greedy_decode, sample_decode, beam_search, scst_loss, verb_constraint, BEAM_SIZE
-from .train import fit, EpochBatchSampler, load_checkpoint, atomic_save
+from .train import fit, EpochBatchSampler, load_checkpoint, atomic_save, sampler_for
+from .distributed import init_distributed, cleanup_distributed, broadcast_module
+from fastcore.script import call_parse, bool_arg
 from .cider import CiderD, ids_to_seqs
 
 # %% auto #0
 __all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'TEST_METRICS', 'CaptionData',
            'verb_forms', 'caption_data', 'loader_fn', 'prepare_batch', 'controls_of', 'gt_sequences', 'xe_step_fn',
            'cider_score', 'CiderReward', 'scst_step_fn', 'slot_names', 'oracle_verb_words', 'decode_split', 'cider_d',
-           'evaluate_split', 'format_sample', 'plot_curves', 'train_captioner']
+           'evaluate_split', 'format_sample', 'plot_curves', 'train_captioner', 'train_captioner_cli']
 
 # %% ../nbs/16_captioning.ipynb #00000005
 LR_XE, LR_RL = 5e-4, 5e-5    # supp. §D
@@ -306,19 +308,25 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
                     metrics:bool=True, control:bool=True, # full pycocoevalcap metrics; R_V/R_SR1/R_SR2 via SRL
                     threads:int|None=1, num_workers:int=0, progress:bool=True, n_show:int=8,
                     resume:bool=True, stop_after:int|None=None, ckpt_every:int=50, clip:float|None=None,
+                    amp:str|None=None,        # None | 'bf16' | 'auto' (bf16 autocast on a CUDA device that supports it; see `vsr_cic.train.autocast_for`)
                     **model_cfg)->dict:       # more `make_captioner` options
     "Train a captioner (XE then self-critical), select on validation CIDEr-D, evaluate on the test split; write everything to `out_dir`"
     t_start = time.time()
     if model not in CAPTIONERS: raise ValueError(f"model must be one of {', '.join(CAPTIONERS)}, got {model!r}")
     if threads: torch.set_num_threads(threads)
-    seed_everything(seed); dev = get_device(device)
+    env = init_distributed(device='cpu' if str(device) == 'cpu' else None)   # under torchrun: cuda:LOCAL_RANK (NCCL) or cpu (gloo)
+    main = env.rank == 0                                   # under torchrun: every rank trains its shard, rank 0 writes
+    seed_everything(seed); dev = env.device if env.distributed else get_device(device)
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     if data_dir is None:
         from vsr_cic.world import ensure_world
-        path = ensure_world() if world_images is None else ensure_world(out/'world', n_images=world_images, render=False)
+        make = lambda: ensure_world() if world_images is None else ensure_world(out/'world', n_images=world_images, render=False)
+        if main: path = make()
+        if env.distributed: torch.distributed.barrier()     # rank 0 generates; the others then find it (or, on other nodes, make their own)
+        if not main: path = make()
     else: path = Path(data_dir)
     cd = caption_data(path, splits=tuple(dict.fromkeys(('train', 'val', test_split))), verb_one_word=verb_shift == 'one_word')
-    save_vocabs(cd.vocab, out/'vocab')
+    if main: save_vocabs(cd.vocab, out/'vocab')
     cfg = dict(hidden=hidden, emb=hidden, att=hidden, dropout=dropout, verb_shift=verb_shift, **model_cfg)
     run_cfg = {'model': model, 'data': str(path), 'batch_size': batch_size, 'lr_xe': lr_xe, 'lr_rl': lr_rl, 'seed': seed,
                'lr_decay': lr_decay, 'lr_step': lr_step, 'rl_samples': rl_samples, 'constrain_verbs': constrain_verbs,
@@ -328,20 +336,23 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
         old = json.loads(f_cfg.read_text()); diff = sorted(k for k in set(old) | set(run_cfg) if old.get(k) != run_cfg.get(k))
         if diff: raise ValueError(f"{f_cfg}: cannot resume a run made with other settings ({', '.join(f'{k}: {old.get(k)!r} -> {run_cfg.get(k)!r}' for k in diff)}); "
                                   "use another out_dir or resume=False")
-    f_cfg.write_text(json.dumps(run_cfg, indent=1))
+    if main: f_cfg.write_text(json.dumps(run_cfg, indent=1))
     net = make_captioner(model, cd.vocab_size, cd.feat_dim, **cfg).to(dev)
+    if env.rank: torch.manual_seed(seed + 1000 * env.rank)  # other ranks: own dropout/sampling streams (weights come from rank 0)
     tr, has_val = cd.splits['train'], 'val' in cd.splits
-    say = print if progress else (lambda *a, **k: None)
+    say = print if progress and main else (lambda *a, **k: None)
     say(f"{model}: {len(tr)} train / {len(cd.splits.get('val', []))} val / {len(cd.splits.get(test_split, []))} {test_split} captions, "
-        f"{cd.vocab_size} words, D={cd.feat_dim}, {sum(p.numel() for p in net.parameters()):,} parameters, device {dev}")
+        f"{cd.vocab_size} words, D={cd.feat_dim}, {sum(p.numel() for p in net.parameters()):,} parameters, device {dev}"
+        + (f", {env.world_size} ranks ({env.backend})" if env.distributed else ''))
 
     def val_fn(stage):
         def ev(epoch):
+            if not main: return {}                          # `fit` broadcasts rank 0's scores
             c = cider_d(decode_split(net, cd, 'val', dev, beam=val_beam, batch_size=batch_size, constrain=constrain_verbs))
             say(f"{model} {stage} epoch {epoch}: val CIDEr-D {c:.4f}")
             return {'CIDEr-D': c}
         return ev if has_val else None
-    common = dict(monitor='CIDEr-D' if has_val else None, patience=patience, ckpt_every=ckpt_every, clip=clip, resume=resume, progress=progress)
+    common = dict(monitor='CIDEr-D' if has_val else None, patience=patience, ckpt_every=ckpt_every, clip=clip, resume=resume, progress=progress, amp=amp)
     d_xe, d_rl = out/'ckpt'/'xe', out/'ckpt'/'rl'
     result = {'model': model, 'out_dir': str(out), 'interrupted': None}
 
@@ -349,11 +360,12 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     f_time = out/'train_seconds.json'
     spent = json.loads(f_time.read_text()) if resume and f_time.exists() else {'xe': 0., 'rl': 0.}
     def clock(stage, t):
-        spent[stage] += time.time() - t; f_time.write_text(json.dumps(spent))
+        spent[stage] += time.time() - t
+        if main: f_time.write_text(json.dumps(spent))
     t0, s0 = time.time(), _ckpt_step(d_xe) if resume else 0
     opt = torch.optim.Adam(net.parameters(), lr_xe)
     sched = torch.optim.lr_scheduler.StepLR(opt, lr_step, lr_decay)
-    xe = fit(net, loader_fn(tr, num_workers), EpochBatchSampler(len(tr), batch_size, seed=seed), xe_step_fn(net, dev), opt, epochs_xe,
+    xe = fit(net, loader_fn(tr, num_workers), sampler_for(len(tr), batch_size, seed=seed), xe_step_fn(net, dev), opt, epochs_xe,
              ckpt_dir=d_xe, sched=sched, eval_fn=val_fn('XE'), stop_after=stop_after, desc=f'{model} XE', **common)
     used = xe.step - s0; clock('xe', t0)
     if not xe.done and xe.epoch < epochs_xe: return {**result, 'interrupted': 'xe', 'step': xe.step}
@@ -362,12 +374,13 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     rl_hist, rl_best = [], None
     if epochs_rl > 0:
         if stop_after is not None and used >= stop_after: return {**result, 'interrupted': 'rl', 'step': 0}
-        net.load_state_dict(load_checkpoint(_best_ckpt(d_xe))['model'])
-        seed_everything(seed + 1)
+        if main: net.load_state_dict(load_checkpoint(_best_ckpt(d_xe))['model'])
+        broadcast_module(net)                               # (other nodes may not see rank 0's files)
+        seed_everything(seed + 1 + 1000 * env.rank)
         s1, t1 = _ckpt_step(d_rl) if resume else 0, time.time()
         opt = torch.optim.Adam(net.parameters(), lr_rl)
         reward = CiderReward(tr, net.eos_id)
-        rl = fit(net, loader_fn(tr, num_workers), EpochBatchSampler(len(tr), batch_size, seed=seed + 1),
+        rl = fit(net, loader_fn(tr, num_workers), sampler_for(len(tr), batch_size, seed=seed + 1),
                  scst_step_fn(net, reward, dev, cd.max_len, n=rl_samples, cd=cd, constrain=constrain_verbs), opt, epochs_rl,
                  ckpt_dir=d_rl, eval_fn=val_fn('SCST'), stop_after=None if stop_after is None else stop_after - used,
                  desc=f'{model} SCST', **common)
@@ -375,6 +388,9 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
         if not rl.done and rl.epoch < epochs_rl: return {**result, 'interrupted': 'rl', 'step': rl.step}
         rl_hist, rl_best = rl.history, rl.best
     train_seconds = spent['xe'] + spent['rl']
+    cleanup_distributed()                                   # training is over: the selection, test and files are rank 0's
+    if not main:
+        return {**result, 'rank': env.rank, 'train_seconds': round(train_seconds, 1)}
 
     # the checkpoint with the best validation CIDEr-D of either stage
     cands = [(b if b is not None else float('-inf'), st, _best_ckpt(d)) for st, b, d in (('xe', xe.best, d_xe), ('rl', rl_best, d_rl))
@@ -403,8 +419,34 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
                    'test': test, 'test_split': test_split, 'beam': beam, 'n_test': len(preds),
                    'config': {'hidden': hidden, 'batch_size': batch_size, 'lr_xe': lr_xe, 'lr_rl': lr_rl, 'seed': seed, 'dropout': dropout,
                               'epochs_xe': epochs_xe, 'epochs_rl': epochs_rl, 'rl_samples': rl_samples, 'constrain_verbs': constrain_verbs, 'verb_shift': verb_shift,
-                              'device': str(dev), 'threads': threads, **{k: v for k, v in model_cfg.items() if isinstance(v, (int, float, str, bool))}},
+                              'device': str(dev), 'threads': threads, 'amp': amp, **{k: v for k, v in model_cfg.items() if isinstance(v, (int, float, str, bool))}},
                    'dataset': str(path)}
+    if env.distributed: metrics_out['world_size'] = env.world_size
     (out/'metrics.json').write_text(json.dumps(metrics_out, indent=1))
     return {**metrics_out, 'interrupted': None, 'preds': preds, 'samples': shown,
             'history': {'xe': xe.history, 'rl': rl_hist}, 'net': net, 'data': cd}
+
+# %% ../nbs/16_captioning.ipynb #00000020
+@call_parse
+def train_captioner_cli(data_dir:str=None,    # dataset folder (default: the built-in world)
+                        out_dir:str='runs/train_captioner', # where checkpoints, metrics.json, samples and curves go
+                        model:str='ours',     # ours | c_lstm | c_updn | sct | no_verb
+                        epochs_xe:int=5,      # cross-entropy epochs
+                        epochs_rl:int=2,      # self-critical epochs
+                        batch_size:int=BATCH_SIZE, # global batch (split over ranks under torchrun)
+                        hidden:int=128,       # LSTM/embedding/attention width (paper: 512)
+                        beam:int=BEAM_SIZE,   # test beam size
+                        device:str='auto',    # auto | cpu | cuda (under torchrun: cuda:LOCAL_RANK unless cpu)
+                        seed:int=0,           # random seed
+                        world_images:int=None, # a small world of this many images in out_dir/world
+                        amp:str=None,         # bf16 | auto: bfloat16 autocast on CUDA
+                        threads:int=1,        # torch CPU threads per process
+                        metrics:bool_arg=True, # pycocoevalcap metrics on the test split
+                        control:bool_arg=True, # R_V / R_SR1 / R_SR2 on the test split
+                        progress:bool_arg=True, # progress bars and log lines
+                       ):
+    "Train and evaluate a captioner from the shell (`python` or `torchrun`); prints the test metrics as JSON"
+    r = train_captioner(data_dir, out_dir, model=model, epochs_xe=epochs_xe, epochs_rl=epochs_rl, batch_size=batch_size,
+                        hidden=hidden, beam=beam, device=device, seed=seed, world_images=world_images, amp=amp, threads=threads,
+                        metrics=metrics, control=control, progress=progress)
+    if r.get('rank', 0) == 0: print(json.dumps({k: r[k] for k in ('model', 'out_dir', 'interrupted', 'test', 'train_seconds') if k in r}, default=str))
