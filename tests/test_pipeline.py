@@ -95,9 +95,10 @@ def test_evaluate_notebook(tiny, tmp_path):
 
 def test_diversity_notebook(tiny, tmp_path):
     t0 = time.time(); data, dirs = tiny
-    m, table = _run('diversity.ipynb', tmp_path, data, dirs, beam=2, ks=[2, 6], limit=4)
+    m, table = _run('diversity.ipynb', tmp_path, data, dirs, beam=2, ks=[2, 6], limit=4, verb_epochs=2)
     got = {(r['method'], r['captions']) for r in m['rows']}
-    assert got == {(x, k) for x in ('BS', 'SCT', 'Ours') for k in (2, 6)}
+    assert got == {(x, k) for x in ('BS', 'SCT', 'Ours', 'Ours (suggested VSRs)') for k in (2, 6)}
     for r in m['rows']: assert 0 <= r['Div-1'] <= 1 and 0 <= r['Div-2'] <= 1 and r['self-CIDEr'] is not None
-    assert '| Ours | 6 |' in table
+    assert '| Ours | 6 |' in table and '| Ours (suggested VSRs) | 6 |' in table
+    assert m['suggested']['verbs'].startswith('trained into') and (tmp_path/'run'/'train_verbs'/'verbs').is_dir()   # no 'verbs' in ckpt_dirs
     print(f'smoke run: {time.time() - t0:.1f} s')   # reported, not asserted: speed belongs to bench/

@@ -15,8 +15,10 @@ from .vsr import VSR, Vocab, ROLES, ROLE_VOCAB, normalize_role
 from .data import load_dataset, caption_vsrs
 
 # %% auto #0
-__all__ = ['LEXICON_FILE', 'MAX_ENUM_ROLES', 'COUNT_THRESHOLD', 'load_lexicon', 'VerbStats', 'sample_role_sets', 'gsrl_inputs',
-           'role_counts', 'suggest_vsrs', 'load_gsrl', 'image_proposals', 'evaluate_suggestions']
+__all__ = ['LEXICON_FILE', 'MAX_ENUM_ROLES', 'COUNT_THRESHOLD', 'SUGGESTED', 'load_lexicon', 'VerbStats', 'sample_role_sets',
+           'gsrl_inputs', 'role_counts', 'suggest_vsrs', 'load_gsrl', 'image_proposals', 'evaluate_suggestions',
+           'diversity_captions', 'obtain_verb_predictor', 'suggested_captions', 'score_caption_sets',
+           'evaluate_suggested_diversity']
 
 # %% ../nbs/18a_vsr_suggest.ipynb #00000006
 LEXICON_FILE = ('srl_gold', 'propbank_verbal_lexicon.json')
@@ -214,3 +216,84 @@ def evaluate_suggestions(data, verb_model, stats:VerbStats, split:str='test', k:
     n = max(len(gold), 1)
     return {'k': k, 'n_images': len(gold), 'hit_verb': hits['verb'] / n, 'hit_roles': hits['roles'] / n, 'hit_exact': hits['exact'] / n,
             'prec_roles': hits['prec'] / n}
+
+# %% ../nbs/18a_vsr_suggest.ipynb #0000001d
+SUGGESTED = 'Ours (suggested VSRs)'   # the method name of setting 2's rows in Table 2
+
+def diversity_captions(data, split:str='test', limit:int|None=None)->list[dict]:
+    "Table 2's captions: one-verb captions of `split` whose sub-roles are all grounded (`evaluate_diversity`'s rule)"
+    from vsr_cic.vsr import VERB
+    recs = [c for c in data.captions if data.images[c['image_id']]['split'] == split and len(c['frames']) == 1
+            and all(s['set'] is not None for s in c['slots'] if not any(l[1] == VERB for l in s['labels']))]
+    return recs[:limit] if limit else recs
+
+def obtain_verb_predictor(run_dir,            # a `train_verbs` out_dir to load from (None: none)
+                          data,               # the loaded dataset the suggestions are for
+                          train_dir,          # where to train one when `run_dir` has no usable checkpoint
+                          epochs:int=20, device='cpu', seed:int=0)->tuple:
+    "(VerbPredictor, where it came from): `run_dir`'s classifier if its vocabulary is the dataset's, else a new one"
+    from vsr_cic.verbs import load_verb_predictor, train_verbs
+    from vsr_cic.loader import build_vocabs
+    want, why = build_vocabs(data)['verbs'].itos, f"no checkpoint in {run_dir}"
+    for d in ([run_dir] if run_dir is not None else []) + [train_dir]:
+        try: pred = load_verb_predictor(d, device)
+        except FileNotFoundError: continue
+        if pred.vocab.itos == want: return pred, str(d)
+        why = f"{d}: verb vocabulary differs from {data.path}"
+    m = train_verbs(data.path, train_dir, epochs=epochs, device=device, seed=seed)
+    return load_verb_predictor(train_dir, device), f"trained into {train_dir} ({why}; test mAP {m['mAP']:.3f}, {m['wall_s']} s)"
+
+@torch.no_grad()
+def suggested_captions(pipe,                  # a `vsr_cic.pipeline.Pipeline` with GSRL, planner and captioner
+                       data, image_ids, k:int, verb_model, stats:VerbStats,
+                       beam:int=5, seed:int=0,
+                       max_per_verb:int|None=None, # see `suggest_vsrs`
+                       per_vsr:int=1,         # captions (top S-level structures) per suggested VSR
+                      )->dict[str, list[dict]]: # image id -> [{'vsr', 'score', 'caption'}] (up to k)
+    "Captions of each image's top suggested VSRs, with no ground truth: suggest → GSRL → SSP → captioner"
+    from vsr_cic.pipeline import image_proposals as pipeline_image
+    out = {}
+    for iid in image_ids:
+        img = pipeline_image(data, iid)
+        props = {'feats': img['features'].numpy(), 'cls_prob': img['cls_prob'].numpy(), 'boxes': img['boxes'].numpy(), 'sets': img['sets']}
+        sug = suggest_vsrs(props, -(-k // per_vsr), verb_model, stats, gsrl=pipe.gsrl, gsrl_vocab=pipe.vocabs.get('gsrl'),
+                           seed=seed, max_per_verb=max_per_verb)
+        caps = []
+        for v, s in sug:
+            try: cs = [c['caption'] for c in pipe(img, [v], n_structures=per_vsr, beam=beam).captions]
+            except (ValueError, KeyError): cs = ['']                           # a component cannot take this VSR
+            caps += [{'vsr': str(v), 'score': s, 'caption': c} for c in cs]
+        out[iid] = caps[:k]
+    return out
+
+def score_caption_sets(sets:dict, refs:dict, metrics=None, tokenizer:str|None=None)->dict:
+    "Table 2's columns for {caption id: [captions]}: best-of-k accuracy against `refs`, Div-1, Div-2, self-CIDEr"
+    from vsr_cic.diversity import div_n, self_cider, best_of_k
+    from vsr_cic.metrics import java_available
+    from vsr_cic.experiments import EMPTY
+    java = java_available(); tok = tokenizer or ('ptb' if java else 'simple')
+    mets = metrics or (('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D'))
+    sets = {i: [c or EMPTY for c in cs] for i, cs in sets.items()}     # an empty caption scores as one unknown word
+    words = {w for cs in sets.values() for c in cs for w in c.split()}
+    if any(words & set(r.split()) for r in refs.values()): acc = best_of_k(sets, refs, mets, tokenizer=tok)
+    else: acc = {'BLEU-4': 0., 'ROUGE-L': 0., 'CIDEr-D': 0., 'METEOR': 0. if 'METEOR' in mets else None}   # CiderD raises without overlap
+    return {**{m: acc.get(m) for m in ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D')},
+            'Div-1': div_n(sets, 1), 'Div-2': div_n(sets, 2), 'self-CIDEr': self_cider(sets), 'tokenizer': tok}
+
+def evaluate_suggested_diversity(pipe, verb_model, ks=(2, 6), beam:int=5, limit:int|None=None, seed:int=0,
+                                 max_per_verb:int|None=None, per_vsr:int=1, stats:VerbStats|None=None,
+                                 metrics=None, tokenizer:str|None=None, progress=print)->dict:
+    "Table 2 rows of setting 2 (captions from suggested VSRs) for each k in `ks`, on `pipe.data`'s test captions"
+    data = pipe.data
+    stats = stats or VerbStats.from_data(data)
+    recs = diversity_captions(data, 'test', limit)
+    ids = list(dict.fromkeys(c['image_id'] for c in recs))
+    caps = suggested_captions(pipe, data, ids, max(ks), verb_model, stats, beam, seed, max_per_verb, per_vsr)
+    refs, rows = {c['caption_id']: c['caption'] for c in recs}, []
+    for k in ks:                                          # the k best of the max(ks) suggestions
+        sets = {c['caption_id']: [x['caption'] for x in caps[c['image_id']][:k]] or [''] for c in recs}
+        row = {'method': SUGGESTED, 'captions': k, **score_caption_sets(sets, refs, metrics, tokenizer)}
+        rows.append(row)
+        if progress: progress(f"{SUGGESTED} k={k} n={len(sets)} " + ' '.join(f'{m} {v:.3f}' for m, v in row.items() if isinstance(v, float)))
+    return {'rows': rows, 'n_captions': len(recs), 'n_images': len(ids), 'examples': dict(list(caps.items())[:3]),
+            'vsrs_per_image': max(ks), 'max_per_verb': max_per_verb, 'per_vsr': per_vsr}

@@ -7,15 +7,16 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 import numpy as np
 import ipywidgets as W
 from .vsr import VSR, VSRError, VERB, ROLES, ROLE_MEANINGS
 from .viz import draw_grounding, caption_html, structure_html
 
 # %% auto #0
-__all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'verb_frames', 'vsr_text', 'parse_vsr_text', 'missing_note', 'structures_html',
-           'captions_html', 'grounding_boxes', 'VSRPicker', 'grounding_png', 'VSRExplorer', 'run_path', 'explore_vsr']
+__all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'verb_frames', 'vsr_text', 'parse_vsr_text', 'missing_note',
+           'structures_html', 'captions_html', 'grounding_boxes', 'suggest_note', 'suggestion_label', 'suggester',
+           'VSRPicker', 'grounding_png', 'VSRExplorer', 'run_path', 'explore_vsr']
 
 # %% ../nbs/31_widgets.ipynb #00000006
 GROUNDING_DPI = 80 # resolution of the grounding picture in the explorer
@@ -67,25 +68,67 @@ def grounding_boxes(res, image:Mapping, k:int=0)->dict[str, np.ndarray]:
     return out
 
 # %% ../nbs/31_widgets.ipynb #0000000c
+SUGGEST_K = 5   # VSRs the suggest button offers
+
+def suggest_note(why:str)->str:
+    "The visible warning shown when suggestions come from the frequency prior"
+    return (f'<div style="color:#b26a00">⚠ no verb classifier ({html.escape(why)}): suggestions rank verbs by their '
+            'training frequency, the same for every image (train one with <code>train_verbs.ipynb</code>)</div>')
+
+def suggestion_label(vsr:VSR, score:float)->str:
+    "One line of the suggestion list: score and VSR text"
+    return f'{score:.3f}  {vsr_text(vsr.verb, dict(vsr.roles))}'
+
+def suggester(data,                       # the loaded dataset (statistics, proposals, verb vocabulary)
+              verbs_dir=None,             # a `train_verbs` out_dir (None or missing: the frequency prior)
+              pipeline=None,              # its GSRL, when loaded, gives the counts
+              k:int=SUGGEST_K, device='cpu')->tuple:
+    "(image id -> [(VSR, score)], note): top-k `suggest_vsrs` for an image; note is '' or the prior's warning"
+    from vsr_cic.vsr_suggest import VerbStats, suggest_vsrs, image_proposals
+    from vsr_cic.verbs import load_verb_predictor, FrequencyPrior, VerbDataset
+    from vsr_cic.loader import build_vocabs
+    vocab, model, why = build_vocabs(data)['verbs'], None, 'none given'
+    if verbs_dir is not None:
+        try:
+            model = load_verb_predictor(verbs_dir, device)
+            if model.vocab.itos != vocab.itos: model, why = None, f'{verbs_dir}: trained on other verbs'
+        except FileNotFoundError: why = f'no checkpoint in {verbs_dir}'
+    if model is None: model = FrequencyPrior(VerbDataset(data, 'train', vocab))
+    stats = VerbStats.from_data(data, lexicon=None)
+    gsrl = getattr(pipeline, 'gsrl', None)
+    gv = pipeline.vocabs.get('gsrl') if gsrl is not None else None
+    def suggest(image_id:str)->list: return suggest_vsrs(image_proposals(data, image_id), k, model, stats, gsrl=gsrl, gsrl_vocab=gv)
+    return suggest, (suggest_note(why) if isinstance(model, FrequencyPrior) else '')
+
+# %% ../nbs/31_widgets.ipynb #0000000f
 class VSRPicker(W.VBox):
     "Image, verb, role checkboxes + counts, and a `verb: ROLE, ROLE*n` text box kept in sync"
     def __init__(self, frames:Mapping[str, Sequence[str]], # verb -> roles offered (`verb_frames`)
                  image_ids:Sequence[str]=(),                # images to choose from (no dropdown when empty)
                  value:str|None=None,                       # initial VSR text (default: first verb, its first role)
-                 max_count:int=MAX_COUNT):
+                 max_count:int=MAX_COUNT,
+                 suggest:Callable|None=None,                # image id -> [(VSR, score)] (`suggester`); None: no button
+                 suggest_note:str=''):                      # HTML shown beside the button (the prior's warning)
         if not frames: raise ValueError("VSRPicker: no verbs given (frames is empty)")
         self.frames, self.max_count, self._busy, self._callbacks = dict(frames), max_count, False, []
+        self.suggest_fn, self.suggested = suggest, []
+        self.suggest_button = W.Button(description='suggest', tooltip='VSRs suggested for this image (verb classifier × role statistics)')
+        self.suggestions = W.Select(options=[], rows=SUGGEST_K, layout=W.Layout(width='420px'))
+        self.suggest_info = W.HTML(suggest_note)
         self.image = W.Dropdown(options=list(image_ids), description='image')
         self.verb = W.Dropdown(options=sorted(self.frames), description='verb')
         self.roles_box, self.checks, self.counts = W.VBox(), {}, {}
         self.text = W.Text(description='VSR', placeholder='ride: ARG0, LOC*2', continuous_update=False,
                            layout=W.Layout(width='420px'))
         self.error = W.HTML()
-        for w, c in ((self.image, 'vsr-image'), (self.verb, 'vsr-verb'), (self.text, 'vsr-text'), (self.error, 'vsr-error')): w.add_class(c)
+        for w, c in ((self.image, 'vsr-image'), (self.verb, 'vsr-verb'), (self.text, 'vsr-text'), (self.error, 'vsr-error'),
+                     (self.suggest_button, 'vsr-suggest'), (self.suggestions, 'vsr-suggestions'), (self.suggest_info, 'vsr-suggest-note')): w.add_class(c)
         self.vsr = None
         self.verb.observe(self._on_verb, 'value'); self.text.observe(self._on_text, 'value')
-        self.image.observe(lambda _: self._fire(), 'value')
+        self.image.observe(self._on_image, 'value')
+        self.suggest_button.on_click(lambda _: self.show_suggestions()); self.suggestions.observe(self._on_suggestion, 'value')
         kids = ([self.image] if image_ids else []) + [self.verb, self.roles_box, self.text, self.error]
+        if suggest is not None: kids += [W.HBox([self.suggest_button, self.suggest_info]), self.suggestions]
         super().__init__(kids)
         v = parse_vsr_text(value)[0] if value else None
         self._set_from_vsr(v or VSR(self.verb.value, [(self.frames[self.verb.value][0], 1)] if self.frames[self.verb.value] else []))
@@ -120,6 +163,23 @@ class VSRPicker(W.VBox):
         finally: self._busy = False
         self._fire()
 
+    def show_suggestions(self):
+        "Fill the list with the current image's suggested VSRs (what the suggest button does)"
+        if self.suggest_fn is None: return
+        try: self.suggested = list(self.suggest_fn(self.image.value)) if self.image.value else []
+        except (ValueError, KeyError) as e:
+            self.suggested = []; self.error.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
+        self.suggestions.options = [(suggestion_label(v, sc), i) for i, (v, sc) in enumerate(self.suggested)]
+        self.suggestions.value = None
+
+    def _on_suggestion(self, ch):
+        if ch['new'] is None or self._busy: return
+        self._set_from_vsr(self.suggested[ch['new']][0])
+
+    def _on_image(self, ch):
+        self.suggested, self.suggestions.options = [], []         # suggestions belong to the previous image
+        self._fire()
+
     def current_counts(self)->dict[str, int]:
         "role -> count from the checkboxes"
         return {r: (self.counts[r].value if c.value else 0) for r, c in self.checks.items()}
@@ -143,7 +203,7 @@ class VSRPicker(W.VBox):
         if self._busy: return
         self._apply(ch['new'])
 
-# %% ../nbs/31_widgets.ipynb #0000000f
+# %% ../nbs/31_widgets.ipynb #00000014
 def grounding_png(image, grounding:Mapping[str, np.ndarray], title:str|None=None, # as `draw_grounding`
                   dpi:int=GROUNDING_DPI)->bytes:
     "PNG bytes of `draw_grounding` (for an `ipywidgets.Image`, which updates in any kernel, unlike `Output` capture)"
@@ -165,10 +225,11 @@ def _image_array(data, image_id:str):
 class VSRExplorer(W.VBox):
     "Picker + grounding, structure, caption and merged views; the pipeline reruns on every change"
     def __init__(self, pipeline, data, image_ids:Sequence[str]|None=None, value:str|None=None,
-                 n_structures:int=2, beam:int=1, draw:bool=True):
+                 n_structures:int=2, beam:int=1, draw:bool=True, verbs_dir=None, k_suggest:int=SUGGEST_K, suggest:bool=True):
         self.pipeline, self.data, self.n_structures, self.beam, self.draw = pipeline, data, n_structures, beam, draw
         ids = list(image_ids if image_ids is not None else data.images)
-        self.picker = VSRPicker(verb_frames(data), ids, value)
+        fn, note = suggester(data, verbs_dir, pipeline, k_suggest, getattr(pipeline, 'device', 'cpu')) if suggest else (None, '')
+        self.picker = VSRPicker(verb_frames(data), ids, value, suggest=fn, suggest_note=note)
         self.note = W.HTML(missing_note(getattr(pipeline, 'missing', {})))
         self.status = W.HTML()
         self.grounding_img = W.Image(format='png', layout=W.Layout(max_width='480px'))
@@ -245,6 +306,9 @@ def explore_vsr(pipeline,                    # a `Pipeline` (`Pipeline.from_dirs
                 value:str|None=None,         # initial VSR text
                 n_structures:int=2,          # top-k structures shown
                 beam:int=1,                  # captioner beam (1 = greedy: fast enough to rerun on every click)
-                draw:bool=True)->VSRExplorer: # draw the grounding (matplotlib) on every change
+                draw:bool=True,              # draw the grounding (matplotlib) on every change
+                verbs_dir=None,              # `train_verbs` out_dir for the suggest button (None/missing: frequency prior, with a note)
+                k_suggest:int=SUGGEST_K,     # VSRs the suggest button offers
+                suggest:bool=True)->VSRExplorer: # show the suggest button
     "Build the interactive VSR explorer"
-    return VSRExplorer(pipeline, data, image_ids, value, n_structures, beam, draw)
+    return VSRExplorer(pipeline, data, image_ids, value, n_structures, beam, draw, verbs_dir, k_suggest, suggest)
