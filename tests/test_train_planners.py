@@ -29,6 +29,7 @@ def test_train_planner_notebook(tmp_path):
         assert {'exact', 'pair_acc', 'valid', 'exact_seen', 'exact_unseen', 'ceiling'} <= set(m[k]), k
         assert m[k]['valid'] == 1.0
     assert 'perm_acc' in m['r_level'] and 'exact_at_2' in m['s_level']
+    assert sum(c['n'] for c in m['structure_cases'].values()) == m['s_level']['n']   # the world's test frames split by case
     for d in ('slevel_transformer', 'slevel_sinkhorn', 'rlevel'): assert (tmp_path/'run'/d/'last.pt').exists(), d
     assert (tmp_path/'run'/'structures.html').read_text().count('<div>') >= 2
     print(f'smoke run: {time.time() - t0:.1f} s')   # reported, not asserted: speed belongs to bench/

@@ -105,3 +105,33 @@ def test_half_written_world_is_not_taken(tmp_path):
     with pytest.raises(FileExistsError): ensure_world(tmp_path, n_images=4, render=False)  # …is not overwritten blindly
     (p/'captions.jsonl').unlink()
     assert (ensure_world(tmp_path, n_images=4, render=False)/'meta.json').exists()  # an empty folder is fine
+
+def test_structure_is_fixed_by_the_vsr(ds):
+    # world version 2: each VSR has one canonical structure (up to rare exceptions), so a planner can learn it
+    from vsr_cic.world import canonical_structure, role_order
+    st = world_stats(ds)
+    assert st['structure_ceiling']['train'] > .93
+    follows = n = 0
+    for c in ds.captions:
+        for f, v in enumerate(caption_vsrs(c)):
+            roles = {r for r, _ in v.roles}; order = role_order(frame_structure(c, f))
+            if 'LOC' in roles: follows += (order[0] == 'LOC') == canonical_structure(v.verb, roles)['front']; n += 1
+    assert follows / n > .93
+
+def test_captions_name_the_nearest_eligible_entities(ds, world):
+    # the image decides the grounding: a role's sets are the nearest ones among the sets whose class can fill it
+    from collections import defaultdict
+    scenes = load_scenes(world)
+    fills, queries = defaultdict(set), []
+    for c in ds.captions:
+        sc = scenes[c['image_id']]; obj = {sc['set_of_object'][j]: o for j, o in enumerate(sc['objects'])}
+        for fr in c['frames']:
+            sets = defaultdict(list)
+            for a in fr['args']: sets[a['role']] += [e['set'] for e in a['entities'] if e['set'] is not None]
+            for r, ss in sets.items():
+                fills[fr['verb'], r] |= {obj[k]['cls'] for k in ss}; queries.append((fr['verb'], r, ss, obj))
+    ok = 0
+    for v, r, ss, obj in queries:
+        el = sorted((k for k in obj if obj[k]['cls'] in fills[v, r]), key=lambda k: (obj[k]['kind'] != 'place', -obj[k]['depth']))
+        ok += set(el[:len(ss)]) == set(ss)
+    assert ok / len(queries) > .95

@@ -15,17 +15,18 @@ from .data import BACKGROUND, group_proposals
 __all__ = ['IMAGE_W', 'IMAGE_H', 'FEATURE_DIM', 'GEOM_DIM', 'WORLD_NAME', 'WORLD_VERSION', 'DEFAULT_N_IMAGES', 'PERSONS',
            'ANIMALS', 'FOODS', 'OBJECTS', 'PLACES', 'LANDMARKS', 'LANDMARK_PREPS', 'CLASSES', 'CATEGORY', 'COLOURS',
            'AGES', 'CLASS_AGES', 'SIZES', 'ANIMAL_COLOURS', 'FIXED_COLOURS', 'BASE_SIZE', 'CLASS_SIZE', 'P', 'A',
-           'VERBS', 'GROUND_Y', 'MIN_DX', 'N_LANDMARKS_P', 'N_COMPANIONS', 'N_DISTRACTORS', 'SKY_CLASSES',
-           'ATTR_VALUES', 'EMB_SCALE', 'DET_MARGIN', 'PLACE_COLOURS', 'SKY', 'RENDER_DPI', 'FONT_SIZE', 'SPRITE_PX',
-           'class_attrs', 'Verb', 'Scene', 'sample_scene', 'world_embeddings', 'scene_proposals', 'draw_scene',
-           'render_scene', 'render_scenes']
+           'ADULTS', 'CHILDREN', 'VERBS', 'GROUND_Y', 'MIN_DX', 'N_LANDMARKS_P', 'N_COMPANIONS', 'N_DISTRACTORS',
+           'SKY_CLASSES', 'Y2_GROUND', 'Y1_SKY', 'Y2_LANDMARK', 'PERSPECTIVE', 'ENTITY_DEPTH', 'DISTRACTOR_DEPTH',
+           'MIN_DZ', 'MIN_DZ_LANDMARK', 'ATTR_VALUES', 'EMB_SCALE', 'DET_MARGIN', 'PLACE_COLOURS', 'SKY', 'RENDER_DPI',
+           'FONT_SIZE', 'SPRITE_PX', 'class_attrs', 'Verb', 'spaced_depths', 'Scene', 'sample_scene', 'nearest_first',
+           'world_embeddings', 'scene_proposals', 'paint_order', 'draw_scene', 'render_scene', 'render_scenes']
 
 # %% ../nbs/02c_scenes.ipynb #00000006
 IMAGE_W, IMAGE_H = 320, 240  # pixels of a rendered scene (and the box coordinate frame)
 FEATURE_DIM = 64             # D: width of a proposal feature
 GEOM_DIM = 6                 # last GEOM_DIM feature dims: x1/W, y1/H, x2/W, y2/H, area, x-centre
 WORLD_NAME = 'vsr_world'
-WORLD_VERSION = 1            # bump when generation changes: ensure_world regenerates
+WORLD_VERSION = 2            # bump when generation changes: ensure_world regenerates
 DEFAULT_N_IMAGES = 3000
 
 PERSONS = ['man', 'woman', 'boy', 'girl']
@@ -81,10 +82,10 @@ class Verb:
     obj_optional: bool = False        # 'a man reads on a bench'
     multi_obj: bool = False           # 'a dog chases a cat and a bird'
     extra: tuple|None = None          # (role, preposition, pool): throw … 'to' a dog; feed … an apple
-    p_passive: float = 0.0            # structure preferences (0 = the verb has no passive)
-    p_front: float = 0.2              # fronted locative: 'on a beach a man rides a horse'
-    p_prog: float = 0.2               # progressive: 'a man is riding a horse'
-    p_dative: float = 0.0             # double object: 'a man throws a dog a ball' (else 'to a dog')
+    voice: str|None = 'active'        # preferred voice: 'active' | 'passive' (None: the verb has no passive)
+    front: bool = False               # fronts its locative: 'on a beach a man rides a horse'
+    dative: bool = False              # double object: 'a man feeds a horse an apple' (else 'an apple to a horse')
+    p_prog: float = 0.2               # progressive: 'a man is riding a horse' (free variation, same structure)
     needs_loc: bool = False           # 'a man stands' alone is not a caption
     participle: bool = False          # can modify a subject: 'a man holding an umbrella rides …'
     def allowed(self, subj:str, obj:str|None)->bool:
@@ -93,40 +94,40 @@ class Verb:
         return True
 
 P, A = PERSONS, ANIMALS
+ADULTS, CHILDREN = ['man', 'woman'], ['boy', 'girl']
 VERBS = {v.lemma: v for v in [
-    Verb('ride', 'ride.01', ('rides', 'ride', 'riding', 'ridden'), P, ['horse', 'elephant', 'bicycle', 'motorcycle'], p_passive=.3, p_front=.3, p_prog=.3),
+    Verb('ride', 'ride.01', ('rides', 'ride', 'riding', 'ridden'), P, ['horse', 'elephant', 'bicycle', 'motorcycle'], p_prog=.3),
     Verb('feed', 'feed.01', ('feeds', 'feed', 'feeding', 'fed'), P, [a for a in A if a != 'bird'] + ['bird'], obj_role='ARG2',
-         extra=('ARG1', None, ['apple', 'carrot', 'banana', 'bread']), p_passive=.15, p_front=.1, p_prog=.4, p_dative=.6),
-    Verb('lead', 'lead.01', ('leads', 'lead', 'leading', 'led'), P, ['horse', 'cow', 'dog', 'goat', 'sheep', 'elephant'], multi_obj=True, p_passive=.2, p_front=.4, p_prog=.1),
+         extra=('ARG1', None, ['apple', 'carrot', 'banana', 'bread']), dative=True, p_prog=.4),
+    Verb('lead', 'lead.01', ('leads', 'lead', 'leading', 'led'), P, ['horse', 'cow', 'dog', 'goat', 'sheep', 'elephant'], multi_obj=True, front=True, p_prog=.1),
     Verb('hold', 'hold.01', ('holds', 'hold', 'holding', 'held'), P, ['umbrella', 'ball', 'book', 'cup', 'bag', 'kite', 'frisbee', 'bottle', 'newspaper', 'guitar', 'box', 'cat', 'bird'],
-         multi_obj=True, p_passive=.1, p_front=.1, p_prog=.5, participle=True),
-    Verb('eat', 'eat.01', ('eats', 'eat', 'eating', 'eaten'), P + ['horse', 'goat', 'elephant', 'dog', 'cow'], FOODS, obj_optional=True, p_passive=.05, p_front=.2, p_prog=.6),
-    Verb('throw', 'throw.01', ('throws', 'throw', 'throwing', 'thrown'), P, ['ball', 'frisbee'], extra=('ARG2', 'to', ['dog'] + P),
-         p_passive=.2, p_front=.1, p_prog=.2, p_dative=.3),
-    Verb('catch', 'catch.01', ('catches', 'catch', 'catching', 'caught'), P + ['dog'], ['ball', 'frisbee'], p_passive=.1, p_front=.3, p_prog=.4),
-    Verb('kick', 'kick.01', ('kicks', 'kick', 'kicking', 'kicked'), P + ['horse'], ['ball'], p_passive=.1, p_front=.5, p_prog=.2),
-    Verb('chase', 'chase.01', ('chases', 'chase', 'chasing', 'chased'), ['dog', 'cat', 'boy', 'girl'], ['cat', 'bird', 'sheep', 'ball', 'dog', 'goat', 'cow'],
-         multi_obj=True, p_passive=.45, p_front=.2, p_prog=.1),
+         multi_obj=True, p_prog=.5, participle=True),
+    Verb('eat', 'eat.01', ('eats', 'eat', 'eating', 'eaten'), P + ['horse', 'goat', 'elephant', 'dog', 'cow'], FOODS, obj_optional=True, p_prog=.6),
+    Verb('throw', 'throw.01', ('throws', 'throw', 'throwing', 'thrown'), ADULTS, ['ball', 'frisbee'], extra=('ARG2', 'to', ['dog'] + CHILDREN), p_prog=.2),
+    Verb('catch', 'catch.01', ('catches', 'catch', 'catching', 'caught'), P + ['dog'], ['ball', 'frisbee'], p_prog=.4),
+    Verb('kick', 'kick.01', ('kicks', 'kick', 'kicking', 'kicked'), P + ['horse'], ['ball'], front=True, p_prog=.2),
+    Verb('chase', 'chase.01', ('chases', 'chase', 'chasing', 'chased'), ['dog'] + CHILDREN, ['cat', 'bird', 'sheep', 'ball', 'goat', 'cow'],
+         multi_obj=True, voice='passive', p_prog=.1),
     Verb('carry', 'carry.01', ('carries', 'carry', 'carrying', 'carried'), P + ['horse', 'elephant'], ['box', 'bag', 'umbrella', 'surfboard', 'backpack', 'book'],
-         multi_obj=True, p_passive=.2, p_front=.1, p_prog=.3, participle=True),
-    Verb('pull', 'pull.01', ('pulls', 'pull', 'pulling', 'pulled'), P + ['horse', 'dog'], ['cart', 'sled', 'wagon'], p_passive=.5, p_front=.1, p_prog=.1),
-    Verb('push', 'push.01', ('pushes', 'push', 'pushing', 'pushed'), P, ['cart', 'bicycle', 'stroller', 'wagon', 'sled'], p_passive=.1, p_front=.3, p_prog=.5),
-    Verb('walk', 'walk.01', ('walks', 'walk', 'walking', 'walked'), P, ['dog', 'horse'], obj_optional=True, p_passive=.1, p_front=.4, p_prog=.3),
+         multi_obj=True, p_prog=.3, participle=True),
+    Verb('pull', 'pull.01', ('pulls', 'pull', 'pulling', 'pulled'), P + ['horse', 'dog'], ['cart', 'sled', 'wagon'], voice='passive', p_prog=.1),
+    Verb('push', 'push.01', ('pushes', 'push', 'pushing', 'pushed'), P, ['cart', 'bicycle', 'stroller', 'wagon', 'sled'], p_prog=.5),
+    Verb('walk', 'walk.01', ('walks', 'walk', 'walking', 'walked'), P, ['dog', 'horse'], obj_optional=True, front=True, p_prog=.3),
     Verb('sit', 'sit.01', ('sits', 'sit', 'sitting', 'sat'), P + ['cat', 'dog', 'bird'], ['bench', 'chair', 'couch'], subj_role='ARG1', obj_role='ARG2', obj_prep='on',
-         obj_optional=True, needs_loc=True, p_front=.35, p_prog=.4),
-    Verb('stand', 'stand.01', ('stands', 'stand', 'standing', 'stood'), P + A, [], subj_role='ARG1', needs_loc=True, p_front=.25, p_prog=.5),
-    Verb('read', 'read.01', ('reads', 'read', 'reading', 'read'), P, ['book', 'newspaper'], obj_optional=True, p_passive=.05, p_front=.3, p_prog=.4),
-    Verb('cut', 'cut.01', ('cuts', 'cut', 'cutting', 'cut'), P, ['cake', 'pizza', 'sandwich', 'bread'], p_passive=.35, p_front=.1, p_prog=.3),
+         obj_optional=True, needs_loc=True, voice=None, front=True, p_prog=.4),
+    Verb('stand', 'stand.01', ('stands', 'stand', 'standing', 'stood'), P + A, [], subj_role='ARG1', needs_loc=True, voice=None, p_prog=.5),
+    Verb('read', 'read.01', ('reads', 'read', 'reading', 'read'), P, ['book', 'newspaper'], obj_optional=True, p_prog=.4),
+    Verb('cut', 'cut.01', ('cuts', 'cut', 'cutting', 'cut'), P, ['cake', 'pizza', 'sandwich', 'bread'], voice='passive', p_prog=.3),
     Verb('drink', 'drink.01', ('drinks', 'drink', 'drinking', 'drunk'), P + ['dog', 'cat', 'horse'], ['cup', 'bottle', 'bowl'], obj_role='ARG2', obj_prep='from',
-         obj_optional=True, p_front=.2, p_prog=.4),
-    Verb('play', 'play.11', ('plays', 'play', 'playing', 'played'), P, ['guitar', 'violin', 'drum'], obj_role='ARG2', p_passive=.25, p_front=.3, p_prog=.3),
-    Verb('watch', 'watch.01', ('watches', 'watch', 'watching', 'watched'), P + ['dog', 'cat'], P + A + ['kite', 'boat'], multi_obj=True, p_passive=.2, p_front=.2, p_prog=.4),
-    Verb('wash', 'wash.01', ('washes', 'wash', 'washing', 'washed'), P, ['dog', 'horse', 'car', 'elephant', 'bicycle', 'boat'], p_passive=.4, p_front=.1, p_prog=.3),
-    Verb('paint', 'paint.01', ('paints', 'paint', 'painting', 'painted'), P, ['bench', 'boat', 'chair', 'box', 'car'], p_passive=.5, p_front=.2, p_prog=.3),
-    Verb('fly', 'fly.06', ('flies', 'fly', 'flying', 'flown'), P, ['kite'], p_passive=.1, p_front=.5, p_prog=.3),
-    Verb('pet', 'pet.01', ('pets', 'pet', 'petting', 'petted'), P, [a for a in A if a != 'bird'], multi_obj=True, p_passive=.15, p_front=.2, p_prog=.4),
-    Verb('hug', 'hug.01', ('hugs', 'hug', 'hugging', 'hugged'), P, P + ['dog', 'cat'], p_passive=.2, p_front=.2, p_prog=.2),
-    Verb('wear', 'wear.01', ('wears', 'wear', 'wearing', 'worn'), P, ['hat', 'helmet', 'backpack'], p_passive=0, p_front=.1, p_prog=.6, participle=True),
+         obj_optional=True, voice=None, p_prog=.4),
+    Verb('play', 'play.11', ('plays', 'play', 'playing', 'played'), P, ['guitar', 'violin', 'drum'], obj_role='ARG2', p_prog=.3),
+    Verb('watch', 'watch.01', ('watches', 'watch', 'watching', 'watched'), P, A + ['kite', 'boat'], multi_obj=True, p_prog=.4),
+    Verb('wash', 'wash.01', ('washes', 'wash', 'washing', 'washed'), P, ['dog', 'horse', 'car', 'elephant', 'bicycle', 'boat'], voice='passive', p_prog=.3),
+    Verb('paint', 'paint.01', ('paints', 'paint', 'painting', 'painted'), P, ['bench', 'boat', 'chair', 'box', 'car'], voice='passive', p_prog=.3),
+    Verb('fly', 'fly.06', ('flies', 'fly', 'flying', 'flown'), P, ['kite'], front=True, p_prog=.3),
+    Verb('pet', 'pet.01', ('pets', 'pet', 'petting', 'petted'), P, [a for a in A if a != 'bird'], multi_obj=True, p_prog=.4),
+    Verb('hug', 'hug.01', ('hugs', 'hug', 'hugging', 'hugged'), ADULTS, CHILDREN + ['dog', 'cat'], p_prog=.2),
+    Verb('wear', 'wear.01', ('wears', 'wear', 'wearing', 'worn'), P, ['hat', 'helmet', 'backpack'], voice=None, p_prog=.6, participle=True),
 ]}
 
 # %% ../nbs/02c_scenes.ipynb #0000000e
@@ -136,24 +137,40 @@ N_LANDMARKS_P = [.3, .5, .2]   # probability of 0, 1, 2 landmarks
 N_COMPANIONS = (1, 3)  # companions per scene, [low, high)
 N_DISTRACTORS = (1, 4) # distractors per scene, [low, high)
 SKY_CLASSES = ('kite', 'bird')
+Y2_GROUND = (.6, .98)     # bottom edge of a ground object at depth 0 and 1 (fraction of the height)
+Y1_SKY = (.06, .3)        # top edge of a sky object at depth 0 and 1
+Y2_LANDMARK = (.52, .64)  # bottom edge of a landmark at depth 0 and 1
+PERSPECTIVE = (.75, 1.15) # box scale at depth 0 and 1
+ENTITY_DEPTH = (.3, 1.)   # entities stand in this depth range …
+DISTRACTOR_DEPTH = (0., .2)  # … distractors behind them
+MIN_DZ = .1               # depth between two entities
+MIN_DZ_LANDMARK = .5      # depth between two landmarks
 
 def _pick(rng, seq): return seq[int(rng.integers(len(seq)))]
 
 def _attrs(rng, cls):
     return {k: _pick(rng, v) for k, v in class_attrs(cls).items()}
 
-def _box(rng, cls, attrs, taken):
+def spaced_depths(rng:np.random.Generator, n:int, lo:float, hi:float, gap:float)->list[float]:
+    "n depths in [lo, hi], pairwise at least `gap` apart, in random order (uniform over such configurations)"
+    if n and (n - 1) * gap > hi - lo: raise ValueError(f"spaced_depths: {n} depths {gap} apart do not fit in [{lo}, {hi}]")
+    u = np.sort(rng.uniform(0, (hi - lo) - max(n - 1, 0) * gap, n)) + lo + gap * np.arange(n)
+    return [round(float(z), 4) for z in rng.permutation(u)]
+
+def _lerp(r, z): return r[0] + (r[1] - r[0]) * z
+
+def _box(rng, cls, attrs, taken, depth):
     cat = CATEGORY[cls]
     if cat == 'place': return [0., GROUND_Y * IMAGE_H, float(IMAGE_W), float(IMAGE_H)]
     w, h = CLASS_SIZE.get(cls, BASE_SIZE[cat])
-    s = SIZES.get(attrs.get('size'), 1.0) * rng.uniform(.9, 1.1)
+    s = SIZES.get(attrs.get('size'), 1.0) * rng.uniform(.9, 1.1) * (_lerp(PERSPECTIVE, depth) if cat != 'landmark' else 1.)
     w, h = min(w * s, IMAGE_W * .9), min(h * s, IMAGE_H * .45)
     for _ in range(30):
         x1 = rng.uniform(0, IMAGE_W - w)
         if cat == 'landmark' or all(abs(x1 + w / 2 - c) >= MIN_DX for c in taken): break
-    if cat == 'landmark': y2 = rng.uniform(.52, .62) * IMAGE_H
-    elif cls in SKY_CLASSES: y2 = rng.uniform(.12, .4) * IMAGE_H + h
-    else: y2 = rng.uniform(.62, .98) * IMAGE_H
+    if cat == 'landmark': y2 = _lerp(Y2_LANDMARK, depth) * IMAGE_H
+    elif cls in SKY_CLASSES: y2 = _lerp(Y1_SKY, depth) * IMAGE_H + h
+    else: y2 = _lerp(Y2_GROUND, depth) * IMAGE_H
     y1 = max(0., y2 - h)
     if cat != 'landmark': taken.append(x1 + w / 2)
     return [round(x1, 1), round(y1, 1), round(x1 + w, 1), round(y2, 1)]
@@ -163,7 +180,7 @@ class Scene(list):
     core_verb: str|None = None
 
 def sample_scene(rng:np.random.Generator)->Scene:
-    "A random scene: place, landmarks, the participants of a core verb, companions and distractors"
+    "A random scene: place, landmarks, the participants of a core verb, companions and distractors, each at a depth"
     place = _pick(rng, list(PLACES))
     picked = [(place, 'place')] + [(str(c), 'landmark') for c in rng.choice(LANDMARKS, rng.choice(3, p=N_LANDMARKS_P), replace=False)]
     used = {place, *(c for c, _ in picked)}
@@ -181,11 +198,19 @@ def sample_scene(rng:np.random.Generator)->Scene:
     companions = PERSONS + ANIMALS + [o for v in VERBS.values() if v.participle for o in v.obj_pool] + ['ball', 'kite', 'bench']
     for _ in range(int(rng.integers(*N_COMPANIONS))): add(companions, 'entity')
     for _ in range(int(rng.integers(*N_DISTRACTORS))): add(FOODS + OBJECTS, 'distractor')
+    kinds = [k for _, k in picked]
+    ez = iter(spaced_depths(rng, kinds.count('entity'), *ENTITY_DEPTH, MIN_DZ))
+    lz = iter(spaced_depths(rng, kinds.count('landmark'), 0., 1., MIN_DZ_LANDMARK))
     taken, scene = [], Scene(); scene.core_verb = core.lemma
     for c, kind in picked:
         a = _attrs(rng, c)
-        scene.append({'cls': c, 'kind': kind, 'attrs': a, 'box': _box(rng, c, a, taken)})
+        z = next(ez) if kind == 'entity' else next(lz) if kind == 'landmark' else round(float(rng.uniform(*DISTRACTOR_DEPTH)), 4) if kind == 'distractor' else 0.
+        scene.append({'cls': c, 'kind': kind, 'attrs': a, 'depth': z, 'box': _box(rng, c, a, taken, z)})
     return scene
+
+def nearest_first(scene:list[dict], idx)->list[int]:
+    "Object indices sorted by salience: nearest (largest depth) first"
+    return sorted(idx, key=lambda i: (-scene[i]['depth'], i))
 
 # %% ../nbs/02c_scenes.ipynb #00000012
 ATTR_VALUES = ['none', *COLOURS, *AGES, *SIZES]
@@ -233,6 +258,11 @@ RENDER_DPI = 100
 FONT_SIZE = 5
 SPRITE_PX = 64        # glyph sprites are drawn in a SPRITE_PX square and resized to the box
 
+def paint_order(scene:list[dict])->list[dict]:
+    "Objects back to front: the place, landmarks, then the others farthest first (nearer objects cover farther ones)"
+    rank = lambda o: ('place', 'landmark').index(o['kind']) if o['kind'] in ('place', 'landmark') else 2
+    return sorted(scene, key=lambda o: (rank(o), o.get('depth', 0.)))
+
 def _fill(o): return COLOURS.get(o['attrs'].get('colour'), AGES.get(o['attrs'].get('age'), '#999999'))
 
 def _draw_glyph(ax, cls, fill, box, labels=False):
@@ -262,7 +292,7 @@ def draw_scene(ax, scene:list[dict], labels:bool=True):
     from matplotlib import patches as mp
     ax.set_xlim(0, IMAGE_W); ax.set_ylim(IMAGE_H, 0); ax.set_axis_off()
     ax.add_patch(mp.Rectangle((0, 0), IMAGE_W, IMAGE_H, color=SKY, zorder=0))
-    for o in scene: _draw_glyph(ax, o['cls'], _fill(o), o['box'], labels)
+    for o in paint_order(scene): _draw_glyph(ax, o['cls'], _fill(o), o['box'], labels)
 
 _SPRITES = {}
 
@@ -290,7 +320,7 @@ def render_scene(scene:list[dict], path:str|os.PathLike|None=None): # a scene; w
     "Render a scene from glyph sprites; write a PNG, or return a PIL image"
     from PIL import Image, ImageColor
     img = Image.new('RGB', (IMAGE_W, IMAGE_H), ImageColor.getrgb(SKY))
-    for o in sorted(scene, key=lambda o: ('place', 'landmark').index(o['kind']) if o['kind'] in ('place', 'landmark') else 2):
+    for o in paint_order(scene):
         x1, y1, x2, y2 = (int(round(v)) for v in o['box'])
         if o['kind'] == 'place': img.paste(ImageColor.getrgb(PLACE_COLOURS[o['cls']]), (x1, y1, x2, y2)); continue
         sp = _sprite((o['cls'], _fill(o))).resize((max(x2 - x1, 1), max(y2 - y1, 1)), Image.BILINEAR)

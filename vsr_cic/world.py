@@ -18,11 +18,11 @@ from .scenes import *
 from .scenes import _pick
 
 # %% auto #0
-__all__ = ['P_ADJ', 'P_TWO_ADJ', 'P_COORD_SUBJ', 'P_COORD_OBJ', 'P_EXTRA', 'P_AGENTLESS', 'P_PARTICIPLE', 'LOC_CHOICES', 'VOWELS',
-           'N_HELD_OUT', 'CAPTIONS_PER_IMAGE', 'SPLIT_P', 'P_USED_VERB', 'CORE_WEIGHT', 'AVAIL_SCENES', 'AVAIL_SEED',
-           'P_NO_OBJECT', 'MAX_TRIES', 'ROLE_COLOURS', 'LINESTYLES', 'realize', 'frame_options', 'sample_caption',
-           'held_out_vsrs', 'verb_availability', 'image_captions', 'generate_world', 'world_dir', 'ensure_world',
-           'load_scenes', 'show_caption', 'world_stats']
+__all__ = ['P_ADJ', 'P_TWO_ADJ', 'P_COORD_SUBJ', 'P_COORD_OBJ', 'P_EXTRA', 'P_AGENTLESS', 'P_PARTICIPLE', 'VOWELS', 'P_CANONICAL',
+           'LOC_CHOICES', 'N_HELD_OUT', 'CAPTIONS_PER_IMAGE', 'SPLIT_P', 'P_USED_VERB', 'CORE_WEIGHT', 'AVAIL_SCENES',
+           'AVAIL_SEED', 'P_NO_OBJECT', 'MAX_TRIES', 'ROLE_COLOURS', 'LINESTYLES', 'realize', 'canonical_structure',
+           'frame_options', 'salient_option', 'sample_caption', 'held_out_vsrs', 'verb_availability', 'image_captions',
+           'generate_world', 'world_dir', 'ensure_world', 'load_scenes', 'show_caption', 'role_order', 'world_stats']
 
 # %% ../nbs/03_world.ipynb #00000006
 P_ADJ, P_TWO_ADJ = .35, .1       # probability of one adjective / of size + colour in a mention
@@ -30,7 +30,6 @@ P_COORD_SUBJ, P_COORD_OBJ = .3, .3
 P_EXTRA = .5                     # use the extra argument (throw … to a dog) when possible
 P_AGENTLESS = .3                 # passive without its by-phrase
 P_PARTICIPLE = .2                # two-verb caption: 'a man holding an umbrella …'
-LOC_CHOICES = {'none': .35, 'ground': .3, 'landmark': .15, 'both': .12, 'coord': .08}  # locatives of a caption
 VOWELS = 'aeiou'
 
 def _article(word): return 'an' if word[0] in VOWELS else 'a'
@@ -126,6 +125,21 @@ def realize(scene:list[dict], rng:np.random.Generator, set_of:dict, # scene, gen
     return {'caption': ' '.join(c.toks), 'tokens': c.toks, 'frames': frames, 'slots': build_slots(frames)}
 
 # %% ../nbs/03_world.ipynb #0000000b
+P_CANONICAL = .98                # each structural choice follows `canonical_structure` with this probability
+
+def canonical_structure(verb:str, roles)->dict: # verb lemma; the roles present (e.g. {'ARG0', 'ARG1', 'LOC'})
+    "The verb's preferred structure for a role set: passive?, double-object dative?, fronted locative?"
+    v, roles = VERBS[verb], set(roles)
+    subj, obj = v.subj_role in roles, bool(v.obj_pool) and v.obj_role in roles
+    extra = v.extra is not None and v.extra[0] in roles and obj
+    passive = obj and v.voice is not None and (v.voice == 'passive' or not subj)
+    dative = extra and not passive and v.dative
+    pp_last = (passive and subj) or (obj and v.obj_prep is not None) or (extra and not dative)
+    return {'passive': passive, 'dative': dative, 'front': 'LOC' in roles and (v.front or pp_last)}
+
+# %% ../nbs/03_world.ipynb #0000000f
+LOC_CHOICES = {'none': .35, 'ground': .4, 'both': .25}  # locatives of a caption: none, the ground, ground + nearest landmark
+
 def frame_options(scene:list[dict])->list[tuple]:
     "(verb, subject, object or None) triples the scene's entities allow"
     ents = [i for i, o in enumerate(scene) if o['kind'] == 'entity']
@@ -138,43 +152,57 @@ def frame_options(scene:list[dict])->list[tuple]:
             out += [(v.lemma, s, o) for o in objs] + ([(v.lemma, s, None)] if v.obj_optional or not v.obj_pool else [])
     return out
 
+def salient_option(options:list[tuple], scene:list[dict], verb:str, with_object:bool)->tuple|None:
+    "The option of `verb` a caption uses: nearest subject (that has an object if `with_object`), then its nearest object"
+    opts = [o for o in options if o[0] == verb and (o[2] is not None) == with_object]
+    if not opts: return None
+    s = nearest_first(scene, {o[1] for o in opts})[0]
+    objs = [o[2] for o in opts if o[1] == s]
+    return (verb, s, nearest_first(scene, objs)[0] if with_object else None)
+
 def sample_caption(scene:list[dict], rng:np.random.Generator, set_of:dict, option:tuple)->dict:
-    "Draw roles and structure for a frame option and realise it"
+    "Draw the rest of the role set for a frame option (nearest entities), apply its canonical structure, realise it"
     verb, s, o = option; v = VERBS[verb]
     cls = lambda i: scene[i]['cls']
-    ents = [i for i, x in enumerate(scene) if x['kind'] == 'entity']
+    ents = nearest_first(scene, [i for i, x in enumerate(scene) if x['kind'] == 'entity'])
     subj, obj = [s], [o] if o is not None else []
     free = lambda i: i not in subj and i not in obj
+    def nearest(cands): return cands[0] if cands else None      # `ents` is nearest first
     if cls(s) in PERSONS and rng.random() < P_COORD_SUBJ:
-        more = [i for i in ents if free(i) and cls(i) in PERSONS and cls(i) in v.subj_pool]
-        if more: subj.append(_pick(rng, more))
+        more = nearest([i for i in ents if free(i) and cls(i) in PERSONS and cls(i) in v.subj_pool])
+        if more is not None: subj.append(more)
     if obj and v.multi_obj and rng.random() < P_COORD_OBJ:
-        more = [i for i in ents if free(i) and cls(i) in v.obj_pool and all(v.allowed(cls(j), cls(i)) for j in subj)]
-        if more: obj.append(_pick(rng, more))
+        more = nearest([i for i in ents if free(i) and cls(i) in v.obj_pool and all(v.allowed(cls(j), cls(i)) for j in subj)])
+        if more is not None: obj.append(more)
     extra = None
     if v.extra and obj and len(obj) == 1 and rng.random() < P_EXTRA:
-        more = [i for i in ents if free(i) and cls(i) in v.extra[2]]
-        if more: extra = _pick(rng, more)
+        extra = nearest([i for i in ents if free(i) and cls(i) in v.extra[2]])
     ground = [i for i, x in enumerate(scene) if x['kind'] == 'place']
-    lands = [i for i, x in enumerate(scene) if x['kind'] == 'landmark']
-    kinds = {k: p for k, p in LOC_CHOICES.items() if (k in ('none', 'ground')) or (k in ('landmark', 'both') and lands) or (k == 'coord' and len(lands) > 1)}
+    lands = nearest_first(scene, [i for i, x in enumerate(scene) if x['kind'] == 'landmark'])
+    kinds = {k: p for k, p in LOC_CHOICES.items() if k != 'both' or lands}
     if v.needs_loc or (not obj and v.obj_pool) or (not v.obj_pool): kinds.pop('none', None)
     ks = list(kinds); pk = np.array([kinds[k] for k in ks]); kind = ks[rng.choice(len(ks), p=pk / pk.sum())]
-    locs = {'none': [], 'ground': ground, 'landmark': [_pick(rng, lands)] if lands else [], 'both': ground + ([_pick(rng, lands)] if lands else []),
-            'coord': list(rng.choice(lands, 2, replace=False)) if len(lands) > 1 else []}[kind]
-    passive = bool(obj) and v.p_passive > 0 and v.obj_prep is None and rng.random() < v.p_passive
-    if passive and v.extra and v.obj_role == 'ARG2': extra = None
+    locs = {'none': [], 'ground': ground, 'both': ground + lands[:1]}[kind]
+    flip = lambda x: (not x) if rng.random() >= P_CANONICAL else x        # a rare exception to the verb's rule
+    can_passive = bool(obj) and v.voice is not None and v.obj_prep is None
+    passive = can_passive and flip(canonical_structure(verb, {v.subj_role, v.obj_role})['passive'])
+    if passive and v.extra and v.obj_role == 'ARG2': extra = None     # 'a horse is fed (an apple)': no passive with the food
     agentless = passive and rng.random() < P_AGENTLESS
     part = None
     if len(subj) == 1 and cls(s) in PERSONS and not agentless and rng.random() < P_PARTICIPLE:
-        cands = [(p.lemma, i) for p in VERBS.values() if p.participle and p.lemma != verb
-                 for i in ents if free(i) and i != extra and cls(i) in p.obj_pool]
-        if cands: part = _pick(rng, cands)
+        pverbs = sorted({p.lemma for p in VERBS.values() if p.participle and p.lemma != verb
+                         for i in ents if free(i) and i != extra and cls(i) in p.obj_pool})
+        if pverbs:
+            pv = _pick(rng, pverbs)
+            part = (pv, nearest([i for i in ents if free(i) and i != extra and cls(i) in VERBS[pv].obj_pool]))
+    roles = ({v.subj_role} if not agentless else set()) | ({v.obj_role} if obj else set()) \
+            | ({v.extra[0]} if extra is not None else set()) | ({'LOC'} if locs else set())
+    can = canonical_structure(verb, roles)
     return realize(scene, rng, set_of, verb, subj, obj, extra=extra, locs=[int(i) for i in locs], loc_kind=kind,
-                   passive=passive, agentless=agentless, front=bool(locs) and rng.random() < v.p_front,
-                   prog=not passive and rng.random() < v.p_prog, dative=extra is not None and rng.random() < v.p_dative, part=part)
+                   passive=passive, agentless=agentless, front=bool(locs) and flip(can['front']),
+                   prog=not passive and rng.random() < v.p_prog, dative=extra is not None and not passive and flip(can['dative']), part=part)
 
-# %% ../nbs/03_world.ipynb #0000000e
+# %% ../nbs/03_world.ipynb #00000013
 N_HELD_OUT = 6
 CAPTIONS_PER_IMAGE = (3, 6)        # [low, high) captions per image
 SPLIT_P = {'train': .8, 'val': .1, 'test': .1}
@@ -205,7 +233,7 @@ def verb_availability(n_scenes:int=AVAIL_SCENES)->dict:
     return _AVAIL[n_scenes]
 
 def image_captions(scene:list[dict], rng:np.random.Generator, set_of:dict, n:int, held_out:set, test:bool)->list[dict]:
-    "n distinct captions of a scene: a verb (unused and rarely possible ones first), then its frame; no held-out VSR unless `test`"
+    "n distinct captions of a scene: a verb (unused and rarely possible ones first), then its salient frame; no held-out VSR unless `test`"
     opts, caps, used = frame_options(scene), [], set()
     held_verbs = {h.split(':')[0] for h in held_out}
     for _ in range(n * MAX_TRIES):
@@ -214,7 +242,7 @@ def image_captions(scene:list[dict], rng:np.random.Generator, set_of:dict, n:int
         avail = verb_availability()
         w = np.array([(P_USED_VERB if v in used else CORE_WEIGHT if v == getattr(scene, 'core_verb', None) else 1.) / avail[v] for v in verbs])
         verb = verbs[rng.choice(len(verbs), p=w / w.sum())]             # verb first: verbs with wide pools do not dominate
-        vo = [o for o in opts if o[0] == verb]
+        vo = [op for w in (True, False) if (op := salient_option(opts, scene, verb, w)) is not None]
         w = np.array([1. if o[2] is not None else P_NO_OBJECT for o in vo])
         cap = sample_caption(scene, rng, set_of, vo[rng.choice(len(vo), p=w / w.sum())])
         if any(c['caption'] == cap['caption'] for c in caps): continue
@@ -222,17 +250,19 @@ def image_captions(scene:list[dict], rng:np.random.Generator, set_of:dict, n:int
         caps.append(cap); used.update(f['verb'] for f in cap['frames'])
     return caps
 
-# %% ../nbs/03_world.ipynb #00000012
+# %% ../nbs/03_world.ipynb #00000017
 def _world_meta(seed, n_images, render, held):
     return {'name': WORLD_NAME, 'format_version': 1, 'grouping': 'class', 'classes': CLASSES, 'feature_file': 'features.hdf5',
             'source': f'vsr_cic.world.generate_world(n_images={n_images}, seed={seed})', 'seed': seed, 'n_images': n_images,
             'world_version': WORLD_VERSION, 'rendered': bool(render), 'image_size': [IMAGE_W, IMAGE_H], 'feature_dim': FEATURE_DIM,
             'feature_layout': f'dims [0, {FEATURE_DIM - GEOM_DIM}): class + attribute embeddings + noise; last {GEOM_DIM}: x1/W y1/H x2/W y2/H area x-centre/W',
             'held_out': held, 'split_p': SPLIT_P,
-            'visual_rules': {'coordination': 'left to right by box x-centre', 'locatives': 'larger region first'},
+            'visual_rules': {'coordination': 'left to right by box x-centre', 'locatives': 'larger region first',
+                             'salience': 'a role takes the nearest eligible entities (depth: lower bottom edge, larger scale)'},
+            'structure_rule': f'canonical_structure(verb, roles), each choice with probability {P_CANONICAL}',
             'verbs': {v.lemma: {'roleset': v.roleset, 'subject': v.subj_role, 'object': v.obj_role if v.obj_pool else None,
                                 'extra': v.extra[0] if v.extra else None,
-                                'prefs': {'passive': v.p_passive, 'front': v.p_front, 'prog': v.p_prog, 'dative': v.p_dative}}
+                                'prefs': {'voice': v.voice, 'front': v.front, 'dative': v.dative, 'prog': v.p_prog}}
                       for v in VERBS.values()}}
 
 def _remove_stale(out:Path):
@@ -313,7 +343,7 @@ def load_scenes(path:str|os.PathLike)->dict:
     "image_id -> scene description of a generated world (`scenes.jsonl`)"
     with open(Path(path)/'scenes.jsonl') as f: return {r['image_id']: r for r in map(json.loads, f)}
 
-# %% ../nbs/03_world.ipynb #00000018
+# %% ../nbs/03_world.ipynb #0000001d
 ROLE_COLOURS = {'ARG0': '#d62728', 'ARG1': '#1f77b4', 'ARG2': '#2ca02c', 'LOC': '#ff7f0e'}
 LINESTYLES = ['-', '--', ':', '-.']
 
@@ -338,24 +368,36 @@ def show_caption(ds, caption:dict|str, ax=None): # a loaded dataset; a caption r
     ax.set_title(f"{cap['caption']}\n[{structs}]", fontsize=8); ax.set_axis_off()
     return ax
 
-# %% ../nbs/03_world.ipynb #00000029
+# %% ../nbs/03_world.ipynb #00000030
+def role_order(structure:Sequence[str])->tuple:
+    "The roles of a structure in order of first mention (what the S-level planner predicts): LOC-1 … LOC-2 -> one LOC"
+    from vsr_cic.vsr import parse_subrole
+    out = []
+    for sub in structure:
+        r = parse_subrole(sub)[0] if sub[-1].isdigit() else sub
+        if r not in out: out.append(r)
+    return tuple(out)
+
 def world_stats(ds)->dict:
     "Counts of a loaded dataset: splits, verbs, structures per verb, two-verb captions, held-out VSRs per split"
     verbs, structs, roles = Counter(), defaultdict(Counter), Counter()
     two = multi = 0
     held = set(ds.meta.get('held_out', [])); held_per_split = Counter()
+    orders = defaultdict(lambda: defaultdict(Counter))     # split -> VSR -> role order -> frames
     for c in ds.captions:
         two += len(c['frames']) > 1
-        vs = caption_vsrs(c)
+        vs = caption_vsrs(c); split = ds.images[c['image_id']]['split']
         multi += any(n > 1 for v in vs for _, n in v.roles)
-        held_per_split[ds.images[c['image_id']]['split']] += any(str(v) in held for v in vs)
+        held_per_split[split] += any(str(v) in held for v in vs)
         for f, v in enumerate(vs):
             verbs[v.verb] += 1; roles[str(v)] += 1
             structs[v.verb][' '.join(frame_structure(c, f))] += 1
+            orders[split][str(v)][role_order(frame_structure(c, f))] += 1
+    ceiling = {k: round(sum(max(c.values()) for c in o.values()) / sum(sum(c.values()) for c in o.values()), 4) for k, o in orders.items()}
     return {'images': len(ds.images), 'captions': len(ds.captions),
             'split_images': dict(Counter(r['split'] for r in ds.images.values())),
             'split_captions': {k: len(v) for k, v in ds.splits.items()},
             'classes': len(ds.classes) - 1, 'verbs': dict(verbs.most_common()), 'distinct_vsrs': len(roles),
             'two_verb_captions': two, 'multi_entity_captions': multi,
             'structures': {v: dict(s.most_common()) for v, s in structs.items()},
-            'held_out': sorted(held), 'held_out_captions_per_split': dict(held_per_split)}
+            'held_out': sorted(held), 'held_out_captions_per_split': dict(held_per_split), 'structure_ceiling': ceiling}
