@@ -4,7 +4,7 @@
 
 # %% ../nbs/30_viz.ipynb #00000002
 from __future__ import annotations
-import html
+import html, zlib
 from pathlib import Path
 from typing import Sequence, Mapping
 import numpy as np
@@ -22,9 +22,9 @@ _ROLE_BASE = {'V': '#000000', 'ARG0': '#1f77b4', 'ARG1': '#d62728', 'ARG2': '#2c
               'LOC': '#ff7f0e', 'DIR': '#17becf', 'GOL': '#e377c2', 'MNR': '#bcbd22', 'TMP': '#7f7f7f'}
 
 def subrole_color(sub:str)->str:
-    "A fixed colour for a sub-role: by role, lightened for the 2nd, 3rd… entity of the role"
-    role, idx = parse_subrole(sub)
-    base = _ROLE_BASE.get(role) or _PALETTE[hash(role) % len(_PALETTE)]
+    "A fixed colour for a sub-role: by role, lightened for the 2nd, 3rd… entity of the role (a merged VSR's `1:ARG1` as `ARG1`)"
+    role, idx = parse_subrole(sub.split(':', 1)[1] if ':' in sub else sub)
+    base = _ROLE_BASE.get(role) or _PALETTE[zlib.crc32(role.encode()) % len(_PALETTE)]   # crc32: the same in every process (`hash` is salted)
     if idx <= 1: return base
     rgb = np.array(matplotlib.colors.to_rgb(base)); f = min(0.25 * (idx - 1), 0.6)
     return matplotlib.colors.to_hex(rgb + (1 - rgb) * f)
