@@ -11,7 +11,7 @@ import torch
 from .captioner import ControllableCaptioner, SlotContext, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID
 
 # %% auto #0
-__all__ = ['MAX_LEN', 'BEAM_SIZE', 'joint_candidates', 'constrained_step', 'Decoded', 'greedy_decode', 'sample_decode',
+__all__ = ['MAX_LEN', 'BEAM_SIZE', 'joint_candidates', 'constrained_step', 'Decoded', 'ends_ok', 'greedy_decode', 'sample_decode',
            'beam_search', 'verb_constraint', 'toy_ordering_task', 'scst_loss']
 
 # %% ../nbs/13a_decoding.ipynb #00000005
@@ -28,10 +28,12 @@ def joint_candidates(word_logp:torch.Tensor, # (N, V)
     cand[:, eos_id] = eos
     return cand
 
-def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext):
-    "`model.step` with `<pad>`/`<bos>` banned and words restricted to the slot's `allowed_words` row (if any), renormalised"
+def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
+                     eos_ok:torch.Tensor|None=None): # (N,) bool: rows that may end now (None: all)
+    "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
     wl, gl, state, tr = model.step(prev, ptr, state, ctx)                        # (N, V), (N, 2)
     ban = torch.zeros_like(wl, dtype=torch.bool); ban[:, [model.pad_id, model.bos_id]] = True
+    if eos_ok is not None: ban[:, model.eos_id] = ~eos_ok
     if 'allowed_words' in ctx:
         allow = ctx.allowed_words[torch.arange(ptr.shape[0], device=ptr.device), ptr]   # (N, V)
         ban = ban | (allow.any(1, keepdim=True) & ~allow)
@@ -59,14 +61,19 @@ def _finish(steps:list[dict], model)->dict:
     return {k: torch.stack([s[k] for s in steps], 1) for k in steps[0]}
 
 # %% ../nbs/13a_decoding.ipynb #0000000a
-def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick)->Decoded:
+def ends_ok(ptr:torch.Tensor, fresh:torch.Tensor, last:torch.Tensor)->torch.Tensor:
+    "Rows that may emit `<eos>`: at the last sub-role, with at least one word in it (`complete=True`)"
+    return (ptr >= last) & ~fresh
+
+def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True)->Decoded:
     N, dev = ctx.batch_size, ctx.device
     state, ptr = model.init_state(ctx), torch.zeros(N, dtype=torch.long, device=dev)
     prev = torch.full((N,), model.bos_id, dtype=torch.long, device=dev)
     done = torch.zeros(N, dtype=torch.bool, device=dev)
+    fresh = torch.ones(N, dtype=torch.bool, device=dev)                          # the current sub-role has no word yet
     last, steps, traces = ctx.n_slots - 1, [], []
     for _ in range(max_len):
-        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx)
+        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None)
         w, g, wlp, glp = pick(wl, gl)                                            # (N,) each
         g = torch.where(w == model.eos_id, torch.zeros_like(g), g)              # the gate chosen with <eos> is void
         glp = torch.where((w == model.eos_id) | done, torch.zeros_like(glp), glp)
@@ -74,7 +81,7 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick)->D
         wlp = torch.where(done, torch.zeros_like(wlp), wlp)
         steps.append(dict(words=w, slots=ptr, gates=g, word_logp=wlp, gate_logp=glp, mask=~done))
         traces.append({k: v.masked_fill(done.view(-1, *[1] * (v.dim() - 1)), 0.) for k, v in tr.items()})
-        ptr = torch.minimum(ptr + g, last); prev = w
+        nxt = torch.minimum(ptr + g, last); fresh = nxt != ptr; ptr = nxt; prev = w
         done = done | (w == model.eos_id)
         if done.all(): break
     out = _finish(steps, model)
@@ -84,6 +91,7 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick)->D
 @torch.no_grad()
 def greedy_decode(model:ControllableCaptioner, # any captioner with the step interface
                   max_len:int=MAX_LEN,         # at most this many tokens, <eos> included
+                  complete:bool=True,          # `<eos>` only once the last sub-role has a word (see below)
                   **controls,                  # regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots[, slot_sub, slot_verb, allowed_words]
                  )->Decoded:
     "Argmax decoding of the joint (word, gate) distribution, batched"
@@ -91,12 +99,13 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
         flat = joint_candidates(wl, gl, model.eos_id).view(wl.shape[0], -1).argmax(1)   # (N,)
         w, g = flat // 2, flat % 2
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
-    return _rollout(model, model.encode(**controls), max_len, pick)
+    return _rollout(model, model.encode(**controls), max_len, pick, complete)
 
 def sample_decode(model:ControllableCaptioner,
                   n:int=1,                  # samples per input
                   temperature:float=1.0,    # divides the log-probs before sampling (the returned log-probs are the model's)
                   max_len:int=MAX_LEN,
+                  complete:bool=True,       # `<eos>` only once the last sub-role has a word
                   **controls)->Decoded:
     "Multinomial sampling of words and gates, keeping the graph (for self-critical training); B·n rows"
     if n < 1 or temperature <= 0: raise ValueError(f"need n >= 1 and temperature > 0, got n={n}, temperature={temperature}")
@@ -105,7 +114,7 @@ def sample_decode(model:ControllableCaptioner,
         g = torch.multinomial(torch.softmax(gl.detach() / temperature, 1), 1)[:, 0]
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
     ctx = model.encode(**controls)
-    return _rollout(model, ctx.expand(n) if n > 1 else ctx, max_len, pick)
+    return _rollout(model, ctx.expand(n) if n > 1 else ctx, max_len, pick, complete)
 
 # %% ../nbs/13a_decoding.ipynb #0000000c
 @torch.no_grad()
@@ -113,6 +122,7 @@ def beam_search(model:ControllableCaptioner,
                 beam_size:int=BEAM_SIZE,   # k (paper: 5)
                 max_len:int=MAX_LEN,
                 length_norm:float=0.,      # α: final ranking by score / length**α
+                complete:bool=True,        # `<eos>` only once the last sub-role has a word
                 **controls)->Decoded:
     "Joint word × gate beam search, vectorised over batch × beam, with frozen finished beams"
     if beam_size < 1: raise ValueError(f"beam_size must be >= 1, got {beam_size}")
@@ -123,11 +133,12 @@ def beam_search(model:ControllableCaptioner,
     ptr = torch.zeros(B * k, dtype=torch.long, device=dev)
     prev = torch.full((B * k,), model.bos_id, dtype=torch.long, device=dev)
     done = torch.zeros(B * k, dtype=torch.bool, device=dev)
+    fresh = torch.ones(B * k, dtype=torch.bool, device=dev)                    # the current sub-role has no word yet
     score = torch.full((B, k), float('-inf'), device=dev, dtype=ctx0.global_feat.dtype); score[:, 0] = 0.      # only beam 0 is live at t=0
     last, rows = ctx.n_slots - 1, torch.arange(B, device=dev)[:, None] * k      # (B·k,), (B, 1)
     steps, traces, bps = [], [], []
     for _ in range(max_len):
-        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx)       # (B·k, V), (B·k, 2)
+        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None)  # (B·k, V), (B·k, 2)
         V = wl.shape[1]
         cand = joint_candidates(wl, gl, model.eos_id)                             # (B·k, V, 2)
         frozen = torch.full_like(cand, float('-inf')); frozen[:, model.pad_id, STAY] = 0.
@@ -141,11 +152,11 @@ def beam_search(model:ControllableCaptioner,
         was_done = done[src]
         glp = torch.where((w == model.eos_id) | was_done, torch.zeros_like(glp), glp)
         wlp = torch.where(was_done, torch.zeros_like(wlp), wlp)
-        state, ptr = tuple(s[src] for s in state), ptr[src]
+        state, ptr, fresh = tuple(s[src] for s in state), ptr[src], fresh[src]
         steps.append(dict(words=w, slots=ptr, gates=g, word_logp=wlp, gate_logp=glp, mask=~was_done, running=score.reshape(-1)))
         traces.append({k_: v[src].masked_fill(was_done.view(-1, *[1] * (v.dim() - 1)), 0.) for k_, v in tr.items()})
         bps.append(beam_ix)
-        ptr = torch.minimum(ptr + g, last[src]); prev = w
+        nxt = torch.minimum(ptr + g, last[src]); fresh = nxt != ptr; ptr = nxt; prev = w
         done = was_done | (w == model.eos_id)
         if done.all(): break
     # back-track: final beam j at step t came from bps[t][j]
@@ -168,7 +179,15 @@ def beam_search(model:ControllableCaptioner,
     return Decoded(**best, score=ranked[:, 0], trace={key: v[:, 0] for key, v in trs.items()},
                    beams=seq['words'], beam_scores=ranked, score_history=seq['running'])
 
-# %% ../nbs/13a_decoding.ipynb #00000017
+# %% ../nbs/13a_decoding.ipynb #00000015
+def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
+            fresh:torch.Tensor, # (N,) bool: no word said in it yet
+            last:torch.Tensor,  # (N,) index of the last sub-role (n_slots - 1)
+           )->torch.Tensor:     # (N,) bool
+    "Rows that may emit `<eos>` under `complete=True`: at the last sub-role, with at least one word in it"
+    return (ptr >= last) & ~fresh
+
+# %% ../nbs/13a_decoding.ipynb #0000001a
 def verb_constraint(slot_is_verb:torch.Tensor,  # (B, K) bool
                     slot_verb:torch.Tensor,     # (B, K) verb ids
                     verb_words:dict,            # verb id -> word ids of its surface forms
@@ -184,7 +203,7 @@ def verb_constraint(slot_is_verb:torch.Tensor,  # (B, K) bool
         allowed[b, k, list(verb_words[v]) + list(extra_words)] = True
     return allowed
 
-# %% ../nbs/13a_decoding.ipynb #0000001c
+# %% ../nbs/13a_decoding.ipynb #0000001f
 def toy_ordering_task(n_obj:int=4, n_verb:int=2, R:int=2, device='cpu')->dict:
     "Every (agent, verb, patient, order) caption of a toy world, as captioner tensors (see the notebook)"
     from vsr_cic.vsr import ROLE_VOCAB
@@ -219,7 +238,7 @@ def toy_ordering_task(n_obj:int=4, n_verb:int=2, R:int=2, device='cpu')->dict:
                global_feat=gf, n_slots=torch.full((B,), K))
     return {**{k: t.to(device) for k, t in out.items()}, 'itos': itos}
 
-# %% ../nbs/13a_decoding.ipynb #00000022
+# %% ../nbs/13a_decoding.ipynb #00000025
 def scst_loss(word_logp:torch.Tensor, # (B, T) log p of the sampled words
               gate_logp:torch.Tensor, # (B, T) log p of the sampled gates
               mask:torch.Tensor,      # (B, T) bool, up to and including the first <eos>
