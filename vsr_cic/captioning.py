@@ -192,6 +192,7 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
                  oracle_verb:bool=False,     # pin verb slots to the ground-truth surface verb (paper's "oracle verb")
                  max_len:int|None=None,      # default: `cd.max_len`
                  limit:int|None=None,        # decode only the first `limit` captions
+                 complete:bool=True,         # `<eos>` only after the last sub-role has a word (`vsr_cic.decoding`)
                 )->list[dict]:
     "Caption every example of `split` under its ground-truth control; one dict per caption"
     from vsr_cic.baselines import NoVerbCaptioner
@@ -202,7 +203,8 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
     for batch in DataLoader(ds, batch_sampler=[list(range(i, min(i + batch_size, n))) for i in range(0, n, batch_size)], collate_fn=ds.collate):
         b = prepare_batch(batch, device); ctl = controls_of(b, model, cd, constrain)
         if oracle_verb: ctl['allowed_words'] = oracle_verb_words(b, recs, batch['caption_id'], cd, model.vocab_size)
-        dec = greedy_decode(model, max_len=L, **ctl) if beam == 1 else beam_search(model, beam_size=beam, max_len=L, **ctl)
+        dec = (greedy_decode(model, max_len=L, complete=complete, **ctl) if beam == 1 else
+               beam_search(model, beam_size=beam, max_len=L, complete=complete, **ctl))
         words, slots, mask = dec.words.cpu().tolist(), dec.slots.cpu().tolist(), dec.mask.cpu().tolist()
         for i, cid in enumerate(batch['caption_id']):
             rec = recs[cid]; names = slot_names(rec)
