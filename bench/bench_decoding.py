@@ -26,7 +26,9 @@ def setup(threads:int=1, train_steps:int=TRAIN_STEPS, world=None):
     path = Path(world) if world else ensure_world()
     cd = caption_data(path, verb_one_word=True)
     net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=128, emb=128, att=128, verb_shift='one_word')
-    f = CACHE/f'captioner_xe{train_steps}_{path.name}.pt'
+    import json
+    wv = json.loads((path/'meta.json').read_text()).get('world_version')
+    f = CACHE/f'captioner_xe{train_steps}_{path.name}_v{wv}_V{cd.vocab_size}.pt'   # another world or vocabulary: trained again
     if f.exists(): net.load_state_dict(torch.load(f))
     else:
         tr, opt, step = cd.splits['train'], torch.optim.Adam(net.parameters(), 5e-4), xe_step_fn(net, 'cpu')

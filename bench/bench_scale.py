@@ -21,7 +21,8 @@ LOADER_BATCHES, XE_STEPS, QUICK_STEPS = 10, 5, 2
 def world(n_images:int)->tuple[Path, float, bool]:
     "A generated world of n_images (cached), its generation seconds and whether it was made now"
     from vsr_cic.world import generate_world
-    p = CACHE/'worlds'/f'n{n_images}'; f = p/'bench_generation.json'
+    from vsr_cic.scenes import WORLD_VERSION
+    p = CACHE/'worlds'/f'n{n_images}_v{WORLD_VERSION}'; f = p/'bench_generation.json'   # a new world version: generated again
     if f.exists(): return p, json.loads(f.read_text())['seconds'], False
     t0 = time.perf_counter(); generate_world(p, n_images=n_images, seed=0, render=False); dt = time.perf_counter() - t0
     f.write_text(json.dumps({'seconds': dt, 'n_images': n_images, 'time_utc': time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())}))
