@@ -48,6 +48,9 @@ class SlotContext(dict):
     def expand(self, n:int)->SlotContext:
         "Repeat every sample `n` times in place order (b0,b0,…,b1,b1,…) for beams or multiple samples"
         return SlotContext({k: v.repeat_interleave(n, 0) if isinstance(v, torch.Tensor) else v for k, v in self.items()})
+    def select(self, rows:torch.Tensor)->SlotContext:
+        "The samples at `rows` (a long index), e.g. the beams still searching"
+        return SlotContext({k: v[rows] if isinstance(v, torch.Tensor) else v for k, v in self.items()})
 
 def make_context(regions:torch.Tensor,      # (B, K, R, D) region features per slot
                  region_mask:torch.Tensor,  # (B, K, R) bool, True = real region

@@ -11,8 +11,8 @@ import torch
 from .captioner import ControllableCaptioner, SlotContext, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID
 
 # %% auto #0
-__all__ = ['MAX_LEN', 'BEAM_SIZE', 'joint_candidates', 'constrained_step', 'Decoded', 'ends_ok', 'greedy_decode', 'sample_decode',
-           'beam_search', 'verb_constraint', 'toy_ordering_task', 'scst_loss']
+__all__ = ['MAX_LEN', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'constrained_step', 'Decoded', 'ends_ok', 'greedy_decode',
+           'sample_decode', 'beam_search', 'verb_constraint', 'toy_ordering_task', 'scst_loss']
 
 # %% ../nbs/13a_decoding.ipynb #00000005
 MAX_LEN = 20     # longest generated caption, `<eos>` included (official seq_len)
@@ -117,12 +117,15 @@ def sample_decode(model:ControllableCaptioner,
     return _rollout(model, ctx.expand(n) if n > 1 else ctx, max_len, pick, complete)
 
 # %% ../nbs/13a_decoding.ipynb #0000000c
+COMPACT_AT = 0.75   # beam search drops finished images from the batch once at most this share of it is still searching
+
 @torch.no_grad()
 def beam_search(model:ControllableCaptioner,
                 beam_size:int=BEAM_SIZE,   # k (paper: 5)
                 max_len:int=MAX_LEN,
                 length_norm:float=0.,      # α: final ranking by score / length**α
                 complete:bool=True,        # `<eos>` only once the last sub-role has a word
+                compact:bool=True,         # stop computing images whose k beams have all ended (same result, less work)
                 **controls)->Decoded:
     "Joint word × gate beam search, vectorised over batch × beam, with frozen finished beams"
     if beam_size < 1: raise ValueError(f"beam_size must be >= 1, got {beam_size}")
@@ -136,29 +139,53 @@ def beam_search(model:ControllableCaptioner,
     fresh = torch.ones(B * k, dtype=torch.bool, device=dev)                    # the current sub-role has no word yet
     score = torch.full((B, k), float('-inf'), device=dev, dtype=ctx0.global_feat.dtype); score[:, 0] = 0.      # only beam 0 is live at t=0
     last, rows = ctx.n_slots - 1, torch.arange(B, device=dev)[:, None] * k      # (B·k,), (B, 1)
+    # the working set: images still in the batch (all of them until `compact` drops finished ones)
+    img, ar_k = torch.arange(B, device=dev), torch.arange(k, device=dev)
+    ptr_all, score_all = ptr.clone(), score.clone()                              # frozen values of dropped images
+    def full(x, fill, Bw):                                                        # a step's (Bw·k, …) values -> (B·k, …)
+        if Bw == B: return x
+        out = torch.full((B * k, *x.shape[1:]), fill, dtype=x.dtype, device=dev) if not isinstance(fill, torch.Tensor) else fill.clone()
+        out[(img[:, None] * k + ar_k).view(-1)] = x; return out
     steps, traces, bps = [], [], []
     for _ in range(max_len):
-        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None)  # (B·k, V), (B·k, 2)
+        Bw = img.shape[0]
+        if compact and Bw > 1:
+            live = ~done.view(Bw, k).all(1)                                       # (Bw,) images with a beam still searching
+            n_live = int(live.sum())
+            if 0 < n_live <= COMPACT_AT * Bw:
+                gone = (~live).nonzero()[:, 0]
+                ptr_all.view(B, k)[img[gone]] = ptr.view(Bw, k)[gone]; score_all[img[gone]] = score[gone]
+                keep = live.nonzero()[:, 0]; sel = (keep[:, None] * k + ar_k).view(-1)
+                ctx, state = ctx.select(sel), tuple(s_[sel] for s_ in state)
+                ptr, prev, done, fresh, last, score = ptr[sel], prev[sel], done[sel], fresh[sel], last[sel], score[keep]
+                img, Bw = img[keep], n_live
+                rows = torch.arange(Bw, device=dev)[:, None] * k
+        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None)  # (Bw·k, V), (Bw·k, 2)
         V = wl.shape[1]
-        cand = joint_candidates(wl, gl, model.eos_id)                             # (B·k, V, 2)
+        cand = joint_candidates(wl, gl, model.eos_id)                             # (Bw·k, V, 2)
         frozen = torch.full_like(cand, float('-inf')); frozen[:, model.pad_id, STAY] = 0.
         cand = torch.where(done[:, None, None], frozen, cand)
-        total = (score[:, :, None] + cand.view(B, k, V * 2)).view(B, k * V * 2)  # (B, k·V·2)
-        score, idx = total.topk(k, 1)                                             # (B, k)
-        beam_ix, w, g = idx // (V * 2), (idx % (V * 2)) // 2, idx % 2             # (B, k) each
-        src = (rows + beam_ix).view(-1)                                           # (B·k,) parent rows
+        total = (score[:, :, None] + cand.view(Bw, k, V * 2)).view(Bw, k * V * 2)  # (Bw, k·V·2)
+        score, idx = total.topk(k, 1)                                             # (Bw, k)
+        beam_ix, w, g = idx // (V * 2), (idx % (V * 2)) // 2, idx % 2             # (Bw, k) each
+        src = (rows + beam_ix).view(-1)                                           # (Bw·k,) parent rows
         w, g = w.view(-1), g.view(-1)
         wlp = wl[src].gather(1, w[:, None])[:, 0]; glp = gl[src].gather(1, g[:, None])[:, 0]
         was_done = done[src]
         glp = torch.where((w == model.eos_id) | was_done, torch.zeros_like(glp), glp)
         wlp = torch.where(was_done, torch.zeros_like(wlp), wlp)
         state, ptr, fresh = tuple(s[src] for s in state), ptr[src], fresh[src]
-        steps.append(dict(words=w, slots=ptr, gates=g, word_logp=wlp, gate_logp=glp, mask=~was_done, running=score.reshape(-1)))
-        traces.append({k_: v[src].masked_fill(was_done.view(-1, *[1] * (v.dim() - 1)), 0.) for k_, v in tr.items()})
-        bps.append(beam_ix)
+        steps.append(dict(words=full(w, model.pad_id, Bw), slots=full(ptr, ptr_all, Bw), gates=full(g, STAY, Bw),
+                          word_logp=full(wlp, 0., Bw), gate_logp=full(glp, 0., Bw), mask=full(~was_done, False, Bw),
+                          running=full(score.reshape(-1), score_all.view(-1), Bw)))
+        traces.append({k_: full(v[src].masked_fill(was_done.view(-1, *[1] * (v.dim() - 1)), 0.), 0., Bw) for k_, v in tr.items()})
+        if Bw == B: bps.append(beam_ix)
+        else: b_ = ar_k.expand(B, k).clone(); b_[img] = beam_ix; bps.append(b_)
         nxt = torch.minimum(ptr + g, last[src]); fresh = nxt != ptr; ptr = nxt; prev = w
         done = was_done | (w == model.eos_id)
         if done.all(): break
+    if img.shape[0] < B: score_all[img] = score; score = score_all                # (B, k) again
+    rows = torch.arange(B, device=dev)[:, None] * k
     # back-track: final beam j at step t came from bps[t][j]
     L = len(steps)
     cur = torch.arange(k, device=dev)[None].expand(B, k)                          # (B, k) beam index at the last step
@@ -179,7 +206,7 @@ def beam_search(model:ControllableCaptioner,
     return Decoded(**best, score=ranked[:, 0], trace={key: v[:, 0] for key, v in trs.items()},
                    beams=seq['words'], beam_scores=ranked, score_history=seq['running'])
 
-# %% ../nbs/13a_decoding.ipynb #00000015
+# %% ../nbs/13a_decoding.ipynb #00000017
 def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
             fresh:torch.Tensor, # (N,) bool: no word said in it yet
             last:torch.Tensor,  # (N,) index of the last sub-role (n_slots - 1)
@@ -187,7 +214,7 @@ def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
     "Rows that may emit `<eos>` under `complete=True`: at the last sub-role, with at least one word in it"
     return (ptr >= last) & ~fresh
 
-# %% ../nbs/13a_decoding.ipynb #0000001a
+# %% ../nbs/13a_decoding.ipynb #0000001c
 def verb_constraint(slot_is_verb:torch.Tensor,  # (B, K) bool
                     slot_verb:torch.Tensor,     # (B, K) verb ids
                     verb_words:dict,            # verb id -> word ids of its surface forms
@@ -203,7 +230,7 @@ def verb_constraint(slot_is_verb:torch.Tensor,  # (B, K) bool
         allowed[b, k, list(verb_words[v]) + list(extra_words)] = True
     return allowed
 
-# %% ../nbs/13a_decoding.ipynb #0000001f
+# %% ../nbs/13a_decoding.ipynb #00000021
 def toy_ordering_task(n_obj:int=4, n_verb:int=2, R:int=2, device='cpu')->dict:
     "Every (agent, verb, patient, order) caption of a toy world, as captioner tensors (see the notebook)"
     from vsr_cic.vsr import ROLE_VOCAB
@@ -238,7 +265,7 @@ def toy_ordering_task(n_obj:int=4, n_verb:int=2, R:int=2, device='cpu')->dict:
                global_feat=gf, n_slots=torch.full((B,), K))
     return {**{k: t.to(device) for k, t in out.items()}, 'itos': itos}
 
-# %% ../nbs/13a_decoding.ipynb #00000025
+# %% ../nbs/13a_decoding.ipynb #00000027
 def scst_loss(word_logp:torch.Tensor, # (B, T) log p of the sampled words
               gate_logp:torch.Tensor, # (B, T) log p of the sampled gates
               mask:torch.Tensor,      # (B, T) bool, up to and including the first <eos>
