@@ -27,15 +27,15 @@ def setup(world=None, device='cpu', threads:int=1):
     net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=128, emb=128, att=128, verb_shift='one_word').to(device)
     return cd, net, t_load
 
-def _batches(ds, n, seed=0):
+def _batches(ds, n, seed=0, batch:int=BATCH):
     import torch
     g = torch.Generator().manual_seed(seed)
-    for _ in range(n): yield ds.collate([ds[i] for i in torch.randint(len(ds), (BATCH,), generator=g).tolist()])
+    for _ in range(n): yield ds.collate([ds[i] for i in torch.randint(len(ds), (batch,), generator=g).tolist()])
 
-def time_steps(step, opt, ds, n, warmup=WARMUP, sync=lambda: None, amp=None, device='cpu')->float:
+def time_steps(step, opt, ds, n, warmup=WARMUP, sync=lambda: None, amp=None, device='cpu', batch:int=BATCH)->float:
     "Seconds per step (collate included), after `warmup` untimed steps"
     from vsr_cic.train import autocast_for
-    for i, b in enumerate(_batches(ds, n + warmup)):
+    for i, b in enumerate(_batches(ds, n + warmup, batch=batch)):
         if i == warmup: sync(); t0 = time.perf_counter()
         with autocast_for(amp, torch_device_type(device)): loss = step(b)['loss']
         opt.zero_grad(); loss.backward(); opt.step()
@@ -50,26 +50,25 @@ def gpu_peak_mb(device)->float|None:
 def run(quick:bool=False, world=None, device='cpu', amp:str|None=None, batch:int|None=None)->dict:
     import torch
     from vsr_cic.captioning import xe_step_fn, scst_step_fn, CiderReward
-    global BATCH
-    if batch: BATCH = batch
+    batch = batch or BATCH
     cd, net, t_load = setup(world, device)
     cuda = torch_device_type(device) == 'cuda'
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     tr = cd.splits['train']; rss0 = peak_rss_mb()
     opt = torch.optim.Adam(net.parameters(), 5e-4); net.train()
     if cuda: torch.cuda.reset_peak_memory_stats()
-    kw = dict(sync=sync, amp=amp, device=device)
+    kw = dict(sync=sync, amp=amp, device=device, batch=batch)
     t_xe = time_steps(xe_step_fn(net, device), opt, tr, QUICK_STEPS if quick else XE_STEPS, **kw); rss_xe, gpu_xe = peak_rss_mb(), gpu_peak_mb(device)
     t0 = time.perf_counter(); reward = CiderReward(tr, net.eos_id); t_df = time.perf_counter() - t0
     opt = torch.optim.Adam(net.parameters(), 5e-5)
     if cuda: torch.cuda.reset_peak_memory_stats()
     t_rl = time_steps(scst_step_fn(net, reward, device, cd.max_len, n=1, cd=cd, constrain=True), opt, tr,
                       QUICK_STEPS if quick else SCST_STEPS, **kw); rss_rl, gpu_rl = peak_rss_mb(), gpu_peak_mb(device)
-    rows = [dict(stage='XE', device=str(device), amp=amp, batch=BATCH, steps=QUICK_STEPS if quick else XE_STEPS, s_per_step=t_xe, captions_per_s=BATCH / t_xe,
-                 epoch_s=len(tr) / BATCH * t_xe, peak_rss_mb=rss_xe, peak_gpu_mb=gpu_xe),
-            dict(stage='SCST', device=str(device), amp=amp, batch=BATCH, steps=QUICK_STEPS if quick else SCST_STEPS, s_per_step=t_rl, captions_per_s=BATCH / t_rl,
-                 epoch_s=len(tr) / BATCH * t_rl, peak_rss_mb=rss_rl, peak_gpu_mb=gpu_rl)]
-    return {'rows': rows, 'xe_captions_per_s': BATCH / t_xe, 'scst_captions_per_s': BATCH / t_rl, 'train_peak_rss_mb': rss_rl,
+    rows = [dict(stage='XE', device=str(device), amp=amp, batch=batch, steps=QUICK_STEPS if quick else XE_STEPS, s_per_step=t_xe, captions_per_s=batch / t_xe,
+                 epoch_s=len(tr) / batch * t_xe, peak_rss_mb=rss_xe, peak_gpu_mb=gpu_xe),
+            dict(stage='SCST', device=str(device), amp=amp, batch=batch, steps=QUICK_STEPS if quick else SCST_STEPS, s_per_step=t_rl, captions_per_s=batch / t_rl,
+                 epoch_s=len(tr) / batch * t_rl, peak_rss_mb=rss_rl, peak_gpu_mb=gpu_rl)]
+    return {'rows': rows, 'xe_captions_per_s': batch / t_xe, 'scst_captions_per_s': batch / t_rl, 'train_peak_rss_mb': rss_rl,
             'train_rss_before_mb': rss0, 'train_data_load_s': t_load, 'reward_df_build_s': t_df, 'train_captions': len(tr),
             'gpu': 'measured' if cuda else ('CUDA available but not measured' if torch.cuda.is_available() else 'not lent in this session (no CUDA)')}
 
@@ -79,7 +78,7 @@ if __name__ == '__main__':
     ap.add_argument('--batch', type=int, default=None); ap.add_argument('--json', default=None, help='also write the result here')
     a = ap.parse_args()
     r = run(a.quick, a.world, a.device, a.amp, a.batch)
-    print(table(f'Training throughput on {a.device} (batch {BATCH}, hidden 128, amp {a.amp})', r['rows'])); print('GPU:', r['gpu'])
+    print(table(f"Training throughput on {a.device} (batch {r['rows'][0]['batch']}, hidden 128, amp {a.amp})", r['rows'])); print('GPU:', r['gpu'])
     if a.json:
         from common import dump, machine
         dump({**r, 'machine': machine()}, a.json)

@@ -61,8 +61,11 @@ def _finish(steps:list[dict], model)->dict:
     return {k: torch.stack([s[k] for s in steps], 1) for k in steps[0]}
 
 # %% ../nbs/13a_decoding.ipynb #0000000a
-def ends_ok(ptr:torch.Tensor, fresh:torch.Tensor, last:torch.Tensor)->torch.Tensor:
-    "Rows that may emit `<eos>`: at the last sub-role, with at least one word in it (`complete=True`)"
+def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
+            fresh:torch.Tensor, # (N,) bool: no word said in it yet
+            last:torch.Tensor,  # (N,) index of the last sub-role (n_slots - 1)
+           )->torch.Tensor:     # (N,) bool
+    "Rows that may emit `<eos>` under `complete=True`: at the last sub-role, with at least one word in it (see below)"
     return (ptr >= last) & ~fresh
 
 def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True)->Decoded:
@@ -206,15 +209,7 @@ def beam_search(model:ControllableCaptioner,
     return Decoded(**best, score=ranked[:, 0], trace={key: v[:, 0] for key, v in trs.items()},
                    beams=seq['words'], beam_scores=ranked, score_history=seq['running'])
 
-# %% ../nbs/13a_decoding.ipynb #00000017
-def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
-            fresh:torch.Tensor, # (N,) bool: no word said in it yet
-            last:torch.Tensor,  # (N,) index of the last sub-role (n_slots - 1)
-           )->torch.Tensor:     # (N,) bool
-    "Rows that may emit `<eos>` under `complete=True`: at the last sub-role, with at least one word in it"
-    return (ptr >= last) & ~fresh
-
-# %% ../nbs/13a_decoding.ipynb #0000001c
+# %% ../nbs/13a_decoding.ipynb #0000001b
 def verb_constraint(slot_is_verb:torch.Tensor,  # (B, K) bool
                     slot_verb:torch.Tensor,     # (B, K) verb ids
                     verb_words:dict,            # verb id -> word ids of its surface forms
@@ -230,7 +225,7 @@ def verb_constraint(slot_is_verb:torch.Tensor,  # (B, K) bool
         allowed[b, k, list(verb_words[v]) + list(extra_words)] = True
     return allowed
 
-# %% ../nbs/13a_decoding.ipynb #00000021
+# %% ../nbs/13a_decoding.ipynb #00000020
 def toy_ordering_task(n_obj:int=4, n_verb:int=2, R:int=2, device='cpu')->dict:
     "Every (agent, verb, patient, order) caption of a toy world, as captioner tensors (see the notebook)"
     from vsr_cic.vsr import ROLE_VOCAB
@@ -265,7 +260,7 @@ def toy_ordering_task(n_obj:int=4, n_verb:int=2, R:int=2, device='cpu')->dict:
                global_feat=gf, n_slots=torch.full((B,), K))
     return {**{k: t.to(device) for k, t in out.items()}, 'itos': itos}
 
-# %% ../nbs/13a_decoding.ipynb #00000027
+# %% ../nbs/13a_decoding.ipynb #00000026
 def scst_loss(word_logp:torch.Tensor, # (B, T) log p of the sampled words
               gate_logp:torch.Tensor, # (B, T) log p of the sampled gates
               mask:torch.Tensor,      # (B, T) bool, up to and including the first <eos>

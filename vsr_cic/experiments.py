@@ -223,9 +223,8 @@ def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), b
         pipes[name] = p
     if 'Ours' not in pipes: raise FileNotFoundError(f"evaluate_diversity: no 'ours' captioner model.pt in {ckpt_dirs}")
     data = pipes['Ours'].data
-    recs = [c for c in data.captions if data.images[c['image_id']]['split'] == 'test' and len(c['frames']) == 1
-            and all(s['set'] is not None for s in c['slots'] if not any(l[1] == VERB for l in s['labels']))]
-    recs = recs[:limit] if limit else recs
+    from vsr_cic.vsr_suggest import diversity_captions
+    recs = diversity_captions(data, 'test', limit)
     java = java_available(); tok = tokenizer or ('ptb' if java else 'simple')
     mets = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
     refs = {c['caption_id']: c['caption'] for c in recs}

@@ -221,7 +221,7 @@ def evaluate_suggestions(data, verb_model, stats:VerbStats, split:str='test', k:
 SUGGESTED = 'Ours (suggested VSRs)'   # the method name of setting 2's rows in Table 2
 
 def diversity_captions(data, split:str='test', limit:int|None=None)->list[dict]:
-    "Table 2's captions: one-verb captions of `split` whose sub-roles are all grounded (`evaluate_diversity`'s rule)"
+    "Table 2's captions: one-verb captions of `split` whose sub-roles are all grounded (`evaluate_diversity` uses it too)"
     from vsr_cic.vsr import VERB
     recs = [c for c in data.captions if data.images[c['image_id']]['split'] == split and len(c['frames']) == 1
             and all(s['set'] is not None for s in c['slots'] if not any(l[1] == VERB for l in s['labels']))]
