@@ -12,8 +12,9 @@ from typing import Iterable, Mapping, Sequence
 from .core import MAX_SUBROLES, MAX_PER_ROLE
 
 # %% auto #0
-__all__ = ['ROLES', 'VERB', 'ROLE_MEANINGS', 'PAD', 'UNK', 'ROLE_VOCAB', 'VSRError', 'normalize_role', 'subrole_names',
-           'parse_subrole', 'VSR', 'parse_vsrs', 'Vocab', 'verb_vocab', 'encode_vsr']
+__all__ = ['ROLES', 'VERB', 'ROLE_MEANINGS', 'SHOW_CHARS', 'PAD', 'UNK', 'ROLE_VOCAB', 'UNKNOWN_VERBS', 'VSRError',
+           'normalize_role', 'subrole_names', 'parse_subrole', 'VSR', 'parse_vsrs', 'Vocab', 'verb_vocab', 'encode_vsr',
+           'as_vsrs', 'check_known']
 
 # %% ../nbs/01_vsr.ipynb #00000006
 ROLES = ('ARG0', 'ARG1', 'ARG2', 'ARG3', 'ARG4', 'ARG5',
@@ -33,26 +34,38 @@ class VSRError(ValueError):
     "Invalid control signal: the message names the offending part"
 
 _ROLE_ALIASES = {'PRR': 'LVB', 'REL': VERB, 'VERB': VERB, 'PRED': VERB}
-_NUM_ARG = re.compile(r'^(?:ARG|A)([0-5])(?:-[A-Z]+)?$')
+_NUM_ARG = re.compile(r'^(?:ARG|A)([0-5])(-[A-Z]+)?$')
+SHOW_CHARS = 60   # how much of a long bad input an error message quotes
+
+def _short(x)->str:
+    "`repr(x)`, cut to `SHOW_CHARS` characters so that a megabyte of bad input gives a one-line message"
+    r = repr(x) if not isinstance(x, int) or abs(x) < 10**SHOW_CHARS else f'<an integer of about {int(x.bit_length() * 0.30103)} digits>'
+    return r if len(r) <= SHOW_CHARS else f'{r[:SHOW_CHARS]}… ({len(r):,} characters)'
+
+def _close(s:str, options, n:int=3)->list:
+    "`difflib` suggestions, skipped for long strings (they cannot be a typo, and difflib is quadratic)"
+    return difflib.get_close_matches(s, options, n=n) if len(s) <= 2 * SHOW_CHARS else []
 
 def normalize_role(label:str,        # any common spelling: A0, ARG0, Arg0, ARGM-LOC, AM-LOC, LOC, C-ARG1, B-ARG0, V
                    strict:bool=True, # raise on an unknown label (else return None)
+                   tags:bool=True,   # accept a PropBank function tag after a numbered argument (ARG1-DSP -> ARG1)
                   )->str|None:       # canonical role from `ROLES`, or `'V'` for the verb
     "Canonical spelling of a semantic-role label"
-    if not isinstance(label, str): raise VSRError(f"semantic role must be a string, got {label!r}")
+    if not isinstance(label, str): raise VSRError(f"semantic role must be a string, got {_short(label)}")
     s = label.strip().upper().replace('_', '-')
     s = re.sub(r'^[BI]-', '', s)        # BIO tag prefix
     s = re.sub(r'^[CR]-', '', s)        # continuation / reference argument -> base role
     if s in (VERB,) or s in _ROLE_ALIASES and _ROLE_ALIASES[s] == VERB: return VERB
     m = _NUM_ARG.match(s)
-    if m: return f'ARG{m.group(1)}'
-    s = re.sub(r'^(?:ARGM|AM|M)-', '', s)
-    s = _ROLE_ALIASES.get(s, s)
-    if s in ROLES: return s
+    if m and (tags or not m.group(2)): return f'ARG{m.group(1)}'
+    if not m:
+        s = re.sub(r'^(?:ARGM|AM|M)-', '', s)
+        s = _ROLE_ALIASES.get(s, s)
+        if s in ROLES and not s.startswith('ARG'): return s        # ARGM-ARG0 is no role: a modifier is never numbered
     if not strict: return None
-    close = difflib.get_close_matches(s, ROLES, n=3)
-    raise VSRError(f"unknown semantic role {label!r}" + (f" (did you mean {', '.join(close)}?)" if close else '') +
-                   f"; known roles: {', '.join(ROLES)}")
+    close = _close(s, ROLES)
+    raise VSRError(f"unknown semantic role {_short(label)}" + (f" (did you mean {', '.join(close)}?)" if close else '') +
+                   (" (function tags such as -DSP are not part of a VSR role)" if m else '') + f"; known roles: {', '.join(ROLES)}")
 
 # %% ../nbs/01_vsr.ipynb #0000000c
 def subrole_names(role:str, count:int)->list[str]:
@@ -67,18 +80,30 @@ def parse_subrole(sub:str)->tuple[str, int]:
 
 # %% ../nbs/01_vsr.ipynb #0000000f
 _VERB_RE = re.compile(r"^[a-z][a-z0-9'_\-]*$")
-_COUNT_SEP = re.compile(r'\s*[*×]\s*|\s+x\s*(?=-?\d+$)')
+_COUNT_RE = re.compile(r'-?[0-9]{1,9}')   # an ASCII integer: no '²', no '--1', no 5,000 digits (VSR counts are <= 10)
+_DIGITS = '0123456789'
 
 def _coerce_roles(roles)->list[tuple[str, object]]:
     if roles is None: return []
-    if isinstance(roles, str): raise VSRError(f"roles must be a list or mapping, not the string {roles!r}; use VSR.parse for text")
+    if isinstance(roles, str): raise VSRError(f"roles must be a list or mapping, not the string {_short(roles)}; use VSR.parse for text")
     if isinstance(roles, Mapping): return list(roles.items())
     out = []
     for r in roles:
         if isinstance(r, str): out.append((r, 1))
         elif isinstance(r, Sequence) and len(r) == 2: out.append((r[0], r[1]))
-        else: raise VSRError(f"cannot read role entry {r!r}: give a role name or a (role, count) pair")
+        else: raise VSRError(f"cannot read role entry {_short(r)}: give a role name or a (role, count) pair")
     return out
+
+def _count(role:str, count)->int:
+    "A role's count as an int; `VSRError` for a bool, a fraction, NaN, infinity or text that is not an integer"
+    if isinstance(count, int) and not isinstance(count, bool): return count
+    ok = False
+    if not isinstance(count, (bool, str, bytes)):
+        try: ok = float(count) == int(count)
+        except (TypeError, ValueError, OverflowError): ok = False
+    elif isinstance(count, str): ok = bool(_COUNT_RE.fullmatch(count.strip()))
+    if not ok: raise VSRError(f"count of role {role!r} must be an integer, got {_short(count)}")
+    return int(count)
 
 # %% ../nbs/01_vsr.ipynb #00000010
 @dataclass(frozen=True)
@@ -91,20 +116,18 @@ class VSR:
 
     def __post_init__(self):
         verb = self.verb.strip().lower() if isinstance(self.verb, str) else self.verb
-        if not isinstance(verb, str) or not verb: raise VSRError(f"empty verb in VSR (got {self.verb!r}): give a verb lemma such as 'ride'")
-        if not _VERB_RE.match(verb): raise VSRError(f"verb {self.verb!r} is not a lemma: use letters (with - _ ' inside), e.g. 'ride' or 'pick_up'")
+        if not isinstance(verb, str) or not verb: raise VSRError(f"empty verb in VSR (got {_short(self.verb)}): give a verb lemma such as 'ride'")
+        if not _VERB_RE.match(verb): raise VSRError(f"verb {_short(self.verb)} is not a lemma: use letters (with - _ ' inside), e.g. 'ride' or 'pick_up'")
+        if normalize_role(verb, strict=False) is not None:
+            raise VSRError(f"{_short(self.verb)} is a semantic role, not a verb: write 'verb: {self.verb.strip()}, …', e.g. 'ride: ARG0, ARG1'")
         seen, roles = {}, []
         for raw, count in _coerce_roles(self.roles):
-            role = normalize_role(raw)
-            if role == VERB: raise VSRError(f"role {raw!r} is the verb itself: it is always a sub-role of the VSR, do not list it")
+            role = normalize_role(raw, tags=False)
+            if role == VERB: raise VSRError(f"role {_short(raw)} is the verb itself: it is always a sub-role of the VSR, do not list it")
             if role in seen: raise VSRError(f"duplicate role {role!r} in VSR for {verb!r}" + (f" (given as {seen[role]!r} and {raw!r})" if seen[role] != raw else ''))
-            if isinstance(count, bool) or not isinstance(count, int):
-                try: ok = float(count) == int(count)
-                except (TypeError, ValueError): ok = False
-                if not ok: raise VSRError(f"count of role {role!r} must be an integer, got {count!r}")
-                count = int(count)
-            if count < 1: raise VSRError(f"count of role {role!r} is {count}: it must be at least 1 (leave the role out instead)")
-            if count > self.max_per_role: raise VSRError(f"count of role {role!r} is {count}: at most {self.max_per_role} entities per role")
+            count = _count(role, count)
+            if count < 1: raise VSRError(f"count of role {role!r} is {_short(count)}: it must be at least 1 (leave the role out instead)")
+            if count > self.max_per_role: raise VSRError(f"count of role {role!r} is {_short(count)}: at most {self.max_per_role} entities per role")
             seen[role] = raw; roles.append((role, count))
         n = 1 + sum(c for _, c in roles)
         if n > self.max_subroles:
@@ -142,19 +165,33 @@ def _from_structure(cls, verb:str, structure:Sequence[str], **kw)->VSR:
 VSR.from_structure = _from_structure
 
 # %% ../nbs/01_vsr.ipynb #00000019
+def _split_count(part:str, text:str)->tuple[str, int]:
+    "(role, count) of one comma-separated part: `LOC`, `LOC*2`, `LOC × 2`, `LOC x2`; one pass, no backtracking"
+    star = min((i for i in (part.find('*'), part.find('×')) if i >= 0), default=-1)
+    if star >= 0: name, cnt = part[:star].strip(), part[star + 1:].strip()
+    else:                                       # `LOC x2`: whitespace, 'x', optional whitespace, an integer at the end
+        body = part.rstrip(_DIGITS); digits = part[len(body):]
+        neg = body.endswith('-'); body = body[:-1] if neg else body
+        head = body.rstrip()
+        if not digits or not head.endswith('x') or head[:-1] == head[:-1].rstrip(): return part, 1
+        name, cnt = head[:-1].strip(), ('-' if neg else '') + digits
+    if not name: raise VSRError(f"missing role name in {_short(part)} of VSR {_short(text)}")
+    if not _COUNT_RE.fullmatch(cnt):
+        why = ('too many digits (a role holds at most 10 entities)' if cnt.isascii() and cnt.lstrip('-').isdigit() and len(cnt) > 9
+               else 'not an integer; write ROLE or ROLE*count, e.g. LOC*2')
+        raise VSRError(f"cannot read role {_short(part)} in VSR {_short(text)}: the count {_short(cnt)} is {why}")
+    return name, int(cnt)
+
 def _parse(cls, text:str, **kw)->VSR:
-    "Parse `'ride: ARG0, ARG1, LOC*2'` into a `VSR`"
-    if not isinstance(text, str): raise VSRError(f"VSR text must be a string, got {text!r}")
+    "Parse `'ride: ARG0, ARG1, LOC*2'` into a `VSR` (linear in the length of `text`)"
+    if isinstance(text, Mapping): raise VSRError(f"VSR.parse takes text; for the dict {_short(text)} use VSR.from_dict")
+    if not isinstance(text, str): raise VSRError(f"VSR text must be a string, got {_short(text)}")
     verb, sep, rest = text.partition(':')
-    if not sep and ',' in text: raise VSRError(f"cannot parse VSR {text!r}: expected 'verb: role, role*count', e.g. 'ride: ARG0, ARG1, LOC*2'")
+    if not sep and ',' in text: raise VSRError(f"cannot parse VSR {_short(text)}: expected 'verb: role, role*count', e.g. 'ride: ARG0, ARG1, LOC*2'")
     roles = []
     for part in (p.strip() for p in rest.split(',')) if rest.strip() else []:
-        if not part: raise VSRError(f"empty role in VSR {text!r} (two commas in a row?)")
-        bits = _COUNT_SEP.split(part)
-        if len(bits) == 1: roles.append((bits[0], 1))
-        elif len(bits) == 2 and bits[1].lstrip('-').isdigit(): roles.append((bits[0], int(bits[1])))
-        else: raise VSRError(f"cannot read role {part!r} in VSR {text!r}: write ROLE or ROLE*count, e.g. LOC*2")
-        if not roles[-1][0]: raise VSRError(f"missing role name in {part!r} of VSR {text!r}")
+        if not part: raise VSRError(f"empty role in VSR {_short(text)} (two commas in a row?)")
+        roles.append(_split_count(part, text))
     return cls(verb, roles, **kw)
 VSR.parse = classmethod(_parse)
 
@@ -165,8 +202,9 @@ VSR.__repr__ = lambda self: f"VSR({str(self)!r})"
 
 def parse_vsrs(text:str, **kw)->list[VSR]:
     "Parse one or more VSRs separated by `;`: `'ride: ARG0, ARG1; hold: ARG0, ARG1'`"
+    if not isinstance(text, str): raise VSRError(f"VSR text must be a string such as 'ride: ARG0, ARG1', got {_short(text)}")
     parts = [p for p in text.split(';') if p.strip()]
-    if not parts: raise VSRError(f"no VSR in {text!r}")
+    if not parts: raise VSRError(f"no VSR in {_short(text)}")
     return [VSR.parse(p, **kw) for p in parts]
 
 # %% ../nbs/01_vsr.ipynb #0000001d
@@ -176,9 +214,9 @@ VSR.to_json = lambda self: json.dumps(self.to_dict())
 @classmethod
 def _from_dict(cls, d:Mapping, **kw)->VSR:
     "Inverse of `VSR.to_dict`"
-    if not isinstance(d, Mapping) or 'verb' not in d: raise VSRError(f"a VSR dict needs a 'verb' key, got {d!r}")
+    if not isinstance(d, Mapping) or 'verb' not in d: raise VSRError(f"a VSR dict needs a 'verb' key, got {_short(d)}")
     extra = set(d) - {'verb', 'roles'}
-    if extra: raise VSRError(f"unexpected key(s) {sorted(extra)} in VSR dict {d!r}")
+    if extra: raise VSRError(f"unexpected key(s) {_short(sorted(map(str, extra)))} in VSR dict {_short(d)}: a VSR dict has 'verb' and 'roles'")
     return cls(d['verb'], d.get('roles') or [], **kw)
 VSR.from_dict = _from_dict
 VSR.from_json = classmethod(lambda cls, s, **kw: cls.from_dict(json.loads(s), **kw))
@@ -247,3 +285,38 @@ def encode_vsr(vsr:VSR, verbs:Vocab)->dict:
     parsed = [parse_subrole(s) for s in subs]
     return {'verb': verbs[vsr.verb], 'subroles': subs,
             'role_ids': [ROLE_VOCAB[r] for r, _ in parsed], 'sub_idx': [i for _, i in parsed]}
+
+# %% ../nbs/01_vsr.ipynb #09a74fc2
+def as_vsrs(vsrs, **kw)->list[VSR]:
+    "VSRs from a `VSR`, text ('ride: ARG0, ARG1; hold: ARG0'), a dict `{'verb': .., 'roles': [..]}` or a list of these"
+    if isinstance(vsrs, (VSR, str, Mapping)): vsrs = [vsrs]
+    elif not isinstance(vsrs, (list, tuple)):
+        raise VSRError(f"VSRs must be a VSR, text such as 'ride: ARG0, ARG1', a dict or a list of these, got {_short(vsrs)}")
+    out = []
+    for v in vsrs:
+        if isinstance(v, VSR): out.append(v)
+        elif isinstance(v, str): out += parse_vsrs(v, **kw) if v.strip() else []
+        elif isinstance(v, Mapping): out.append(VSR.from_dict(v, **kw))
+        else: raise VSRError(f"cannot read {_short(v)} as a VSR: give a VSR, text such as 'ride: ARG0, ARG1' or a dict")
+    if not out: raise VSRError(f"no VSR given (got {_short(vsrs)})")
+    return out
+
+UNKNOWN_VERBS = ('error', 'unk')
+
+def check_known(vsrs:Sequence[VSR],      # parsed VSRs
+                vocabs:Mapping,          # component name -> its verb `Vocab` (e.g. {'GSRL': .., 'captioner': ..})
+                unknown:str='error',     # 'error': raise; 'unk': encode unknown verbs as <unk> and return a note
+               )->list[str]:             # notes about unknown verbs (only with unknown='unk')
+    "Raise `VSRError` for a verb that a component does not know, naming the verb, the component and close known verbs"
+    if unknown not in UNKNOWN_VERBS: raise ValueError(f"unknown must be one of {UNKNOWN_VERBS}, got {unknown!r}")
+    notes = []
+    for v in vsrs:
+        for name, voc in vocabs.items():
+            if voc is None or v.verb in voc: continue
+            known = [t for t in voc.itos if t not in voc.specials]
+            close = _close(v.verb, known)
+            msg = (f"verb {v.verb!r} (VSR '{v}') is unknown to the {name}, which knows {len(known)} verbs"
+                   + (f"; did you mean {', '.join(close)}?" if close else f", e.g. {', '.join(known[:8])}"))
+            if unknown == 'error': raise VSRError(msg + "; pass unknown_verbs='unk' to caption it as <unk> anyway")
+            notes.append(msg + ': encoded as <unk>, so the caption does not follow this verb')
+    return notes
