@@ -14,9 +14,9 @@ from .core import MAX_REGIONS_PER_SET
 from .vsr import VSR, VERB, ROLES, normalize_role, subrole_names
 
 # %% auto #0
-__all__ = ['META_KEYS', 'GROUPINGS', 'SPLITS', 'BACKGROUND', 'FORMAT_VERSION', 'FEATURE_FILE', 'BOX_TOL', 'DataError',
-           'validate_caption', 'frame_structure', 'caption_vsrs', 'build_slots', 'group_proposals', 'check_boxes',
-           'write_dataset', 'Dataset', 'load_dataset']
+__all__ = ['META_KEYS', 'GROUPINGS', 'SPLITS', 'BACKGROUND', 'FORMAT_VERSION', 'FEATURE_FILE', 'BOX_TOL', 'MAX_ABS_FEATURE',
+           'DataError', 'validate_caption', 'frame_structure', 'caption_vsrs', 'build_slots', 'group_proposals',
+           'check_boxes', 'check_feature_arrays', 'write_dataset', 'Dataset', 'load_dataset']
 
 # %% ../nbs/02_data.ipynb #00000008
 class DataError(ValueError):
@@ -29,6 +29,7 @@ BACKGROUND = '__background__'
 FORMAT_VERSION = 1
 FEATURE_FILE = 'features.hdf5'
 BOX_TOL = 1.0  # pixels a box may stick out of the image (detector rounding)
+MAX_ABS_FEATURE = 1e6  # larger region features are damage, not signal (CNN activations are O(1)-O(100)); 1e30 overflows float32 sums
 
 def _fail(where, field, msg): raise DataError(f"{where}: field {field}: {msg}")
 
@@ -179,13 +180,37 @@ def _check_image(rec, where='images.jsonl', text_only:bool=False):
         _fail(w, 'sets', f"must be a list of non-empty lists of proposal indices, got {str(rec['sets'])[:100]}")
 
 def check_boxes(image:Mapping, boxes:np.ndarray, where:str=FEATURE_FILE, tol:float=BOX_TOL):
-    "Raise `DataError` naming the image and box if a box is not x1<=x2, y1<=y2 inside the image"
+    "Raise `DataError` naming the image and box if a box is not finite, x1<=x2, y1<=y2 inside the image"
     b = np.asarray(boxes)
+    if b.ndim != 2 or b.shape[1] != 4: raise DataError(f"{where}: image {image['image_id']!r}: boxes have shape {b.shape}, expected (N, 4) x1 y1 x2 y2")
+    nf = ~np.isfinite(b).all(1)
+    if nf.any():
+        i = int(np.flatnonzero(nf)[0])
+        raise DataError(f"{where}: image {image['image_id']!r}: box {i} = {b[i].tolist()} holds NaN or inf ({int(nf.sum())} such boxes)")
     W, H = image['width'], image['height']
+    if W is None or H is None: return                   # text-only records have no size
     bad = ((b[:, 0] < -tol) | (b[:, 1] < -tol) | (b[:, 2] > W + tol) | (b[:, 3] > H + tol) | (b[:, 2] < b[:, 0]) | (b[:, 3] < b[:, 1]))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataError(f"{where}: image {image['image_id']!r}: box {i} = {b[i].round(1).tolist()} (x1 y1 x2 y2) is outside the {W}x{H} image")
+
+def check_feature_arrays(image:Mapping,      # image record (id, width, height)
+                         feats:np.ndarray,    # (N, D)
+                         boxes:np.ndarray,    # (N, 4)
+                         cls_prob:np.ndarray, # (N, C)
+                         n_classes:int,       # C from meta.json (background included)
+                         where:str=FEATURE_FILE):
+    "Raise `DataError` naming the file and image for arrays a model must not see: NaN, inf, huge values, wrong widths, bad boxes"
+    iid = image['image_id']
+    if feats.ndim != 2 or cls_prob.ndim != 2 or not len(feats) == len(boxes) == len(cls_prob):
+        raise DataError(f"{where}: image {iid!r}: shapes features {feats.shape}, boxes {np.shape(boxes)}, cls_prob {cls_prob.shape} do not agree on N proposals")
+    if cls_prob.shape[1] != n_classes:
+        raise DataError(f"{where}: image {iid!r}: cls_prob has {cls_prob.shape[1]} columns but meta.json lists {n_classes} classes (background included)")
+    for name, a in (('features', feats), ('cls_prob', cls_prob)):
+        if not np.isfinite(a).all(): raise DataError(f"{where}: image {iid!r}: {name} hold NaN or inf values")
+    big = float(np.abs(feats).max(initial=0))
+    if big > MAX_ABS_FEATURE: raise DataError(f"{where}: image {iid!r}: features reach {big:.3g}, beyond {MAX_ABS_FEATURE:g} (damaged or unnormalised?)")
+    check_boxes(image, boxes, where)
 
 def _atomic(path:Path):
     return path.with_name(f'.{path.name}.tmp{os.getpid()}')
@@ -225,13 +250,9 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
             if iid not in imgs: raise DataError(f"{w}: features for an image that is not in images.jsonl")
             feats, boxes, cls_prob = (np.asarray(a, dtype=np.float32) for a in (feats, boxes, cls_prob))
             n = len(feats)
-            if feats.ndim != 2 or boxes.shape != (n, 4) or cls_prob.shape[:1] != (n,):
-                raise DataError(f"{w}: shapes features {feats.shape}, boxes {boxes.shape}, cls_prob {cls_prob.shape} do not agree on N proposals")
-            if cls_prob.shape[1] != n_classes:
-                raise DataError(f"{w}: cls_prob has {cls_prob.shape[1]} columns but meta.json lists {n_classes} classes (background included)")
+            check_feature_arrays(imgs[iid], feats, boxes, cls_prob, n_classes, meta['feature_file'])
             dims.add(feats.shape[1])
             if len(dims) > 1: raise DataError(f"{w}: feature dimension {feats.shape[1]} differs from other images ({sorted(dims)})")
-            check_boxes(imgs[iid], boxes, w.split(':')[0])
             bad = [i for s in imgs[iid]['sets'] for i in s if not 0 <= i < n]
             if bad: raise DataError(f"images.jsonl image {iid!r}: field sets: proposal index {bad[0]} out of range (the image has {n} proposals)")
             for k, a in (('features', feats), ('boxes', boxes), ('cls_prob', cls_prob)): h.create_dataset(f'{iid}_{k}', data=a)
@@ -246,11 +267,24 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
 
 # %% ../nbs/02_data.ipynb #0000001b
 def _read_jsonl(path:Path):
-    with open(path) as f:
-        for ln, line in enumerate(f, 1):
-            if not line.strip(): continue
-            try: yield json.loads(line)
-            except json.JSONDecodeError as e: raise DataError(f"{path.name} line {ln}: not valid JSON ({e.msg}): {line[:120]!r}") from None
+    ln = 0
+    try:
+        with open(path, encoding='utf-8') as f:
+            for ln, line in enumerate(f, 1):
+                if not line.strip(): continue
+                try: yield json.loads(line)
+                except json.JSONDecodeError as e: raise DataError(f"{path.name} line {ln}: not valid JSON ({e.msg}): {line[:120]!r}") from None
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not UTF-8 text after line {ln} (byte {e.object[e.start:e.start + 1]!r} at offset {e.start} of a read block); "
+                        "JSONL files must be UTF-8") from None
+
+def _unique(recs, key:str, where:str):
+    "Raise `DataError` at the first repeated `key` (a second record would silently replace the first)"
+    seen = {}
+    for i, r in enumerate(recs, 1):
+        k = r.get(key) if isinstance(r, Mapping) else None
+        if k is not None and k in seen: raise DataError(f"{where}: duplicate {key} {k!r} (records {seen[k]} and {i}); ids must be unique")
+        seen[k] = i
 
 class Dataset:
     "A dataset folder in the canonical format: `.meta`, `.images`, `.captions`, `.features(image_id)`"
@@ -258,15 +292,19 @@ class Dataset:
         self.path = Path(path)
         mp = self.path/'meta.json'
         if not mp.exists(): raise FileNotFoundError(f"{str(mp)!r} not found: {str(self.path)!r} is not a dataset folder (or it was not fully written)")
-        try: self.meta = json.loads(mp.read_text())
+        try: self.meta = json.loads(mp.read_text(encoding='utf-8'))
         except json.JSONDecodeError as e: raise DataError(f"{mp}: not valid JSON ({e.msg})") from None
+        except UnicodeDecodeError: raise DataError(f"{mp}: not UTF-8 text") from None
         _check_meta(self.meta, str(mp))
         self.classes = list(self.meta['classes'])
         self.images = {}
-        for r in _read_jsonl(self.path/'images.jsonl'):
+        recs = list(_read_jsonl(self.path/'images.jsonl'))
+        _unique(recs, 'image_id', 'images.jsonl')           # a repeated id would move an image to another split
+        for r in recs:
             if validate: _check_image(r, 'images.jsonl', text_only=bool(self.meta.get('text_only')))
             self.images[r['image_id']] = r
         self.captions = list(_read_jsonl(self.path/'captions.jsonl'))
+        _unique(self.captions, 'caption_id', 'captions.jsonl')
         if validate:
             for c in self.captions:
                 if not isinstance(c, Mapping) or c.get('image_id') not in self.images:
@@ -294,9 +332,7 @@ class Dataset:
             if k not in h: raise DataError(f"{self.feature_path.name}: key {k!r} missing (image {image_id!r})")
             try: out[name] = h[k][()].astype(np.float32, copy=False)
             except OSError as e: raise DataError(f"{str(self.feature_path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
-        if out['cls_prob'].shape[1] != len(self.classes):
-            raise DataError(f"{self.feature_path.name}: {image_id}_cls_prob has {out['cls_prob'].shape[1]} columns, meta.json lists {len(self.classes)} classes")
-        check_boxes(self.images[image_id], out['boxes'], self.feature_path.name)
+        check_feature_arrays(self.images[image_id], out['feats'], out['boxes'], out['cls_prob'], len(self.classes), self.feature_path.name)
         return out
 
     @property

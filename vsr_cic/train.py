@@ -4,7 +4,7 @@
 
 # %% ../nbs/15_train.ipynb #00000002
 from __future__ import annotations
-import contextlib, json, math, os, random, time, tempfile
+import contextlib, json, math, os, pickle, random, re, time, tempfile
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from typing import Callable, Iterable
@@ -17,8 +17,8 @@ from .distributed import (DistEnv, world, is_main_process, init_distributed, wra
 
 # %% auto #0
 __all__ = ['SPLITS', 'AMP_MODES', 'FEATURE_KEYS', 'EpochBatchSampler', 'rng_state', 'set_rng_state', 'atomic_save',
-           'clean_partial', 'load_checkpoint', 'sampler_for', 'autocast_for', 'LoopState', 'NonFiniteLoss', 'fit',
-           'check_inputs', 'plot_history']
+           'clean_partial', 'CheckpointError', 'load_checkpoint', 'load_weights', 'sampler_for', 'autocast_for',
+           'LoopState', 'NonFiniteLoss', 'TrainingInterrupted', 'fit', 'check_inputs', 'plot_history']
 
 # %% ../nbs/15_train.ipynb #00000006
 SPLITS = ('batch', 'stride')   # how a distributed run shares an epoch's batches (see below); 'batch' is the default
@@ -72,14 +72,18 @@ class EpochBatchSampler(Sampler):
 
 # %% ../nbs/15_train.ipynb #0000000b
 def rng_state()->dict:
-    "Every RNG state a run depends on (python, numpy, torch CPU and CUDA)"
-    st = {'python': random.getstate(), 'numpy': np.random.get_state(), 'torch': torch.get_rng_state()}
+    "Every RNG state a run depends on (python, numpy, torch CPU and CUDA), as tuples, ints, lists and tensors only"
+    name, keys, pos, has_gauss, gauss = np.random.get_state()   # numpy's key array as a list: no numpy object in a checkpoint
+    st = {'python': random.getstate(), 'numpy': (name, keys.tolist(), int(pos), int(has_gauss), float(gauss)),
+          'torch': torch.get_rng_state()}
     if torch.cuda.is_available(): st['cuda'] = torch.cuda.get_rng_state_all()
     return st
 
 def set_rng_state(st:dict):
     "Restore what `rng_state` captured"
-    random.setstate(st['python']); np.random.set_state(st['numpy']); torch.set_rng_state(st['torch'])
+    name, keys, *rest = st['numpy']
+    random.setstate(st['python']); np.random.set_state((name, np.asarray(keys, dtype=np.uint32), *rest))
+    torch.set_rng_state(st['torch'])
     if 'cuda' in st and torch.cuda.is_available(): torch.cuda.set_rng_state_all(st['cuda'])
 
 # %% ../nbs/15_train.ipynb #0000000c
@@ -112,12 +116,51 @@ def clean_partial(folder:str|os.PathLike)->list[Path]:
     for p in gone: p.unlink(missing_ok=True)
     return gone
 
-def load_checkpoint(path:str|os.PathLike, map_location='cpu')->dict:
-    "Load a checkpoint written by `atomic_save`, with a clear error when it is missing or unreadable"
+class CheckpointError(RuntimeError):
+    "A checkpoint that cannot be used: corrupt, refused (it would run code), or holding NaN weights; the message names the file"
+
+def _numpy_globals()->list:
+    "What a numpy array inside a checkpoint needs (older checkpoints hold numpy's RNG state as an array): array rebuilding only"
+    try: from numpy._core.multiarray import _reconstruct
+    except ImportError: from numpy.core.multiarray import _reconstruct  # numpy < 2
+    return [_reconstruct, np.ndarray, np.dtype, *{type(np.dtype(t)) for t in (np.uint32, np.int64, np.float32, np.float64, np.bool_)}]
+
+def _refused(path:Path, e:Exception)->CheckpointError:
+    "The error for a checkpoint that `weights_only` loading rejects"
+    names = sorted(set(re.findall(r'GLOBAL ([\w.]+)', str(e))))
+    if not names and 'Weights only load failed' not in str(e):
+        return CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint: {e}")
+    what = f"it asks to import {', '.join(names)}" if names else "it uses pickle instructions outside the allow-list (or it is corrupt)"
+    return CheckpointError(f"checkpoint {str(path)!r} refused, nothing in it was run: {what}. vsr_cic checkpoints hold only tensors, "
+                           "numbers, strings and containers (torch.load weights_only=True); loading anything else could run code. "
+                           "Re-save the weights as a state_dict from a trusted copy.")
+
+def load_checkpoint(path:str|os.PathLike, map_location='cpu',
+                    check_finite:bool=True, # refuse a checkpoint whose 'model' weights hold NaN or inf
+                   )->dict:
+    "Load a checkpoint without running code (tensors, numbers, strings, containers); errors name the file"
     path = Path(path)
     if not path.exists(): raise FileNotFoundError(f"checkpoint {str(path)!r} does not exist")
-    try: return torch.load(path, map_location=map_location, weights_only=False)
-    except Exception as e: raise RuntimeError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint: {e}") from e
+    try:
+        with torch.serialization.safe_globals(_numpy_globals()):
+            ck = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as e: raise _refused(path, e) from None
+    except Exception as e: raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint: {e}") from e
+    if not isinstance(ck, dict): raise CheckpointError(f"checkpoint {str(path)!r} holds a {type(ck).__name__}, not a dict of state")
+    if check_finite and isinstance(ck.get('model'), dict):
+        bad = [k for k, v in ck['model'].items() if torch.is_tensor(v) and v.is_floating_point() and not torch.isfinite(v).all()]
+        if bad: raise CheckpointError(f"checkpoint {str(path)!r}: weights {bad[:3]}{' …' if len(bad) > 3 else ''} hold NaN or inf "
+                                      f"({len(bad)} of {len(ck['model'])} tensors); the run that wrote it diverged")
+    return ck
+
+def load_weights(module:torch.nn.Module, state:dict, path:str|os.PathLike)->torch.nn.Module:
+    "`module.load_state_dict(state)`, with an error naming the checkpoint file when the shapes or names do not fit"
+    try: module.load_state_dict(state)
+    except RuntimeError as e:
+        first = [l.strip() for l in str(e).splitlines() if l.strip()][1:4]
+        raise CheckpointError(f"checkpoint {str(path)!r} does not fit this {type(module).__name__} (made with another configuration, "
+                              f"vocabulary or feature width?): {' '.join(first)}") from None
+    return module
 
 # %% ../nbs/15_train.ipynb #00000010
 def sampler_for(n:int, batch_size:int, seed:int=0, shuffle:bool=True, drop_last:bool=False,
@@ -151,6 +194,17 @@ class LoopState:
 class NonFiniteLoss(FloatingPointError):
     "The loss became NaN or inf"
 
+class TrainingInterrupted(KeyboardInterrupt):
+    "Ctrl-C during `fit`; the message says what was saved and how to resume"
+
+def _interrupted(desc:str, st:LoopState, ckpt_dir:Path|None, last:int|None)->str:
+    "What an interrupted `fit` tells the user"
+    at = f"{desc}: interrupted at epoch {st.epoch + 1}, step {st.step}. "
+    if ckpt_dir is None: return at + "Nothing was saved (fit ran without ckpt_dir)."
+    if last is None: return at + f"No checkpoint was written yet in {ckpt_dir}; running the same call again starts over."
+    return at + (f"Saved: {ckpt_dir/'last.pt'} at step {last} (later steps are not saved). To resume, run the same call again "
+                 f"(resume=True): it continues from step {last} and ends exactly as an uninterrupted run would.")
+
 # %% ../nbs/15_train.ipynb #00000018
 def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable], sampler:EpochBatchSampler,
         step_fn:Callable[[object], dict], opt:torch.optim.Optimizer, epochs:int,
@@ -181,11 +235,12 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
         ck = load_checkpoint(ckpt_dir/'last.pt') if main and (ckpt_dir/'last.pt').exists() else None
         ck = _bcast(ck)                                         # ranks on other nodes need not see the file
         if ck is not None:
-            net.load_state_dict(ck['model']); opt.load_state_dict(ck['opt'])
+            load_weights(net, ck['model'], ckpt_dir/'last.pt'); opt.load_state_dict(ck['opt'])
             if sched is not None and ck.get('sched') is not None: sched.load_state_dict(ck['sched'])
             st = LoopState(**ck['loop'])
             rngs = ck.get('rng_ranks')
             set_rng_state(rngs[rank] if rngs and len(rngs) == ws else ck['rng'])
+    saved = {'last': st.step if st.step or (ckpt_dir is not None and (ckpt_dir/'last.pt').exists()) else None}
     if sync: broadcast_module(net)                              # one model: rank 0's (DDP does this when wrapping)
 
     def save(tag):
@@ -195,6 +250,7 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
         atomic_save({'model': net.state_dict(), 'opt': opt.state_dict(), 'sched': sched.state_dict() if sched else None,
                      'loop': asdict(st), 'rng': rng_state(), 'rng_ranks': rngs, 'world_size': ws,
                      **(extra_state() if extra_state else {})}, ckpt_dir/f'{tag}.pt')
+        if tag == 'last': saved['last'] = st.step
         hp = ckpt_dir/'history.json'; tmp = hp.with_name(f'.{hp.name}.{os.getpid()}.tmp')
         tmp.write_text(json.dumps(st.history)); os.replace(tmp, hp)   # atomic too: a kill never leaves half a JSON
 
@@ -204,52 +260,55 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
                             f"the last good checkpoint is {ckpt_dir and ckpt_dir/'last.pt'}")
 
     steps_here = 0
-    while st.epoch < epochs and not st.done:
-        sampler.set_epoch(st.epoch, st.batch)
-        model.train()
-        # A DataLoader without `generator=` draws its workers' base seed from the global torch RNG when iteration
-        # starts; that draw would differ between a fresh and a resumed epoch, so keep it out of the training stream.
-        rng = torch.get_rng_state()
-        batches = iter(loader_fn(sampler))
-        torch.set_rng_state(rng)
-        bar = tqdm(batches, total=len(sampler), desc=f'{desc} epoch {st.epoch+1}/{epochs}',
-                   disable=not (progress and main), leave=False)
-        for batch in bar:
-            with amp_ctx(): out = step_fn(batch)
-            loss = out['loss']
-            lval = loss.detach().float()
-            if dist:                                            # one all-reduce: the logged mean, and a NaN anywhere stops every rank
-                lval = lval.clone(); torch.distributed.all_reduce(lval); lval /= ws
-            if not torch.isfinite(lval).all(): stop('loss', lval.item() if lval.numel() == 1 else lval.tolist())
-            opt.zero_grad(set_to_none=True); loss.backward()
-            if sync: average_gradients(net)
-            if clip:
-                gn = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-                if not torch.isfinite(gn): stop('the gradient norm', gn.item())
-            opt.step()
-            if dist and steps_here == 0: check_in_sync(net, desc)  # once per call: catches a DDP step that bypassed forward
-            st.batch += 1; st.step += 1; steps_here += 1
-            logs = {k: (v.item() if torch.is_tensor(v) else v) for k, v in out.items()}
-            if dist: logs['loss'] = lval.item()
-            st.history.append({'kind': 'step', 'epoch': st.epoch, 'step': st.step, **logs})
-            bar.set_postfix({k: f'{v:.4g}' for k, v in logs.items() if isinstance(v, float)})
-            if ckpt_every and st.step % ckpt_every == 0: save('last')
-            if stop_after is not None and steps_here >= stop_after:
-                save('last'); return st
-        st.epoch += 1; st.batch = 0
-        if sched is not None: sched.step()
-        if eval_fn is not None:
-            model.eval()
-            with torch.no_grad(): ev = _bcast(eval_fn(st.epoch))   # rank 0's metrics decide for everyone
-            st.history.append({'kind': 'eval', 'epoch': st.epoch, 'step': st.step, **ev})
-            if monitor is not None:
-                if monitor not in ev: raise KeyError(f"monitor {monitor!r} is not among the eval metrics {sorted(ev)}")
-                v = ev[monitor]; better = st.best is None or (v > st.best if mode == 'max' else v < st.best)
-                if better: st.best, st.bad_epochs = v, 0; save('best')
-                else:
-                    st.bad_epochs += 1
-                    if patience is not None and st.bad_epochs >= patience: st.done = True
-        save('last')
+    try:
+        while st.epoch < epochs and not st.done:
+            sampler.set_epoch(st.epoch, st.batch)
+            model.train()
+            # A DataLoader without `generator=` draws its workers' base seed from the global torch RNG when iteration
+            # starts; that draw would differ between a fresh and a resumed epoch, so keep it out of the training stream.
+            rng = torch.get_rng_state()
+            batches = iter(loader_fn(sampler))
+            torch.set_rng_state(rng)
+            bar = tqdm(batches, total=len(sampler), desc=f'{desc} epoch {st.epoch+1}/{epochs}',
+                       disable=not (progress and main), leave=False)
+            for batch in bar:
+                with amp_ctx(): out = step_fn(batch)
+                loss = out['loss']
+                lval = loss.detach().float()
+                if dist:                                            # one all-reduce: the logged mean, and a NaN anywhere stops every rank
+                    lval = lval.clone(); torch.distributed.all_reduce(lval); lval /= ws
+                if not torch.isfinite(lval).all(): stop('loss', lval.item() if lval.numel() == 1 else lval.tolist())
+                opt.zero_grad(set_to_none=True); loss.backward()
+                if sync: average_gradients(net)
+                if clip:
+                    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+                    if not torch.isfinite(gn): stop('the gradient norm', gn.item())
+                opt.step()
+                if dist and steps_here == 0: check_in_sync(net, desc)  # once per call: catches a DDP step that bypassed forward
+                st.batch += 1; st.step += 1; steps_here += 1
+                logs = {k: (v.item() if torch.is_tensor(v) else v) for k, v in out.items()}
+                if dist: logs['loss'] = lval.item()
+                st.history.append({'kind': 'step', 'epoch': st.epoch, 'step': st.step, **logs})
+                bar.set_postfix({k: f'{v:.4g}' for k, v in logs.items() if isinstance(v, float)})
+                if ckpt_every and st.step % ckpt_every == 0: save('last')
+                if stop_after is not None and steps_here >= stop_after:
+                    save('last'); return st
+            st.epoch += 1; st.batch = 0
+            if sched is not None: sched.step()
+            if eval_fn is not None:
+                model.eval()
+                with torch.no_grad(): ev = _bcast(eval_fn(st.epoch))   # rank 0's metrics decide for everyone
+                st.history.append({'kind': 'eval', 'epoch': st.epoch, 'step': st.step, **ev})
+                if monitor is not None:
+                    if monitor not in ev: raise KeyError(f"monitor {monitor!r} is not among the eval metrics {sorted(ev)}")
+                    v = ev[monitor]; better = st.best is None or (v > st.best if mode == 'max' else v < st.best)
+                    if better: st.best, st.bad_epochs = v, 0; save('best')
+                    else:
+                        st.bad_epochs += 1
+                        if patience is not None and st.bad_epochs >= patience: st.done = True
+            save('last')
+    except KeyboardInterrupt:                                   # Ctrl-C: say what is on disk and how to go on
+        raise TrainingInterrupted(_interrupted(desc, st, ckpt_dir, saved['last'])) from None
     return st
 
 # %% ../nbs/15_train.ipynb #0000001a
@@ -268,11 +327,11 @@ def _toy(seed=0):
 FEATURE_KEYS = ('features', 'boxes', 'cls_prob')   # per-image datasets of a bottom-up features.hdf5
 
 def check_inputs(path:str|os.PathLike,   # dataset folder (meta.json, images.jsonl, captions.jsonl, features.hdf5)
-                 read:bool=True,         # read every array and check it is finite (catches damaged chunks); False: only open and list the keys
+                 read:bool=True,         # read every array and check it (finite, sane values, widths, boxes; catches damaged chunks); False: only open and list the keys
                 )->dict:                 # a summary: images, captions, feature_dim
     "Open a dataset folder and read its feature file up front; errors name the file and the key"
     import h5py
-    from vsr_cic.data import load_dataset, DataError
+    from vsr_cic.data import load_dataset, DataError, check_feature_arrays
     ds = load_dataset(path)
     ff = ds.feature_path
     if not ff.is_file(): raise FileNotFoundError(f"feature file {str(ff)!r} (meta.json feature_file) not found")
@@ -281,18 +340,21 @@ def check_inputs(path:str|os.PathLike,   # dataset folder (meta.json, images.jso
     dims = set()
     with h5:
         for iid in ds.images:
-            n = {}
+            n, arrays = {}, {}
             for key in FEATURE_KEYS:
                 k = f'{iid}_{key}'
                 try:
                     d = h5[k]; shape = d.shape
-                    if read and not np.isfinite(d[()]).all(): raise DataError(f"{ff}: key {k!r} (image {iid!r}) holds NaN or inf values")
+                    if read:
+                        arrays[key] = d[()]
+                        if not np.isfinite(arrays[key]).all(): raise DataError(f"{ff}: key {k!r} (image {iid!r}) holds NaN or inf values")
                 except DataError: raise
                 except KeyError: raise DataError(f"{ff}: key {k!r} missing or unreadable (image {iid!r})") from None
                 except (OSError, RuntimeError, ValueError) as e: raise DataError(f"{ff}: key {k!r} (image {iid!r}) cannot be read: {e}") from None
                 if len(shape) != 2: raise DataError(f"{ff}: key {k!r} has shape {shape}, expected 2-D")
                 n[key] = shape
             if len({s[0] for s in n.values()}) != 1: raise DataError(f"{ff}: image {iid!r} has row counts {n} that disagree")
+            if read: check_feature_arrays(ds.images[iid], *(arrays[k] for k in FEATURE_KEYS), len(ds.classes), str(ff))
             dims.add(n['features'][1])
     if len(dims) > 1: raise DataError(f"{ff}: feature widths differ across images: {sorted(dims)}")
     return {'images': len(ds.images), 'captions': len(ds.captions), 'feature_dim': dims.pop() if dims else None}
