@@ -207,9 +207,10 @@ def check_feature_arrays(image:Mapping,      # image record (id, width, height)
     if cls_prob.shape[1] != n_classes:
         raise DataError(f"{where}: image {iid!r}: cls_prob has {cls_prob.shape[1]} columns but meta.json lists {n_classes} classes (background included)")
     for name, a in (('features', feats), ('cls_prob', cls_prob)):
-        if not np.isfinite(a).all(): raise DataError(f"{where}: image {iid!r}: {name} hold NaN or inf values")
+        if not np.isfinite(a).all(): raise DataError(f"{where}: image {iid!r}: key '{iid}_{name}' holds NaN or inf values")
     big = float(np.abs(feats).max(initial=0))
-    if big > MAX_ABS_FEATURE: raise DataError(f"{where}: image {iid!r}: features reach {big:.3g}, beyond {MAX_ABS_FEATURE:g} (damaged or unnormalised?)")
+    if big > MAX_ABS_FEATURE:
+        raise DataError(f"{where}: image {iid!r}: key '{iid}_features' reaches {big:.3g}, beyond {MAX_ABS_FEATURE:g} (damaged or unnormalised?)")
     check_boxes(image, boxes, where)
 
 def _atomic(path:Path):
