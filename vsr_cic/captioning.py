@@ -4,7 +4,7 @@
 
 # %% ../nbs/16_captioning.ipynb #00000002
 from __future__ import annotations
-import json, os, time
+import json, os, sys, time
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -17,7 +17,8 @@ from .loader import CaptionDataset, Limits, build_vocabs, save_vocabs, densify, 
 from .captioner import caption_inputs
 from .baselines import make_captioner, CAPTIONERS
 from .decoding import greedy_decode, sample_decode, beam_search, scst_loss, verb_constraint, BEAM_SIZE
-from .train import fit, EpochBatchSampler, load_checkpoint, atomic_save, sampler_for
+from .train import fit, EpochBatchSampler, load_checkpoint, atomic_save, sampler_for, TrainingInterrupted
+from .runs import data_entry, check_run_config, write_run_config, check_vocabs_unchanged, retire_stage, vocab_fingerprint
 from .distributed import init_distributed, cleanup_distributed, broadcast_module
 from fastcore.script import call_parse, bool_arg
 from .cider import CiderD, ids_to_seqs
@@ -320,6 +321,13 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     main = env.rank == 0                                   # under torchrun: every rank trains its shard, rank 0 writes
     seed_everything(seed); dev = env.device if env.distributed else get_device(device)
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+    from vsr_cic.world import world_dir
+    cfg = dict(hidden=hidden, emb=hidden, att=hidden, dropout=dropout, verb_shift=verb_shift, **model_cfg)
+    run_cfg = {'model': model, **data_entry(Path(data_dir) if data_dir is not None else world_dir(None if world_images is None else out/'world'), out),
+               'world_images': world_images, 'batch_size': batch_size, 'lr_xe': lr_xe, 'lr_rl': lr_rl, 'seed': seed,
+               'lr_decay': lr_decay, 'lr_step': lr_step, 'rl_samples': rl_samples, 'constrain_verbs': constrain_verbs,
+               **{k: v for k, v in cfg.items() if isinstance(v, (int, float, str, bool))}}
+    check_run_config(out, run_cfg, resume)                 # before any world is generated or vocabulary written (`vsr_cic.runs`)
     if data_dir is None:
         from vsr_cic.world import ensure_world
         make = lambda: ensure_world() if world_images is None else ensure_world(out/'world', n_images=world_images, render=False)
@@ -328,17 +336,7 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
         if not main: path = make()
     else: path = Path(data_dir)
     cd = caption_data(path, splits=tuple(dict.fromkeys(('train', 'val', test_split))), verb_one_word=verb_shift == 'one_word')
-    if main: save_vocabs(cd.vocab, out/'vocab')
-    cfg = dict(hidden=hidden, emb=hidden, att=hidden, dropout=dropout, verb_shift=verb_shift, **model_cfg)
-    run_cfg = {'model': model, 'data': str(path), 'batch_size': batch_size, 'lr_xe': lr_xe, 'lr_rl': lr_rl, 'seed': seed,
-               'lr_decay': lr_decay, 'lr_step': lr_step, 'rl_samples': rl_samples, 'constrain_verbs': constrain_verbs,
-               **{k: v for k, v in cfg.items() if isinstance(v, (int, float, str, bool))}}
-    f_cfg = out/'run_config.json'
-    if resume and f_cfg.exists() and (out/'ckpt').exists():
-        old = json.loads(f_cfg.read_text()); diff = sorted(k for k in set(old) | set(run_cfg) if old.get(k) != run_cfg.get(k))
-        if diff: raise ValueError(f"{f_cfg}: cannot resume a run made with other settings ({', '.join(f'{k}: {old.get(k)!r} -> {run_cfg.get(k)!r}' for k in diff)}); "
-                                  "use another out_dir or resume=False")
-    if main: f_cfg.write_text(json.dumps(run_cfg, indent=1))
+    if main: check_vocabs_unchanged(out/'vocab', cd.vocab, out, resume); save_vocabs(cd.vocab, out/'vocab'); write_run_config(out, run_cfg)
     net = make_captioner(model, cd.vocab_size, cd.feat_dim, **cfg).to(dev)
     if env.rank: torch.manual_seed(seed + 1000 * env.rank)  # other ranks: own dropout/sampling streams (weights come from rank 0)
     tr, has_val = cd.splits['train'], 'val' in cd.splits
@@ -376,6 +374,7 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     rl_hist, rl_best = [], None
     if epochs_rl > 0:
         if stop_after is not None and used >= stop_after: return {**result, 'interrupted': 'rl', 'step': 0}
+        if main and used > 0: retire_stage(d_rl, f'XE trained {used} more steps', say)   # SCST made from older XE weights
         if main: net.load_state_dict(load_checkpoint(_best_ckpt(d_xe))['model'])
         broadcast_module(net)                               # (other nodes may not see rank 0's files)
         seed_everything(seed + 1 + 1000 * env.rank)
@@ -400,7 +399,7 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     best_val, stage, ck = max(cands, key=lambda c: (c[0], c[1] == 'rl'))
     net.load_state_dict(load_checkpoint(ck)['model'])
     atomic_save({'model': net.state_dict(), 'name': model, 'config': cfg, 'vocab_size': cd.vocab_size, 'feat_dim': cd.feat_dim,
-                 'stage': stage, 'val_cider': best_val, 'vocab_dir': 'vocab'}, out/'model.pt')
+                 'stage': stage, 'val_cider': best_val, 'vocab_dir': 'vocab', 'vocab_sha': vocab_fingerprint(cd.vocab)}, out/'model.pt')
 
     # test
     t1 = time.time()
@@ -448,7 +447,8 @@ def train_captioner_cli(data_dir:str=None,    # dataset folder (default: the bui
                         progress:bool_arg=True, # progress bars and log lines
                        ):
     "Train and evaluate a captioner from the shell (`python` or `torchrun`); prints the test metrics as JSON"
-    r = train_captioner(data_dir, out_dir, model=model, epochs_xe=epochs_xe, epochs_rl=epochs_rl, batch_size=batch_size,
-                        hidden=hidden, beam=beam, device=device, seed=seed, world_images=world_images, amp=amp, threads=threads,
-                        metrics=metrics, control=control, progress=progress)
+    try: r = train_captioner(data_dir, out_dir, model=model, epochs_xe=epochs_xe, epochs_rl=epochs_rl, batch_size=batch_size,
+                             hidden=hidden, beam=beam, device=device, seed=seed, world_images=world_images, amp=amp, threads=threads,
+                             metrics=metrics, control=control, progress=progress)
+    except TrainingInterrupted as e: print(e, file=sys.stderr); raise SystemExit(130) from None   # Ctrl-C: the message, no traceback
     if r.get('rank', 0) == 0: print(json.dumps({k: r[k] for k in ('model', 'out_dir', 'interrupted', 'test', 'train_seconds') if k in r}, default=str))

@@ -16,7 +16,7 @@ from .vsr import VSR, VERB, ROLES, normalize_role, subrole_names
 # %% auto #0
 __all__ = ['META_KEYS', 'GROUPINGS', 'SPLITS', 'BACKGROUND', 'FORMAT_VERSION', 'FEATURE_FILE', 'BOX_TOL', 'MAX_ABS_FEATURE',
            'DataError', 'validate_caption', 'frame_structure', 'caption_vsrs', 'build_slots', 'group_proposals',
-           'check_boxes', 'check_feature_arrays', 'write_dataset', 'Dataset', 'load_dataset']
+           'check_boxes', 'check_feature_arrays', 'check_proposals', 'write_dataset', 'Dataset', 'load_dataset']
 
 # %% ../nbs/02_data.ipynb #00000008
 class DataError(ValueError):
@@ -212,6 +212,24 @@ def check_feature_arrays(image:Mapping,      # image record (id, width, height)
     if big > MAX_ABS_FEATURE:
         raise DataError(f"{where}: image {iid!r}: key '{iid}_features' reaches {big:.3g}, beyond {MAX_ABS_FEATURE:g} (damaged or unnormalised?)")
     check_boxes(image, boxes, where)
+
+def check_proposals(image:Mapping,          # proposals dict: 'features' (P, D), 'sets', optionally 'boxes', 'cls_prob'
+                    widths:Mapping|None=None, # component name -> feature widths D it accepts
+                    where:str='proposals'):
+    "Raise `DataError` for proposals a model cannot use: a missing key, wrong rank, NaN/inf/huge values, a width no component knows"
+    if not isinstance(image, Mapping): raise DataError(f"{where}: expected a dict with 'features' and 'sets', got {type(image).__name__}")
+    for k in ('features', 'sets'):
+        if k not in image: raise DataError(f"{where}: key {k!r} missing (keys: {sorted(image)})")
+    F = np.asarray(image['features'].detach().cpu() if hasattr(image['features'], 'detach') else image['features'], dtype=np.float32)
+    if F.ndim != 2 or not len(F): raise DataError(f"{where}: features must be (P, D) with P >= 1 proposals, got shape {F.shape}")
+    if not np.isfinite(F).all() or np.abs(F).max() > MAX_ABS_FEATURE:
+        raise DataError(f"{where}: features hold NaN, inf or values beyond {MAX_ABS_FEATURE:g}")
+    for name, ok in (widths or {}).items():
+        if F.shape[1] not in ok:
+            raise DataError(f"{where}: features have width D={F.shape[1]}, but the {name} was trained on D={' or '.join(map(str, sorted(set(ok))))} "
+                            "(use the featurizer its training data was made with)")
+    bad = [s for s in image['sets'] if not len(s) or any(not 0 <= int(i) < len(F) for i in s)]
+    if bad: raise DataError(f"{where}: proposal set {list(bad[0])} points outside the {len(F)} proposals")
 
 def _atomic(path:Path):
     return path.with_name(f'.{path.name}.tmp{os.getpid()}')

@@ -19,7 +19,10 @@ from .planner import SemanticStructurePlanner
 from .merge import Plan, merge_structures
 from .baselines import make_captioner
 from .decoding import beam_search, greedy_decode, verb_constraint, MAX_LEN
-from .train import load_checkpoint
+from .train import load_checkpoint, load_weights
+from .vsr import as_vsrs, check_known
+from .data import check_proposals
+from .runs import check_vocab_fits, data_path
 
 # %% auto #0
 __all__ = ['CKPT_FILES', 'find_ckpt', 'load_gsrl', 'load_planner', 'load_captioner', 'image_proposals', 'parse_vsrs',
@@ -42,20 +45,20 @@ def _vocabs(folder, what:str)->dict:
 
 def load_gsrl(gsrl_dir, device='cpu')->tuple[GSRL, dict]:
     "GSRL and its vocabularies from a `train_gsrl` out_dir"
-    ck = load_checkpoint(find_ckpt(Path(gsrl_dir)/'gsrl', 'GSRL'))
+    f = find_ckpt(Path(gsrl_dir)/'gsrl', 'GSRL'); ck = load_checkpoint(f)
     if 'config' not in ck: raise KeyError(f"GSRL: checkpoint in {gsrl_dir}/gsrl has no 'config' (keys {sorted(ck)})")
-    m = GSRL(**ck['config']); m.load_state_dict(ck['model'])
+    m = load_weights(GSRL(**ck['config']), ck['model'], f)
     return m.to(device).eval(), _vocabs(gsrl_dir, 'GSRL')
 
 def load_planner(planner_dir, device='cpu', kind:str='transformer')->tuple:
     "(S-level planner, R-level planner or None, vocabularies) from a `train_planner` out_dir"
     d = Path(planner_dir)
-    ck = load_checkpoint(find_ckpt(d/f'slevel_{kind}', f'S-level planner ({kind})'))
-    s = (SLevelPlanner if kind == 'transformer' else SinkhornSLevel)(**ck['config']); s.load_state_dict(ck['model'])
+    f = find_ckpt(d/f'slevel_{kind}', f'S-level planner ({kind})'); ck = load_checkpoint(f)
+    s = load_weights((SLevelPlanner if kind == 'transformer' else SinkhornSLevel)(**ck['config']), ck['model'], f)
     r = None
     if (d/'rlevel').exists() and any((d/'rlevel'/n).exists() for n in CKPT_FILES):
-        ck = load_checkpoint(find_ckpt(d/'rlevel', 'R-level planner'))
-        r = RLevelPlanner(**ck['config']); r.load_state_dict(ck['model']); r = r.to(device).eval()
+        f = find_ckpt(d/'rlevel', 'R-level planner'); ck = load_checkpoint(f)
+        r = load_weights(RLevelPlanner(**ck['config']), ck['model'], f).to(device).eval()
     return s.to(device).eval(), r, _vocabs(d, 'planner')
 
 def load_captioner(captioner_dir, device='cpu')->tuple:
@@ -65,11 +68,12 @@ def load_captioner(captioner_dir, device='cpu')->tuple:
     ck = load_checkpoint(f)
     for k in ('model', 'name', 'config', 'vocab_size', 'feat_dim'):
         if k not in ck: raise KeyError(f"captioner: {f} lacks key {k!r} (has {sorted(ck)})")
-    m = make_captioner(ck['name'], ck['vocab_size'], ck['feat_dim'], **ck['config']); m.load_state_dict(ck['model'])
+    m = load_weights(make_captioner(ck['name'], ck['vocab_size'], ck['feat_dim'], **ck['config']), ck['model'], f)
+    vocabs = _vocabs(d/ck.get('vocab_dir', 'vocab'), 'captioner'); check_vocab_fits(ck, vocabs, f)   # weights and ids agree
     info = {k: v for k, v in ck.items() if k != 'model'}
     rc = d/'run_config.json'; mj = d/'metrics.json'
-    info['data'] = json.loads(rc.read_text()).get('data') if rc.exists() else json.loads(mj.read_text()).get('dataset') if mj.exists() else None
-    return m.to(device).eval(), _vocabs(d/ck.get('vocab_dir', 'vocab'), 'captioner'), info
+    info['data'] = data_path(json.loads(rc.read_text()), d) if rc.exists() else json.loads(mj.read_text()).get('dataset') if mj.exists() else None
+    return m.to(device).eval(), vocabs, info
 
 # %% ../nbs/22_pipeline.ipynb #00000007
 def image_proposals(data, image_id:str)->dict:
@@ -82,13 +86,7 @@ def image_proposals(data, image_id:str)->dict:
 
 def parse_vsrs(vsrs)->list[VSR]:
     "VSR objects from a VSR, text like 'ride: ARG0, LOC*2' (several separated by ';'), or a list of either"
-    if isinstance(vsrs, (VSR, str)): vsrs = [vsrs]
-    out = []
-    for v in vsrs:
-        if isinstance(v, VSR): out.append(v)
-        else: out += [VSR.parse(t.strip()) for t in str(v).split(';') if t.strip()]
-    if not out: raise ValueError(f"no VSR given (got {vsrs!r})")
-    return out
+    return as_vsrs(vsrs)   # text, VSR, dict or a list of these; anything else is a VSRError naming it (`vsr_cic.vsr.as_vsrs`)
 
 def set_features(image:Mapping, max_regions:int=MAX_REGIONS_PER_SET)->torch.Tensor: # -> (N, D)
     "f̄_j: the mean feature of each proposal set"
@@ -180,6 +178,13 @@ class Pipeline:
             out[r] = [(j, float(prob[m, j])) for j in sets]
         return out
 
+    def feature_widths(self, image:Mapping)->dict:
+        "The feature widths D each loaded component accepts (GSRL: D, or D + C when trained with class probabilities appended)"
+        C = len(image['cls_prob'][0]) if len(image.get('cls_prob', [])) else 0
+        w = {'captioner': (self.captioner.feat_dim,)} if self.captioner is not None else {}
+        if self.gsrl is not None: w['GSRL'] = (self.gsrl.cfg.feat_dim, self.gsrl.cfg.feat_dim - C)
+        return w
+
     def default_structure(self, vsr:VSR)->list[str]:
         "Fallback order without a planner: the written roles, the verb after the first one"
         subs = [s for r, n in vsr.roles for s in subrole_names(r, n)]
@@ -241,9 +246,14 @@ class Pipeline:
                  n_structures:int=2,               # top-k S-level structures → k plans → k captions
                  beam:int=5,                       # captioner beam (1 = greedy)
                  gt:Mapping|None=None,             # caption record: ground truth for missing components
-                 max_len:int=MAX_LEN)->PipelineResult:
+                 max_len:int=MAX_LEN,
+                 unknown_verbs:str='error',        # 'error': a verb a model does not know is a VSRError; 'unk': caption it as <unk>, noted in `missing`
+                )->PipelineResult:
         "Run GSRL → SSP → merge → captioner"
         image, vsrs = self.image(proposals), parse_vsrs(vsrs)
+        notes = check_known(vsrs, {n: self.vocabs.get(k) for n, k, m in (('GSRL', 'gsrl', self.gsrl), ('S-level planner', 'planner', self.ssp),
+                                                                          ('captioner', 'captioner_verbs', self.captioner)) if m is not None}, unknown_verbs)
+        check_proposals(image, self.feature_widths(image))
         grounding, cands = [], []
         for i, v in enumerate(vsrs):
             gt_sets, gt_struct = _gt_frame(gt, i)
@@ -261,7 +271,7 @@ class Pipeline:
             if plan in plans: continue
             plans.append(plan); structures.append({'structures': [st for st, _ in picked], 'score': sum(sc for _, sc in picked)})
         res = PipelineResult(vsrs, [{r: [{'set': j, 'score': s} for j, s in v] for r, v in g.items()} for g in grounding],
-                             structures, plans, missing=dict(self.missing))
+                             structures, plans, missing={**self.missing, **({'verbs': '; '.join(notes)} if notes else {})})
         if self.captioner is not None: res.captions = self.caption(plans, vsrs, image, beam, max_len)
         return res
 

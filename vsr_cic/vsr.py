@@ -311,12 +311,12 @@ def check_known(vsrs:Sequence[VSR],      # parsed VSRs
     if unknown not in UNKNOWN_VERBS: raise ValueError(f"unknown must be one of {UNKNOWN_VERBS}, got {unknown!r}")
     notes = []
     for v in vsrs:
-        for name, voc in vocabs.items():
-            if voc is None or v.verb in voc: continue
-            known = [t for t in voc.itos if t not in voc.specials]
-            close = _close(v.verb, known)
-            msg = (f"verb {v.verb!r} (VSR '{v}') is unknown to the {name}, which knows {len(known)} verbs"
-                   + (f"; did you mean {', '.join(close)}?" if close else f", e.g. {', '.join(known[:8])}"))
-            if unknown == 'error': raise VSRError(msg + "; pass unknown_verbs='unk' to caption it as <unk> anyway")
-            notes.append(msg + ': encoded as <unk>, so the caption does not follow this verb')
+        lost = [(name, voc) for name, voc in vocabs.items() if voc is not None and v.verb not in voc]
+        if not lost: continue
+        known = [t for t in lost[0][1].itos if t not in lost[0][1].specials]
+        close = _close(v.verb, known)
+        msg = (f"verb {v.verb!r} (VSR '{v}') is unknown to the {' and '.join(n for n, _ in lost)}, which know{'s' if len(lost) == 1 else ''} "
+               f"{len(known)} verbs" + (f"; did you mean {', '.join(close)}?" if close else f", e.g. {', '.join(known[:8])}"))
+        if unknown == 'error': raise VSRError(msg + " (pass unknown_verbs='unk' to caption it as <unk> anyway)")
+        notes.append(msg + ': encoded as <unk>, so the caption does not follow this verb')
     return notes
