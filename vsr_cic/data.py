@@ -14,9 +14,10 @@ from .core import MAX_REGIONS_PER_SET
 from .vsr import VSR, VERB, ROLES, normalize_role, subrole_names
 
 # %% auto #0
-__all__ = ['META_KEYS', 'GROUPINGS', 'SPLITS', 'BACKGROUND', 'FORMAT_VERSION', 'FEATURE_FILE', 'BOX_TOL', 'MAX_ABS_FEATURE',
-           'DataError', 'validate_caption', 'frame_structure', 'caption_vsrs', 'build_slots', 'group_proposals',
-           'check_boxes', 'check_feature_arrays', 'check_proposals', 'write_dataset', 'Dataset', 'load_dataset']
+__all__ = ['META_KEYS', 'GROUPINGS', 'SPLITS', 'BACKGROUND', 'FORMAT_VERSION', 'FEATURE_FILE', 'BOX_TOL', 'PROB_TOL',
+           'MAX_ABS_FEATURE', 'DataError', 'validate_caption', 'frame_structure', 'caption_vsrs', 'build_slots',
+           'group_proposals', 'check_boxes', 'check_feature_arrays', 'check_proposals', 'write_dataset', 'Dataset',
+           'load_dataset']
 
 # %% ../nbs/02_data.ipynb #00000008
 class DataError(ValueError):
@@ -29,6 +30,7 @@ BACKGROUND = '__background__'
 FORMAT_VERSION = 1
 FEATURE_FILE = 'features.hdf5'
 BOX_TOL = 1.0  # pixels a box may stick out of the image (detector rounding)
+PROB_TOL = 1e-3        # class probabilities may round a little outside [0, 1]
 MAX_ABS_FEATURE = 1e6  # larger region features are damage, not signal (CNN activations are O(1)-O(100)); 1e30 overflows float32 sums
 
 def _fail(where, field, msg): raise DataError(f"{where}: field {field}: {msg}")
@@ -208,6 +210,8 @@ def check_feature_arrays(image:Mapping,      # image record (id, width, height)
         raise DataError(f"{where}: image {iid!r}: cls_prob has {cls_prob.shape[1]} columns but meta.json lists {n_classes} classes (background included)")
     for name, a in (('features', feats), ('cls_prob', cls_prob)):
         if not np.isfinite(a).all(): raise DataError(f"{where}: image {iid!r}: key '{iid}_{name}' holds NaN or inf values")
+    if len(cls_prob) and (cls_prob.min() < -PROB_TOL or cls_prob.max() > 1 + PROB_TOL):
+        raise DataError(f"{where}: image {iid!r}: key '{iid}_cls_prob' holds values outside [0, 1] ({cls_prob.min():.3g} .. {cls_prob.max():.3g}): not class probabilities")
     big = float(np.abs(feats).max(initial=0))
     if big > MAX_ABS_FEATURE:
         raise DataError(f"{where}: image {iid!r}: key '{iid}_features' reaches {big:.3g}, beyond {MAX_ABS_FEATURE:g} (damaged or unnormalised?)")

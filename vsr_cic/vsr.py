@@ -267,8 +267,9 @@ class Vocab:
     @classmethod
     def load(cls, path)->Vocab:
         "Read a vocabulary written by `save`"
-        try: return cls.from_dict(json.loads(Path(path).read_text()))
+        try: return cls.from_dict(json.loads(Path(path).read_text(encoding='utf-8')))
         except FileNotFoundError: raise FileNotFoundError(f"vocabulary file {str(path)!r} not found") from None
+        except UnicodeDecodeError as e: raise ValueError(f"{str(path)!r} is not a vocabulary file: not UTF-8 text (byte at offset {e.start})") from None
         except (KeyError, json.JSONDecodeError) as e: raise ValueError(f"{str(path)!r} is not a vocabulary file: {e}") from None
 
 # %% ../nbs/01_vsr.ipynb #00000025
