@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from common import dump, machine, table
 
-BENCHES = ('cider', 'decoding', 'sinkhorn', 'loader', 'train', 'scale')
+BENCHES = ('cider', 'decoding', 'sinkhorn', 'loader', 'train', 'scale', 'parse')
 QUICK_WORLD_IMAGES = 150
 REQUIRED = {'cider_speedup': float, 'cider_max_abs_diff': float, 'beam_speedup': float, 'beam_identical': bool,
             'sinkhorn_speedup': float, 'loader_speedup': float, 'xe_captions_per_s': float, 'scst_captions_per_s': float,
@@ -65,7 +65,7 @@ def main(argv=None):
         from bench_scale import world as make_world
         world = str(make_world(QUICK_WORLD_IMAGES)[0])
     kw = {'cider': dict(quick=q), 'decoding': dict(quick=q, world=world), 'sinkhorn': dict(quick=q),
-          'loader': dict(quick=q, world=world), 'train': dict(quick=q, world=world), 'scale': dict(quick=q, scales=(1, 4) if q else (1, 4, 16))}
+          'loader': dict(quick=q, world=world), 'train': dict(quick=q, world=world), 'scale': dict(quick=q, scales=(1, 4) if q else (1, 4, 16)), 'parse': dict(quick=q)}
     res = {'mode': 'quick' if q else 'full', 'machine_start': machine(), 'benches': {}}
     for name in a.only.split(','):
         r = (_inproc if q else _sub)(name, kw[name]); res['benches'][name] = r

@@ -12,7 +12,7 @@ from typing import Iterable, Mapping, Sequence
 from .core import MAX_SUBROLES, MAX_PER_ROLE
 
 # %% auto #0
-__all__ = ['ROLES', 'VERB', 'ROLE_MEANINGS', 'SHOW_CHARS', 'PAD', 'UNK', 'ROLE_VOCAB', 'UNKNOWN_VERBS', 'VSRError',
+__all__ = ['ROLES', 'VERB', 'ROLE_MEANINGS', 'SHOW_CHARS', 'MAX_VSRS', 'PAD', 'UNK', 'ROLE_VOCAB', 'UNKNOWN_VERBS', 'VSRError',
            'normalize_role', 'subrole_names', 'parse_subrole', 'VSR', 'parse_vsrs', 'Vocab', 'verb_vocab', 'encode_vsr',
            'as_vsrs', 'check_known']
 
@@ -35,6 +35,7 @@ class VSRError(ValueError):
 
 _ROLE_ALIASES = {'PRR': 'LVB', 'REL': VERB, 'VERB': VERB, 'PRED': VERB}
 _NUM_ARG = re.compile(r'^(?:ARG|A)([0-5])(-[A-Z]+)?$')
+_BIO, _CONT, _MOD = re.compile(r'^[BI]-'), re.compile(r'^[CR]-'), re.compile(r'^(?:ARGM|AM|M)-')
 SHOW_CHARS = 60   # how much of a long bad input an error message quotes
 
 def _short(x)->str:
@@ -53,13 +54,13 @@ def normalize_role(label:str,        # any common spelling: A0, ARG0, Arg0, ARGM
     "Canonical spelling of a semantic-role label"
     if not isinstance(label, str): raise VSRError(f"semantic role must be a string, got {_short(label)}")
     s = label.strip().upper().replace('_', '-')
-    s = re.sub(r'^[BI]-', '', s)        # BIO tag prefix
-    s = re.sub(r'^[CR]-', '', s)        # continuation / reference argument -> base role
+    s = _BIO.sub('', s, count=1)        # BIO tag prefix
+    s = _CONT.sub('', s, count=1)       # continuation / reference argument -> base role
     if s in (VERB,) or s in _ROLE_ALIASES and _ROLE_ALIASES[s] == VERB: return VERB
     m = _NUM_ARG.match(s)
     if m and (tags or not m.group(2)): return f'ARG{m.group(1)}'
     if not m:
-        s = re.sub(r'^(?:ARGM|AM|M)-', '', s)
+        s = _MOD.sub('', s, count=1)
         s = _ROLE_ALIASES.get(s, s)
         if s in ROLES and not s.startswith('ARG'): return s        # ARGM-ARG0 is no role: a modifier is never numbered
     if not strict: return None
@@ -82,6 +83,7 @@ def parse_subrole(sub:str)->tuple[str, int]:
 _VERB_RE = re.compile(r"^[a-z][a-z0-9'_\-]*$")
 _COUNT_RE = re.compile(r'-?[0-9]{1,9}')   # an ASCII integer: no '²', no '--1', no 5,000 digits (VSR counts are <= 10)
 _DIGITS = '0123456789'
+MAX_VSRS = 100    # VSRs in one text: one image's verbs (the paper's captions have 1-4); more is an error, found in O(length)
 
 def _coerce_roles(roles)->list[tuple[str, object]]:
     if roles is None: return []
@@ -90,7 +92,7 @@ def _coerce_roles(roles)->list[tuple[str, object]]:
     out = []
     for r in roles:
         if isinstance(r, str): out.append((r, 1))
-        elif isinstance(r, Sequence) and len(r) == 2: out.append((r[0], r[1]))
+        elif isinstance(r, (tuple, list)) and len(r) == 2 or isinstance(r, Sequence) and len(r) == 2: out.append((r[0], r[1]))
         else: raise VSRError(f"cannot read role entry {_short(r)}: give a role name or a (role, count) pair")
     return out
 
@@ -188,7 +190,9 @@ def _parse(cls, text:str, **kw)->VSR:
     if not isinstance(text, str): raise VSRError(f"VSR text must be a string, got {_short(text)}")
     verb, sep, rest = text.partition(':')
     if not sep and ',' in text: raise VSRError(f"cannot parse VSR {_short(text)}: expected 'verb: role, role*count', e.g. 'ride: ARG0, ARG1, LOC*2'")
-    roles = []
+    roles, most = [], kw.get('max_subroles', MAX_SUBROLES) - 1
+    if rest.count(',') >= most:                 # each role takes a sub-role: fail before reading thousands of them
+        raise VSRError(f"VSR {_short(text)} lists {rest.count(',') + 1:,} roles; the planner allows at most {most} besides the verb")
     for part in (p.strip() for p in rest.split(',')) if rest.strip() else []:
         if not part: raise VSRError(f"empty role in VSR {_short(text)} (two commas in a row?)")
         roles.append(_split_count(part, text))
@@ -203,6 +207,7 @@ VSR.__repr__ = lambda self: f"VSR({str(self)!r})"
 def parse_vsrs(text:str, **kw)->list[VSR]:
     "Parse one or more VSRs separated by `;`: `'ride: ARG0, ARG1; hold: ARG0, ARG1'`"
     if not isinstance(text, str): raise VSRError(f"VSR text must be a string such as 'ride: ARG0, ARG1', got {_short(text)}")
+    if text.count(';') >= MAX_VSRS: raise VSRError(f"{text.count(';') + 1:,} VSRs in {_short(text)}: one text holds at most {MAX_VSRS} (one image's verbs)")
     parts = [p for p in text.split(';') if p.strip()]
     if not parts: raise VSRError(f"no VSR in {_short(text)}")
     return [VSR.parse(p, **kw) for p in parts]
