@@ -382,3 +382,12 @@ def test_cli_ctrl_c_prints_the_message_and_exits_130(monkeypatch, capsys):
     monkeypatch.setattr(sys, 'argv', ['vsr_train_captioner', '--out_dir', 'run'])
     with pytest.raises(SystemExit) as e: cap.train_captioner_cli()
     assert e.value.code == 130 and 'Saved: run/ckpt/xe/last.pt at step 8' in capsys.readouterr().err
+
+def test_older_checkpoints_with_numpy_rng_state_still_load(tmp_path):
+    "Checkpoints written before this change hold numpy's RNG state as an array: allow-listed array rebuilding loads them"
+    from vsr_cic.train import set_rng_state
+    st = {'python': __import__('random').getstate(), 'numpy': np.random.get_state(), 'torch': torch.get_rng_state()}
+    atomic_save({'model': {'w': torch.ones(1)}, 'rng': st}, tmp_path/'old.pt')
+    ck = load_checkpoint(tmp_path/'old.pt')
+    set_rng_state(ck['rng']); a = np.random.rand()
+    np.random.set_state(st['numpy']); assert np.random.rand() == a

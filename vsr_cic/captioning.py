@@ -323,7 +323,8 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     from vsr_cic.world import world_dir
     cfg = dict(hidden=hidden, emb=hidden, att=hidden, dropout=dropout, verb_shift=verb_shift, **model_cfg)
-    run_cfg = {'model': model, **data_entry(Path(data_dir) if data_dir is not None else world_dir(None if world_images is None else out/'world'), out),
+    data_at = Path(data_dir) if data_dir is not None else world_dir(None if world_images is None else out/'world')
+    run_cfg = {'model': model, **data_entry(data_at, out),
                'world_images': world_images, 'batch_size': batch_size, 'lr_xe': lr_xe, 'lr_rl': lr_rl, 'seed': seed,
                'lr_decay': lr_decay, 'lr_step': lr_step, 'rl_samples': rl_samples, 'constrain_verbs': constrain_verbs,
                **{k: v for k, v in cfg.items() if isinstance(v, (int, float, str, bool))}}

@@ -184,7 +184,8 @@ def _check_image(rec, where='images.jsonl', text_only:bool=False):
 def check_boxes(image:Mapping, boxes:np.ndarray, where:str=FEATURE_FILE, tol:float=BOX_TOL):
     "Raise `DataError` naming the image and box if a box is not finite, x1<=x2, y1<=y2 inside the image"
     b = np.asarray(boxes)
-    if b.ndim != 2 or b.shape[1] != 4: raise DataError(f"{where}: image {image['image_id']!r}: boxes have shape {b.shape}, expected (N, 4) x1 y1 x2 y2")
+    if b.ndim != 2 or b.shape[1] != 4:
+        raise DataError(f"{where}: image {image['image_id']!r}: boxes have shape {b.shape}, expected (N, 4) x1 y1 x2 y2")
     nf = ~np.isfinite(b).all(1)
     if nf.any():
         i = int(np.flatnonzero(nf)[0])
@@ -205,16 +206,20 @@ def check_feature_arrays(image:Mapping,      # image record (id, width, height)
     "Raise `DataError` naming the file and image for arrays a model must not see: NaN, inf, huge values, wrong widths, bad boxes"
     iid = image['image_id']
     if feats.ndim != 2 or cls_prob.ndim != 2 or not len(feats) == len(boxes) == len(cls_prob):
-        raise DataError(f"{where}: image {iid!r}: shapes features {feats.shape}, boxes {np.shape(boxes)}, cls_prob {cls_prob.shape} do not agree on N proposals")
+        raise DataError(f"{where}: image {iid!r}: shapes features {feats.shape}, boxes {np.shape(boxes)}, "
+                        f"cls_prob {cls_prob.shape} do not agree on N proposals")
     if cls_prob.shape[1] != n_classes:
-        raise DataError(f"{where}: image {iid!r}: cls_prob has {cls_prob.shape[1]} columns but meta.json lists {n_classes} classes (background included)")
+        raise DataError(f"{where}: image {iid!r}: cls_prob has {cls_prob.shape[1]} columns but meta.json lists "
+                        f"{n_classes} classes (background included)")
     for name, a in (('features', feats), ('cls_prob', cls_prob)):
         if not np.isfinite(a).all(): raise DataError(f"{where}: image {iid!r}: key '{iid}_{name}' holds NaN or inf values")
     if len(cls_prob) and (cls_prob.min() < -PROB_TOL or cls_prob.max() > 1 + PROB_TOL):
-        raise DataError(f"{where}: image {iid!r}: key '{iid}_cls_prob' holds values outside [0, 1] ({cls_prob.min():.3g} .. {cls_prob.max():.3g}): not class probabilities")
+        raise DataError(f"{where}: image {iid!r}: key '{iid}_cls_prob' holds values outside [0, 1] "
+                        f"({cls_prob.min():.3g} .. {cls_prob.max():.3g}): not class probabilities")
     big = float(np.abs(feats).max(initial=0))
     if big > MAX_ABS_FEATURE:
-        raise DataError(f"{where}: image {iid!r}: key '{iid}_features' reaches {big:.3g}, beyond {MAX_ABS_FEATURE:g} (damaged or unnormalised?)")
+        raise DataError(f"{where}: image {iid!r}: key '{iid}_features' reaches {big:.3g}, "
+                        f"beyond {MAX_ABS_FEATURE:g} (damaged or unnormalised?)")
     check_boxes(image, boxes, where)
 
 def check_proposals(image:Mapping,          # proposals dict: 'features' (P, D), 'sets', optionally 'boxes', 'cls_prob'
@@ -230,8 +235,8 @@ def check_proposals(image:Mapping,          # proposals dict: 'features' (P, D),
         raise DataError(f"{where}: features hold NaN, inf or values beyond {MAX_ABS_FEATURE:g}")
     for name, ok in (widths or {}).items():
         if F.shape[1] not in ok:
-            raise DataError(f"{where}: features have width D={F.shape[1]}, but the {name} was trained on D={' or '.join(map(str, sorted(set(ok))))} "
-                            "(use the featurizer its training data was made with)")
+            raise DataError(f"{where}: features have width D={F.shape[1]}, but the {name} was trained on "
+                            f"D={' or '.join(map(str, sorted(set(ok))))} (use the featurizer its training data was made with)")
     bad = [s for s in image['sets'] if not len(s) or any(not 0 <= int(i) < len(F) for i in s)]
     if bad: raise DataError(f"{where}: proposal set {list(bad[0])} points outside the {len(F)} proposals")
 
@@ -298,8 +303,8 @@ def _read_jsonl(path:Path):
                 try: yield json.loads(line)
                 except json.JSONDecodeError as e: raise DataError(f"{path.name} line {ln}: not valid JSON ({e.msg}): {line[:120]!r}") from None
     except UnicodeDecodeError as e:
-        raise DataError(f"{path}: not UTF-8 text after line {ln} (byte {e.object[e.start:e.start + 1]!r} at offset {e.start} of a read block); "
-                        "JSONL files must be UTF-8") from None
+        raise DataError(f"{path}: not UTF-8 text after line {ln} (byte {e.object[e.start:e.start + 1]!r} at offset "
+                        f"{e.start} of a read block); JSONL files must be UTF-8") from None
 
 def _unique(recs, key:str, where:str):
     "Raise `DataError` at the first repeated `key` (a second record would silently replace the first)"

@@ -72,7 +72,8 @@ def load_captioner(captioner_dir, device='cpu')->tuple:
     vocabs = _vocabs(d/ck.get('vocab_dir', 'vocab'), 'captioner'); check_vocab_fits(ck, vocabs, f)   # weights and ids agree
     info = {k: v for k, v in ck.items() if k != 'model'}
     rc = d/'run_config.json'; mj = d/'metrics.json'
-    info['data'] = data_path(json.loads(rc.read_text()), d) if rc.exists() else json.loads(mj.read_text()).get('dataset') if mj.exists() else None
+    info['data'] = (data_path(json.loads(rc.read_text()), d) if rc.exists()            # relative to the run folder
+                    else json.loads(mj.read_text()).get('dataset') if mj.exists() else None)
     return m.to(device).eval(), vocabs, info
 
 # %% ../nbs/22_pipeline.ipynb #00000007
@@ -247,12 +248,12 @@ class Pipeline:
                  beam:int=5,                       # captioner beam (1 = greedy)
                  gt:Mapping|None=None,             # caption record: ground truth for missing components
                  max_len:int=MAX_LEN,
-                 unknown_verbs:str='error',        # 'error': a verb a model does not know is a VSRError; 'unk': caption it as <unk>, noted in `missing`
+                 unknown_verbs:str='error',        # 'error': an unknown verb is a VSRError; 'unk': <unk>, noted in `missing`
                 )->PipelineResult:
         "Run GSRL → SSP → merge → captioner"
         image, vsrs = self.image(proposals), parse_vsrs(vsrs)
-        notes = check_known(vsrs, {n: self.vocabs.get(k) for n, k, m in (('GSRL', 'gsrl', self.gsrl), ('S-level planner', 'planner', self.ssp),
-                                                                          ('captioner', 'captioner_verbs', self.captioner)) if m is not None}, unknown_verbs)
+        parts = (('GSRL', 'gsrl', self.gsrl), ('S-level planner', 'planner', self.ssp), ('captioner', 'captioner_verbs', self.captioner))
+        notes = check_known(vsrs, {n: self.vocabs.get(k) for n, k, m in parts if m is not None}, unknown_verbs)
         check_proposals(image, self.feature_widths(image))
         grounding, cands = [], []
         for i, v in enumerate(vsrs):

@@ -29,8 +29,9 @@ def has_checkpoints(out:str|os.PathLike)->bool:
 def data_entry(path:str|os.PathLike, out:str|os.PathLike)->dict:
     "The run_config entries naming the dataset: relative to the run folder when it lies inside it (survives a copy or move)"
     p, o = Path(path), Path(out)
-    try: return {'data': Path(os.path.relpath(p.resolve(), o.resolve())).as_posix(), IN_RUN: True} if p.resolve().is_relative_to(o.resolve()) else {'data': str(p)}
-    except (OSError, ValueError): return {'data': str(p)}
+    try: inside = p.resolve().is_relative_to(o.resolve())
+    except (OSError, ValueError): inside = False
+    return {'data': Path(os.path.relpath(p.resolve(), o.resolve())).as_posix(), IN_RUN: True} if inside else {'data': str(p)}
 
 def data_path(cfg:Mapping, out:str|os.PathLike)->Path|None:
     "The dataset folder a run_config names, resolved against the run folder when it is stored relative to it"

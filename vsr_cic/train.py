@@ -327,7 +327,7 @@ def _toy(seed=0):
 FEATURE_KEYS = ('features', 'boxes', 'cls_prob')   # per-image datasets of a bottom-up features.hdf5
 
 def check_inputs(path:str|os.PathLike,   # dataset folder (meta.json, images.jsonl, captions.jsonl, features.hdf5)
-                 read:bool=True,         # read every array and check it (finite, sane values, widths, boxes; catches damaged chunks); False: only open and list the keys
+                 read:bool=True,         # read and check every array (finite, sane, widths, boxes); False: list the keys
                 )->dict:                 # a summary: images, captions, feature_dim
     "Open a dataset folder and read its feature file up front; errors name the file and the key"
     import h5py

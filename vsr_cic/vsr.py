@@ -118,10 +118,13 @@ class VSR:
 
     def __post_init__(self):
         verb = self.verb.strip().lower() if isinstance(self.verb, str) else self.verb
-        if not isinstance(verb, str) or not verb: raise VSRError(f"empty verb in VSR (got {_short(self.verb)}): give a verb lemma such as 'ride'")
-        if not _VERB_RE.match(verb): raise VSRError(f"verb {_short(self.verb)} is not a lemma: use letters (with - _ ' inside), e.g. 'ride' or 'pick_up'")
+        if not isinstance(verb, str) or not verb:
+            raise VSRError(f"empty verb in VSR (got {_short(self.verb)}): give a verb lemma such as 'ride'")
+        if not _VERB_RE.match(verb):
+            raise VSRError(f"verb {_short(self.verb)} is not a lemma: use letters (with - _ ' inside), e.g. 'ride' or 'pick_up'")
         if normalize_role(verb, strict=False) is not None:
-            raise VSRError(f"{_short(self.verb)} is a semantic role, not a verb: write 'verb: {self.verb.strip()}, …', e.g. 'ride: ARG0, ARG1'")
+            raise VSRError(f"{_short(self.verb)} is a semantic role, not a verb: write 'verb: {self.verb.strip()}, …', "
+                           "e.g. 'ride: ARG0, ARG1'")
         seen, roles = {}, []
         for raw, count in _coerce_roles(self.roles):
             role = normalize_role(raw, tags=False)
@@ -129,7 +132,8 @@ class VSR:
             if role in seen: raise VSRError(f"duplicate role {role!r} in VSR for {verb!r}" + (f" (given as {seen[role]!r} and {raw!r})" if seen[role] != raw else ''))
             count = _count(role, count)
             if count < 1: raise VSRError(f"count of role {role!r} is {_short(count)}: it must be at least 1 (leave the role out instead)")
-            if count > self.max_per_role: raise VSRError(f"count of role {role!r} is {_short(count)}: at most {self.max_per_role} entities per role")
+            if count > self.max_per_role:
+                raise VSRError(f"count of role {role!r} is {_short(count)}: at most {self.max_per_role} entities per role")
             seen[role] = raw; roles.append((role, count))
         n = 1 + sum(c for _, c in roles)
         if n > self.max_subroles:
@@ -207,7 +211,8 @@ VSR.__repr__ = lambda self: f"VSR({str(self)!r})"
 def parse_vsrs(text:str, **kw)->list[VSR]:
     "Parse one or more VSRs separated by `;`: `'ride: ARG0, ARG1; hold: ARG0, ARG1'`"
     if not isinstance(text, str): raise VSRError(f"VSR text must be a string such as 'ride: ARG0, ARG1', got {_short(text)}")
-    if text.count(';') >= MAX_VSRS: raise VSRError(f"{text.count(';') + 1:,} VSRs in {_short(text)}: one text holds at most {MAX_VSRS} (one image's verbs)")
+    if text.count(';') >= MAX_VSRS:
+        raise VSRError(f"{text.count(';') + 1:,} VSRs in {_short(text)}: one text holds at most {MAX_VSRS} (one image's verbs)")
     parts = [p for p in text.split(';') if p.strip()]
     if not parts: raise VSRError(f"no VSR in {_short(text)}")
     return [VSR.parse(p, **kw) for p in parts]
@@ -221,7 +226,8 @@ def _from_dict(cls, d:Mapping, **kw)->VSR:
     "Inverse of `VSR.to_dict`"
     if not isinstance(d, Mapping) or 'verb' not in d: raise VSRError(f"a VSR dict needs a 'verb' key, got {_short(d)}")
     extra = set(d) - {'verb', 'roles'}
-    if extra: raise VSRError(f"unexpected key(s) {_short(sorted(map(str, extra)))} in VSR dict {_short(d)}: a VSR dict has 'verb' and 'roles'")
+    if extra:
+        raise VSRError(f"unexpected key(s) {_short(sorted(map(str, extra)))} in VSR dict {_short(d)}: a VSR dict has 'verb' and 'roles'")
     return cls(d['verb'], d.get('roles') or [], **kw)
 VSR.from_dict = _from_dict
 VSR.from_json = classmethod(lambda cls, s, **kw: cls.from_dict(json.loads(s), **kw))
@@ -274,7 +280,8 @@ class Vocab:
         "Read a vocabulary written by `save`"
         try: return cls.from_dict(json.loads(Path(path).read_text(encoding='utf-8')))
         except FileNotFoundError: raise FileNotFoundError(f"vocabulary file {str(path)!r} not found") from None
-        except UnicodeDecodeError as e: raise ValueError(f"{str(path)!r} is not a vocabulary file: not UTF-8 text (byte at offset {e.start})") from None
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{str(path)!r} is not a vocabulary file: not UTF-8 text (byte at offset {e.start})") from None
         except (KeyError, json.JSONDecodeError) as e: raise ValueError(f"{str(path)!r} is not a vocabulary file: {e}") from None
 
 # %% ../nbs/01_vsr.ipynb #00000025
@@ -321,8 +328,9 @@ def check_known(vsrs:Sequence[VSR],      # parsed VSRs
         if not lost: continue
         known = [t for t in lost[0][1].itos if t not in lost[0][1].specials]
         close = _close(v.verb, known)
-        msg = (f"verb {v.verb!r} (VSR '{v}') is unknown to the {' and '.join(n for n, _ in lost)}, which know{'s' if len(lost) == 1 else ''} "
-               f"{len(known)} verbs" + (f"; did you mean {', '.join(close)}?" if close else f", e.g. {', '.join(known[:8])}"))
+        who = ' and '.join(n for n, _ in lost)
+        msg = (f"verb {v.verb!r} (VSR '{v}') is unknown to the {who}, which know{'s' if len(lost) == 1 else ''} {len(known)} verbs"
+               + (f"; did you mean {', '.join(close)}?" if close else f", e.g. {', '.join(known[:8])}"))
         if unknown == 'error': raise VSRError(msg + " (pass unknown_verbs='unk' to caption it as <unk> anyway)")
         notes.append(msg + ': encoded as <unk>, so the caption does not follow this verb')
     return notes
