@@ -382,7 +382,8 @@ def test_older_checkpoints_with_numpy_rng_state_still_load(tmp_path):
     "Checkpoints written before this change hold numpy's RNG state as an array: allow-listed array rebuilding loads them"
     from vsr_cic.train import set_rng_state
     st = {'python': __import__('random').getstate(), 'numpy': np.random.get_state(), 'torch': torch.get_rng_state()}
-    atomic_save({'model': {'w': torch.ones(1)}, 'rng': st}, tmp_path/'old.pt')
+    atomic_save({'model': {'w': torch.ones(1)}, 'rng': st, 'loop': {'history': [{'CIDEr-D': np.float64(0.5)}]}}, tmp_path/'old.pt')
     ck = load_checkpoint(tmp_path/'old.pt')
+    assert ck['loop']['history'][0]['CIDEr-D'] == 0.5                   # a numpy float metric loads too
     set_rng_state(ck['rng']); a = np.random.rand()
     np.random.set_state(st['numpy']); assert np.random.rand() == a

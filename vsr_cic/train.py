@@ -120,10 +120,11 @@ class CheckpointError(RuntimeError):
     "A checkpoint that cannot be used: corrupt, refused (it would run code), or holding NaN weights; the message names the file"
 
 def _numpy_globals()->list:
-    "What a numpy array inside a checkpoint needs (older checkpoints hold numpy's RNG state as an array): array rebuilding only"
-    try: from numpy._core.multiarray import _reconstruct
-    except ImportError: from numpy.core.multiarray import _reconstruct  # numpy < 2
-    return [_reconstruct, np.ndarray, np.dtype, *{type(np.dtype(t)) for t in (np.uint32, np.int64, np.float32, np.float64, np.bool_)}]
+    "numpy array and scalar rebuilding from raw bytes (old RNG states, numpy metrics); no callable that can run code"
+    try: from numpy._core.multiarray import _reconstruct, scalar
+    except ImportError: from numpy.core.multiarray import _reconstruct, scalar  # numpy < 2
+    dtypes = {type(np.dtype(t)) for t in (np.uint32, np.int32, np.int64, np.float32, np.float64, np.bool_)}
+    return [_reconstruct, scalar, np.ndarray, np.dtype, *dtypes]
 
 def _refused(path:Path, e:Exception)->CheckpointError:
     "The error for a checkpoint that `weights_only` loading rejects"
