@@ -387,3 +387,10 @@ def test_older_checkpoints_with_numpy_rng_state_still_load(tmp_path):
     assert ck['loop']['history'][0]['CIDEr-D'] == 0.5                   # a numpy float metric loads too
     set_rng_state(ck['rng']); a = np.random.rand()
     np.random.set_state(st['numpy']); assert np.random.rand() == a
+
+def test_training_refuses_poisoned_features(toy, tmp_path):
+    "train_captioner reads every feature array up front (check_inputs): a box 50x outside the image stops it, naming it"
+    from vsr_cic.captioning import train_captioner
+    q = shutil.copytree(toy, tmp_path/'d'); _edit_h5(q, 'img1_boxes', lambda a: a * 50)
+    raises(lambda: train_captioner(data_dir=q, out_dir=tmp_path/'run', **{**RUN, 'world_images': None}),
+           'features.hdf5', "'img1'", 'outside')

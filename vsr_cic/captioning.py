@@ -17,7 +17,7 @@ from .loader import CaptionDataset, Limits, build_vocabs, save_vocabs, densify, 
 from .captioner import caption_inputs
 from .baselines import make_captioner, CAPTIONERS
 from .decoding import greedy_decode, sample_decode, beam_search, scst_loss, verb_constraint, BEAM_SIZE
-from .train import fit, EpochBatchSampler, load_checkpoint, atomic_save, sampler_for, TrainingInterrupted
+from .train import fit, EpochBatchSampler, load_checkpoint, atomic_save, sampler_for, TrainingInterrupted, check_inputs
 from .runs import data_entry, check_run_config, write_run_config, check_vocabs_unchanged, retire_stage, vocab_fingerprint
 from .distributed import init_distributed, cleanup_distributed, broadcast_module
 from fastcore.script import call_parse, bool_arg
@@ -336,6 +336,7 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
         if env.distributed: torch.distributed.barrier()     # rank 0 generates; the others then find it (or, on other nodes, make their own)
         if not main: path = make()
     else: path = Path(data_dir)
+    if main: check_inputs(path)                            # every feature array read once: NaN, huge values, widths, boxes
     cd = caption_data(path, splits=tuple(dict.fromkeys(('train', 'val', test_split))), verb_one_word=verb_shift == 'one_word')
     if main: check_vocabs_unchanged(out/'vocab', cd.vocab, out, resume); save_vocabs(cd.vocab, out/'vocab'); write_run_config(out, run_cfg)
     net = make_captioner(model, cd.vocab_size, cd.feat_dim, **cfg).to(dev)
