@@ -219,7 +219,7 @@ def test_copied_run_folder_resumes(finished_run, tmp_path):
     r = train_captioner(out_dir=cp, **RUN)
     assert r['interrupted'] is None and r['selected'] in ('xe', 'rl')
     net, voc, info = load_captioner(cp)
-    assert Path(info['data']) == cp/'world'/'vsr_world'
+    assert Path(info['data']) == cp/'world'/'vsr_world' and isinstance(info['data'], str)
 
 def test_load_captioner_refuses_another_vocabulary(finished_run, tmp_path):
     from vsr_cic.pipeline import load_captioner

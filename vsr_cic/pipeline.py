@@ -72,8 +72,8 @@ def load_captioner(captioner_dir, device='cpu')->tuple:
     vocabs = _vocabs(d/ck.get('vocab_dir', 'vocab'), 'captioner'); check_vocab_fits(ck, vocabs, f)   # weights and ids agree
     info = {k: v for k, v in ck.items() if k != 'model'}
     rc = d/'run_config.json'; mj = d/'metrics.json'
-    info['data'] = (data_path(json.loads(rc.read_text()), d) if rc.exists()            # relative to the run folder
-                    else json.loads(mj.read_text()).get('dataset') if mj.exists() else None)
+    data = data_path(json.loads(rc.read_text()), d) if rc.exists() else None      # resolved against the run folder
+    info['data'] = str(data) if data is not None else json.loads(mj.read_text()).get('dataset') if mj.exists() else None
     return m.to(device).eval(), vocabs, info
 
 # %% ../nbs/22_pipeline.ipynb #00000007
