@@ -272,23 +272,29 @@ class RoleShiftCaptioner(ControllableCaptioner):
                  use_roles:bool=True,       # feed the role embedding (False: SCT)
                  use_gate:bool=True,        # predict shifts (False: the pointer never moves, C-UpDn)
                  verb_shift:str='gate',     # 'gate' | 'one_word', see above
+                 feat_proj:int|None=None,   # width of a learned linear map applied to regions and f̄ once per batch (None: raw D)
                  **ids):                    # pad_id, bos_id, eos_id
         super().__init__(vocab_size, feat_dim, verb_shift=verb_shift, **ids)
         self.hidden, self.use_roles, self.has_gate = hidden, use_roles, use_gate
         re_dim = (role_emb or emb) if use_roles else 0
+        if feat_proj is not None and feat_proj < 1: raise ValueError(f"feat_proj must be a positive width or None, got {feat_proj}")
+        self.feat_proj = nn.Linear(feat_dim, feat_proj) if feat_proj else None   # 2048 → 512 at the paper's width
+        d = feat_proj or feat_dim                                      # width of what the LSTMs and attentions see
         self.embed = nn.Embedding(vocab_size, emb, padding_idx=self.pad_id)
         if use_roles:
             self.role_embed = nn.Embedding(n_roles, re_dim, padding_idx=0)
             self.sub_embed = nn.Embedding(MAX_PER_ROLE + 1, re_dim, padding_idx=0)
             self.verb_embed = nn.Embedding(n_verbs, re_dim, padding_idx=0) if n_verbs > 0 else None
-        x_dim = emb + feat_dim + hidden + re_dim                       # x_t = [E y; f̄; h²; e_role]
-        self.lstm1, self.lstm2 = nn.LSTMCell(x_dim, hidden), nn.LSTMCell(hidden + feat_dim, hidden)
+        x_dim = emb + d + hidden + re_dim                       # x_t = [E y; f̄; h²; e_role]
+        self.lstm1, self.lstm2 = nn.LSTMCell(x_dim, hidden), nn.LSTMCell(hidden + d, hidden)
         self.W_ig, self.W_hg = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)   # sub-role sentinel gate
         self.W_is, self.W_hs = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)   # visual sentinel gate
-        self.attn = SentinelAttention(feat_dim, hidden, att)
+        self.attn = SentinelAttention(d, hidden, att)
         self.drop, self.out = nn.Dropout(dropout), nn.Linear(hidden, vocab_size)   # FC_b
 
     def prepare(self, ctx:SlotContext)->SlotContext:
+        if self.feat_proj is not None:                                 # once per batch, not per time step
+            ctx['regions'], ctx['global_feat'] = self.feat_proj(ctx.regions), self.feat_proj(ctx.global_feat)  # (B, K, R, d), (B, d)
         ctx['reg_proj'] = self.attn.project(ctx.regions)               # (B, K, R, A), once per batch
         if self.use_roles:
             e = self.role_embed(ctx.slot_role) + self.sub_embed(ctx.slot_sub)            # (B, K, E_r)
