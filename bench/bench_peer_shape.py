@@ -50,13 +50,17 @@ def make_model(feat_proj):
     torch.manual_seed(0)
     return make_captioner('ours', VOCAB, FEAT_D, hidden=WIDTH, emb=WIDTH, att=WIDTH, verb_shift='one_word', feat_proj=feat_proj)
 
-def xe_times(net, opt, ctl, n:int)->list[float]:
+def xe_times(net, opt, ctl, n:int)->list[tuple]:
+    "(wall, CPU) seconds of `n` XE steps; CPU time of this process is less inflated by other jobs on a loaded machine"
     out = []
     net.train()
     for _ in range(n):
-        t0 = time.perf_counter(); loss = net.loss(**ctl)['loss']
-        opt.zero_grad(); loss.backward(); opt.step(); out.append(time.perf_counter() - t0)
+        t0, c0 = time.perf_counter(), time.process_time(); loss = net.loss(**ctl)['loss']
+        opt.zero_grad(); loss.backward(); opt.step(); out.append((time.perf_counter() - t0, time.process_time() - c0))
     return out
+
+def _timed(f)->tuple:
+    t0, c0 = time.perf_counter(), time.process_time(); f(); return time.perf_counter() - t0, time.process_time() - c0
 
 def decode_times(net, ctl)->dict:
     import torch
@@ -64,10 +68,9 @@ def decode_times(net, ctl)->dict:
     c = {k: v for k, v in ctl.items() if k not in ('words', 'slot_idx')}
     net.eval(); out = {}
     with torch.no_grad():
-        t0 = time.perf_counter(); greedy_decode(net, max_len=WORDS, **c); out['greedy'] = time.perf_counter() - t0
-        for k in (3, 5):
-            t0 = time.perf_counter(); beam_search(net, beam_size=k, max_len=WORDS, **c); out[f'beam{k}'] = time.perf_counter() - t0
-    return out
+        out['greedy'] = _timed(lambda: greedy_decode(net, max_len=WORDS, **c))
+        for k in (3, 5): out[f'beam{k}'] = _timed(lambda: beam_search(net, beam_size=k, max_len=WORDS, **c))
+    return out                                                                  # name -> (wall s, CPU s)
 
 def run(quick:bool=False, rounds:int|None=None, threads:int=1, batch:int|None=None)->dict:
     import torch
@@ -86,14 +89,16 @@ def run(quick:bool=False, rounds:int|None=None, threads:int=1, batch:int|None=No
             xe[n].extend(xe_times(nets[n], opts[n], ctl, steps)); dec[n].append(decode_times(nets[n], ctl))
     rows = []
     for n in nets:
-        med = lambda k: statistics.median(d[k] for d in dec[n])
-        s = statistics.median(xe[n])
-        rows.append(dict(config=n, params_m=sum(p.numel() for p in nets[n].parameters()) / 1e6, xe_s_per_step=s,
-                         xe_captions_per_s=batch / s, xe_steps=len(xe[n]), greedy_s=med('greedy'), greedy_captions_per_s=batch / med('greedy'),
-                         beam3_s=med('beam3'), beam3_captions_per_s=batch / med('beam3'), beam5_s=med('beam5'),
+        med = lambda k, j=0: statistics.median(d[k][j] for d in dec[n])
+        s, c = statistics.median(w for w, _ in xe[n]), statistics.median(c for _, c in xe[n])
+        rows.append(dict(config=n, params_m=sum(p.numel() for p in nets[n].parameters()) / 1e6, xe_s_per_step=s, xe_cpu_s_per_step=c,
+                         xe_captions_per_s=batch / s, xe_steps=len(xe[n]), greedy_s=med('greedy'), greedy_cpu_s=med('greedy', 1),
+                         greedy_captions_per_s=batch / med('greedy'), beam3_s=med('beam3'), beam3_cpu_s=med('beam3', 1),
+                         beam3_captions_per_s=batch / med('beam3'), beam5_s=med('beam5'), beam5_cpu_s=med('beam5', 1),
                          beam5_captions_per_s=batch / med('beam5')))
     raw, new = rows
     return {'rows': rows, 'w512_b50_xe_s_per_step': new['xe_s_per_step'], 'w512_b50_xe_s_per_step_raw': raw['xe_s_per_step'],
+            'w512_b50_xe_cpu_s_per_step': new['xe_cpu_s_per_step'], 'w512_b50_xe_cpu_s_per_step_raw': raw['xe_cpu_s_per_step'],
             'peer_xe_speedup': raw['xe_s_per_step'] / new['xe_s_per_step'], 'peer_batch': batch, 'peer_rounds': rounds,
             'peer_xe_all_s': xe, 'peer_peak_rss_mb': peak_rss_mb(), 'peer_threads': threads}
 
