@@ -14,7 +14,7 @@ from .vsr import ROLE_VOCAB
 __all__ = ['PAD_ID', 'UNK_ID', 'BOS_ID', 'EOS_ID', 'GATE_WEIGHT', 'N_ROLES', 'HIDDEN', 'MASK_LOGIT', 'SHIFT', 'STAY',
            'CONTROL_KEYS', 'CAPTION_KEYS', 'VERB_SHIFT_MODES', 'check_shape', 'SlotContext', 'make_context',
            'toy_controls', 'caption_inputs', 'ControllableCaptioner', 'gate_targets', 'caption_mask', 'caption_loss',
-           'SentinelAttention', 'RoleShiftCaptioner']
+           'SentinelAttention', 'RoleShiftCaptioner', 'compile_step']
 
 # %% ../nbs/13_captioner.ipynb #00000005
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3  # caption vocabulary specials (<pad>, <unk>, <bos>, <eos>)
@@ -319,9 +319,19 @@ class RoleShiftCaptioner(ControllableCaptioner):
         sr_v = torch.sigmoid(self.W_is(x) + self.W_hs(h1)) * torch.tanh(m1n)   # visual sentinel (B, H)
         sr_g = torch.sigmoid(self.W_ig(x) + self.W_hg(h1)) * torch.tanh(m1n) if self.has_gate else None
         c, gate, tr = self.attn(h1n, ctx.regions[b, ptr], ctx.reg_proj[b, ptr], ctx.region_mask[b, ptr], sr_g, sr_v)
-        forced = self.forced_shift(ptr, ctx)
-        if forced.any():
-            gate = torch.where(forced[:, None], torch.tensor([float('-inf'), 0.], device=gate.device, dtype=gate.dtype), gate)
+        if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch: capturable (`compile_step`)
+            gate = torch.where(self.forced_shift(ptr, ctx)[:, None], gate.new_tensor([float('-inf'), 0.]), gate)
         h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), (h2, m2))
         word = torch.log_softmax(self.out(self.drop(h2n)), 1)          # (B, V)
         return word, gate, (h1n, m1n, h2n, m2n), tr
+
+# %% ../nbs/13_captioner.ipynb #0000001d4
+def compile_step(model:ControllableCaptioner, # any captioner with the step interface
+                 mode:str|None='auto',        # torch.compile mode; 'auto': 'reduce-overhead' (CUDA graphs) on CUDA, else None
+                 backend:str='inductor',      # 'aot_eager' traces without code generation (tests on CPU)
+                 **kw)->ControllableCaptioner:
+    "Compile `model.step` in place (an instance attribute shadowing the method); `del model.step` restores eager"
+    if mode == 'auto': mode = 'reduce-overhead' if next(model.parameters()).is_cuda and backend == 'inductor' else None
+    model.step = torch.compile(type(model).step.__get__(model), mode=mode, backend=backend, dynamic=None, **kw)
+    return model
+
