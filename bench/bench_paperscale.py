@@ -1,7 +1,7 @@
 """Paper scale: bottom-up-sized data (2048-d, 10-100 proposals), bounded loader memory, the paper's width.
 
-1. Generate (`bench/paperscale.py`) float32 datasets of about `--sizes-gb` GB of features each (default 2 and 8.8:
-   4.4x apart), into runs/bench_cache/paperscale (deleted at the end unless --keep).
+1. Generate (`bench/paperscale.py`) float32 datasets of about `--sizes-gb` GB of features each (default 1 and 4.2:
+   4.2x apart; larger sizes are one argument away, the shared 2-core machine made generation the bottleneck), into runs/bench_cache/paperscale (deleted at the end unless --keep).
 2. Loader, per size, in a fresh subprocess: the file's pages are dropped from the OS page cache first
    (posix_fadvise DONTNEED, so reads come from the disk), then `make_loader(path, 'caption', batch_size=100,
    dense=True, cache_bytes=BUDGET)` runs `--batches` shuffled batches with 0 workers, then with 2 workers (each
@@ -14,7 +14,7 @@
    attention = 512, `feat_proj=512`, verb_shift 'one_word', Adam, 1 thread): s/step of XE and of SCST (one
    sample + greedy baseline, CIDEr-D reward), beam-5 captions/s (eval, 100 captions), peak RSS; projected
    wall time of one COCO Entities epoch (545,202 training captions / 100 x s/step) for each stage.
-Usage: python bench/bench_paperscale.py [--quick] [--sizes-gb 2,8.8] [--batches 60] [--keep]
+Usage: python bench/bench_paperscale.py [--quick] [--sizes-gb 1,4.2] [--batches 30] [--keep]
 """
 from __future__ import annotations
 import argparse, json, os, shutil, subprocess, sys, time
@@ -123,7 +123,7 @@ def _dataset(n_images:int, dtype:str, root:Path, progress:bool)->tuple[Path, dic
     g = generate_paperscale(p, n_images, dtype, seed=0, progress=progress)
     f.write_text(json.dumps(g)); return p, {**g, 'generated_now': True}
 
-def run(quick:bool=False, sizes_gb=(2.0, 8.8), batches:int=60, keep:bool=False, budget_mb:float=BUDGET_MB,
+def run(quick:bool=False, sizes_gb=(1.0, 4.2), batches:int=30, keep:bool=False, budget_mb:float=BUDGET_MB,
         root=None, progress:bool=True, workers=(0, 2))->dict:
     root = Path(root) if root else CACHE/'paperscale'
     images = QUICK['images'] if quick else tuple(max(1000, round(g * 1e9 / BYTES_PER_IMAGE_F32)) for g in sizes_gb)
@@ -176,8 +176,8 @@ def report(r:dict)->str:
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--quick', action='store_true'); ap.add_argument('--sizes-gb', default='2,8.8')
-    ap.add_argument('--batches', type=int, default=60); ap.add_argument('--keep', action='store_true')
+    ap.add_argument('--quick', action='store_true'); ap.add_argument('--sizes-gb', default='1,4.2')
+    ap.add_argument('--batches', type=int, default=30); ap.add_argument('--keep', action='store_true')
     ap.add_argument('--budget-mb', type=float, default=BUDGET_MB); ap.add_argument('--json')
     a = ap.parse_args()
     r = run(a.quick, tuple(float(x) for x in a.sizes_gb.split(',')), a.batches, a.keep, a.budget_mb)

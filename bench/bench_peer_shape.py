@@ -13,7 +13,7 @@ cost of a step does not depend on the values). Configurations:
 Rounds alternate the two (raw, proj512, raw, ...) so load from other jobs hits both alike; the reported
 figures are medians over rounds. XE step = loss + backward + Adam step. Decoding: eval mode, no grad,
 `greedy_decode` and `beam_search(beam_size=3, 5)` with max_len 16.
-Usage: python bench/bench_peer_shape.py [--quick] [--rounds 3] [--threads 1]
+Usage: python bench/bench_peer_shape.py [--quick] [--rounds 2] [--threads 1]
 """
 from __future__ import annotations
 import argparse, statistics, sys, time
@@ -23,7 +23,7 @@ from common import peak_rss_mb, table
 
 WIDTH, FEAT_D, REGIONS, VOCAB, WORDS, BATCH = 512, 2048, 36, 10_000, 16, 50
 SLOTS = 4                      # K; REGIONS // SLOTS regions per slot
-XE_PER_ROUND, ROUNDS, QUICK = 3, 3, dict(batch=4, rounds=1, steps=1)
+XE_PER_ROUND, ROUNDS, QUICK = 2, 2, dict(batch=4, rounds=1, steps=1)
 
 def peer_controls(batch:int=BATCH, seed:int=0)->dict:
     "Random control tensors and a caption of the peer shape: (B, K, R, D) regions, slot 1 the verb, WORDS tokens + <eos>"
