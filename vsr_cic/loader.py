@@ -23,7 +23,7 @@ __all__ = ['CACHE_BYTES', 'TOY_D', 'TOY_CLASSES', 'TOY_IMAGES', 'TOY_CAPTIONS', 
            'RLevelDataset', 'CaptionDataset', 'to_device', 'box_position', 'densify', 'make_loader']
 
 # %% ../nbs/02a_loader.ipynb #00000006
-CACHE_BYTES = 2**30   # default feature cache budget: bytes of float32 arrays kept in memory (per loader, all workers together)
+CACHE_BYTES = 2**30   # default feature cache budget: bytes of float32 arrays in memory (per loader, workers together)
 
 def _open_h5(path)->h5py.File:
     "Open an HDF5 feature file for reading; a damaged file raises `DataError` naming it"
@@ -36,8 +36,8 @@ class FeatureStore:
     def __init__(self, path:str|os.PathLike,             # the HDF5 file
                  max_proposals:int=MAX_PROPOSALS,         # P: rows kept per image (paper: 100)
                  reopen:bool=False,                       # open and close the file on every read (the official way; no cache)
-                 cache:bool|None=None,                    # keep what was read in memory, up to `cache_bytes` (None: True unless reopen)
-                 cache_bytes:int|None=None):              # cache budget in bytes (None: CACHE_BYTES); least recently used images go first
+                 cache:bool|None=None,                    # keep what was read in memory, within `cache_bytes` (None: unless reopen)
+                 cache_bytes:int|None=None):              # cache budget (None: CACHE_BYTES); least recently used go first
         self.path, self.max_proposals, self.reopen = Path(path), max_proposals, reopen
         if not self.path.is_file(): raise FileNotFoundError(f"feature file {str(self.path)!r} not found")
         self.cache_bytes = CACHE_BYTES if cache_bytes is None else int(cache_bytes)
@@ -103,7 +103,7 @@ class FeatureStore:
         return self.path.stat().st_size * 4 / per <= self.cache_bytes
 
     def preload(self, image_ids)->FeatureStore:
-        "Read `image_ids` into the cache now if the whole file fits the budget (before DataLoader forks its workers, which then share it)"
+        "Read `image_ids` into the cache now if the whole file fits the budget (before DataLoader forks workers that share it)"
         if self.fits():
             for i in image_ids: self.get(i)
         return self
@@ -112,7 +112,8 @@ class FeatureStore:
         if self._h5 is not None and self._pid == os.getpid(): self._h5.close()
         self._h5 = self._pid = None
 
-    def __getstate__(self): return {**self.__dict__, '_h5': None, '_pid': None, '_mem': OrderedDict(), 'cached_bytes': 0}  # no handle, no cache travels
+    def __getstate__(self):                                          # no handle, no cache travels
+        return {**self.__dict__, '_h5': None, '_pid': None, '_mem': OrderedDict(), 'cached_bytes': 0}
     def __repr__(self): return f"FeatureStore({str(self.path)!r}, max_proposals={self.max_proposals}{', reopen' if self.reopen else ''}{', cached' if self.cache else ''})"
 
 # %% ../nbs/02a_loader.ipynb #00000008
@@ -501,7 +502,7 @@ def _worker_init(worker_id:int):
     info = get_worker_info()
     info.dataset.store._h5 = info.dataset.store._pid = None     # never use a handle inherited from the parent
     st = info.dataset.store
-    if st.cache and not st._mem: st.cache_bytes //= info.num_workers   # nothing preloaded (file over budget): share the budget
+    if st.cache and not st._mem: st.cache_bytes //= info.num_workers   # nothing preloaded (file over budget): share it
     st.cache = st.cache and st.cache_bytes > 0
     np.random.seed(info.seed % 2**32)
 
