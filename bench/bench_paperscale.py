@@ -165,7 +165,7 @@ def report(r:dict)->str:
     w5 = r['width512']
     cols = ['images', 'captions', 'features_gb', 'generate_s', 'workers', 'samples', 'samples_per_s', 'feature_mb_per_s',
             'mem_after_build_mb', 'peak_mem_mb', 'feature_side_mb', 'cache_budget_mb', 'peak_rss_main_mb']
-    h = lambda s: s / 3600
+    h = lambda s: float("nan") if s is None else s / 3600
     return '\n'.join([table('Paper-scale loader (float32 2048-d bottom-up layout, cold page cache, batch 100, dense)', r['rows'], cols), '',
         table('Paper width (hidden = emb = att = 512, feat_proj 512, batch %d, 1 thread)' % w5['batch'], [w5]), '',
         f"feature-side memory (peak - after build): max {r['paper_scale_feature_side_mb_max']:.0f} MB vs cache budget "
