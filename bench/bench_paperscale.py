@@ -128,7 +128,7 @@ def run(quick:bool=False, sizes_gb=(1.0, 4.2), batches:int=30, keep:bool=False, 
     root = Path(root) if root else CACHE/'paperscale'
     images = QUICK['images'] if quick else tuple(max(1000, round(g * 1e9 / BYTES_PER_IMAGE_F32)) for g in sizes_gb)
     batches = QUICK['batches'] if quick else batches
-    budget_mb = QUICK['budget_mb'] if quick else budget_mb
+    budget_mb = float(QUICK['budget_mb'] if quick else budget_mb)
     call = (lambda fn, *a: globals()[fn](*a)) if quick else _sub
     rows, paths = [], []
     for n in images:
