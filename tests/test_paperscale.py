@@ -19,7 +19,7 @@ def test_generator_shapes(ps):
     with h5py.File(p/'features.hdf5', 'r') as h:
         n = [h[f'{i}_features'].shape[0] for i in d.images]
         assert all(MIN_PROP <= k <= MAX_PROP for k in n) and len(set(n)) > 5
-        f = h[f'ps000000_features']
+        f = h['ps000000_features']
         assert f.shape[1] == FEAT_D and f.dtype == np.float16 and f.chunks is None   # contiguous: one read per key
         assert h['ps000000_cls_prob'].shape[1] == N_CLASSES and (f[()] >= 0).all()
     r = d.features('ps000003')                           # boxes inside the image, read back as float32
