@@ -7,7 +7,8 @@ includes collating the batch from the dataset (in-memory feature cache), forward
 step. Peak memory: this process's maximum resident set (ru_maxrss) after each stage; the XE-stage figure is
 taken before any SCST step; on CUDA also the peak GPU memory (torch.cuda.max_memory_allocated). `--amp bf16`
 runs the steps under bfloat16 autocast (as `fit(amp='bf16')`). `bench/gpu_check.sh` runs this on a GPU.
-Usage: python bench/bench_train.py [--quick] [--world PATH] [--device cuda] [--amp bf16] [--batch 100]
+`--compile` captures the decoder step (`compile_step`; on CUDA inductor + CUDA graphs; warm-up steps include compiling).
+Usage: python bench/bench_train.py [--quick] [--world PATH] [--device cuda] [--amp bf16] [--batch 100] [--compile]
 """
 from __future__ import annotations
 import argparse, sys, time
@@ -17,7 +18,7 @@ from common import peak_rss_mb, table
 
 BATCH, XE_STEPS, SCST_STEPS, QUICK_STEPS, WARMUP = 100, 20, 8, 2, 1
 
-def setup(world=None, device='cpu', threads:int=1):
+def setup(world=None, device='cpu', threads:int=1, compile:bool=False):
     import torch
     from vsr_cic.world import ensure_world
     from vsr_cic.captioning import caption_data
@@ -25,6 +26,9 @@ def setup(world=None, device='cpu', threads:int=1):
     torch.set_num_threads(threads); torch.manual_seed(0)
     t0 = time.perf_counter(); cd = caption_data(Path(world) if world else ensure_world(), verb_one_word=True); t_load = time.perf_counter() - t0
     net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=128, emb=128, att=128, verb_shift='one_word').to(device)
+    if compile:                                                  # the captured step (CUDA: inductor + CUDA graphs)
+        from vsr_cic.captioner import compile_step
+        compile_step(net)
     return cd, net, t_load
 
 def _batches(ds, n, seed=0, batch:int=BATCH):
@@ -47,17 +51,17 @@ def gpu_peak_mb(device)->float|None:
     import torch
     return torch.cuda.max_memory_allocated() / 2**20 if torch_device_type(device) == 'cuda' else None
 
-def run(quick:bool=False, world=None, device='cpu', amp:str|None=None, batch:int|None=None)->dict:
+def run(quick:bool=False, world=None, device='cpu', amp:str|None=None, batch:int|None=None, compile:bool=False)->dict:
     import torch
     from vsr_cic.captioning import xe_step_fn, scst_step_fn, CiderReward
     batch = batch or BATCH
-    cd, net, t_load = setup(world, device)
+    cd, net, t_load = setup(world, device, compile=compile)
     cuda = torch_device_type(device) == 'cuda'
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     tr = cd.splits['train']; rss0 = peak_rss_mb()
     opt = torch.optim.Adam(net.parameters(), 5e-4); net.train()
     if cuda: torch.cuda.reset_peak_memory_stats()
-    kw = dict(sync=sync, amp=amp, device=device, batch=batch)
+    kw = dict(sync=sync, amp=amp, device=device, batch=batch, warmup=3 if compile else WARMUP)   # compiling: train + eval graphs
     t_xe = time_steps(xe_step_fn(net, device), opt, tr, QUICK_STEPS if quick else XE_STEPS, **kw); rss_xe, gpu_xe = peak_rss_mb(), gpu_peak_mb(device)
     t0 = time.perf_counter(); reward = CiderReward(tr, net.eos_id); t_df = time.perf_counter() - t0
     opt = torch.optim.Adam(net.parameters(), 5e-5)
@@ -76,8 +80,9 @@ if __name__ == '__main__':
     ap = argparse.ArgumentParser(); ap.add_argument('--quick', action='store_true'); ap.add_argument('--world')
     ap.add_argument('--device', default='cpu'); ap.add_argument('--amp', default=None, choices=[None, 'bf16', 'auto'])
     ap.add_argument('--batch', type=int, default=None); ap.add_argument('--json', default=None, help='also write the result here')
+    ap.add_argument('--compile', action='store_true', help='compile the decoder step (vsr_cic.captioner.compile_step)')
     a = ap.parse_args()
-    r = run(a.quick, a.world, a.device, a.amp, a.batch)
+    r = run(a.quick, a.world, a.device, a.amp, a.batch, a.compile)
     print(table(f"Training throughput on {a.device} (batch {r['rows'][0]['batch']}, hidden 128, amp {a.amp})", r['rows'])); print('GPU:', r['gpu'])
     if a.json:
         from common import dump, machine

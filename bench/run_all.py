@@ -3,6 +3,9 @@
     python bench/run_all.py            # full suite (under 15 minutes on a 2-core CPU once the scale worlds exist)
     python bench/run_all.py --quick    # smoke run (< 60 s): tiny sizes, same code paths, same keys
     python bench/run_all.py --only cider,sinkhorn --out /tmp/results.json
+    python bench/run_all.py --paper-scale   # only the paper-scale benchmarks (peer_shape and paperscale, run side by
+                                            # side, one thread each; ~40 min on a loaded 2-core CPU, ~6 GB of temporary
+                                            # disk); their keys are merged into the existing results.json (others kept)
 
 In full mode each benchmark runs in its own subprocess (its own peak memory, no state shared between them);
 --quick runs them in this interpreter. The main
@@ -14,9 +17,12 @@ import argparse, json, os, subprocess, sys, time
 from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from common import dump, machine, table
+from common import CACHE, dump, machine, table
 
 BENCHES = ('cider', 'decoding', 'sinkhorn', 'loader', 'train', 'scale', 'parse')
+PAPER_BENCHES = ('peer_shape', 'paperscale')
+PAPER_REQUIRED = ('paper_scale_loader_samples_per_s', 'paper_scale_peak_rss_mb', 'paper_scale_cache_budget_mb',
+                  'w512_xe_captions_per_s', 'w512_scst_captions_per_s', 'coco_entities_epoch_projection_s', 'w512_b50_xe_s_per_step')
 QUICK_WORLD_IMAGES = 150
 REQUIRED = {'cider_speedup': float, 'cider_max_abs_diff': float, 'beam_speedup': float, 'beam_identical': bool,
             'sinkhorn_speedup': float, 'loader_speedup': float, 'xe_captions_per_s': float, 'scst_captions_per_s': float,
@@ -58,7 +64,9 @@ def main(argv=None):
     ap.add_argument('--out', default=str(HERE/'results.json'), help='where to write results.json')
     ap.add_argument('--only', default=','.join(BENCHES), help=f'comma-separated subset of {",".join(BENCHES)}')
     ap.add_argument('--main-job', action='store_true', help='re-measure the main job first (~8 minutes)')
+    ap.add_argument('--paper-scale', action='store_true', help='run only the paper-scale benchmarks and merge their keys into --out')
     a = ap.parse_args(argv)
+    if a.paper_scale: return paper_scale(a)
     t0 = time.perf_counter(); q = a.quick
     world = None
     if q:
@@ -84,6 +92,32 @@ def main(argv=None):
     print(f"\nmachine: {res['machine_end']['cpu_count']} CPUs, load {res['machine_start']['load_avg_1_5_15']} -> {res['machine_end']['load_avg_1_5_15']}, "
           f"CUDA {res['machine_end']['cuda']}; total {res['total_wall_s']:.0f} s")
     print('wrote', dump(res, a.out))
+    return res
+
+def paper_scale(a)->dict:
+    "The paper-scale benchmarks (bench_peer_shape, bench_paperscale): print their tables, merge their keys into a.out"
+    import bench_paperscale
+    t0, q = time.perf_counter(), a.quick
+    kw = {'peer_shape': dict(quick=q), 'paperscale': dict(quick=q, progress=False)}
+    res = {'machine_start': machine(), 'benches': {}}
+    if q: done = {name: _inproc(name, kw[name]) for name in PAPER_BENCHES}
+    else:                   # both at once: each uses one torch thread, and a 2-core machine has two
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(len(PAPER_BENCHES)) as ex: done = dict(zip(PAPER_BENCHES, ex.map(lambda n: _sub(n, kw[n]), PAPER_BENCHES)))
+    for name in PAPER_BENCHES:
+        r = done[name]; res['benches'][name] = r
+        if 'error' in r: print(f"## {name}\n{r['error']}", flush=True); continue
+        print(table(f"{name} ({r['wall_s']:.0f} s)", r['rows']) if name == 'peer_shape' else bench_paperscale.report(r), flush=True); print()
+    flat = {k: v for r in res['benches'].values() for k, v in r.items() if k not in ('rows', 'wall_s', 'error', 'peer_xe_all_s')}
+    for k in PAPER_REQUIRED: flat.setdefault(k, None)
+    res.update(flat); res['machine_end'] = machine(); res['total_wall_s'] = time.perf_counter() - t0
+    print(table('Paper-scale summary', [dict(metric=k, value=res.get(k)) for k in PAPER_REQUIRED]))
+    out = Path(a.out)
+    if q and out == HERE/'results.json': out = CACHE/'paper_scale_quick.json'   # a smoke run never overwrites the measured figures
+    old = json.loads(out.read_text()) if out.exists() and not q else {}
+    merged = {**old, **flat, 'paper_scale': {'mode': 'quick' if q else 'full', 'machine_start': res['machine_start'],
+              'machine_end': res['machine_end'], 'total_wall_s': res['total_wall_s'], 'benches': res['benches']}}
+    print('wrote', dump(merged, out))
     return res
 
 if __name__ == '__main__':

@@ -14,7 +14,7 @@ from .vsr import ROLE_VOCAB
 __all__ = ['PAD_ID', 'UNK_ID', 'BOS_ID', 'EOS_ID', 'GATE_WEIGHT', 'N_ROLES', 'HIDDEN', 'MASK_LOGIT', 'SHIFT', 'STAY',
            'CONTROL_KEYS', 'CAPTION_KEYS', 'VERB_SHIFT_MODES', 'check_shape', 'SlotContext', 'make_context',
            'toy_controls', 'caption_inputs', 'ControllableCaptioner', 'gate_targets', 'caption_mask', 'caption_loss',
-           'SentinelAttention', 'RoleShiftCaptioner']
+           'SentinelAttention', 'RoleShiftCaptioner', 'compile_step']
 
 # %% ../nbs/13_captioner.ipynb #00000005
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3  # caption vocabulary specials (<pad>, <unk>, <bos>, <eos>)
@@ -272,23 +272,31 @@ class RoleShiftCaptioner(ControllableCaptioner):
                  use_roles:bool=True,       # feed the role embedding (False: SCT)
                  use_gate:bool=True,        # predict shifts (False: the pointer never moves, C-UpDn)
                  verb_shift:str='gate',     # 'gate' | 'one_word', see above
+                 feat_proj:int|None=None,   # width d of a learned linear map on regions and f̄, once per batch (None: raw D)
                  **ids):                    # pad_id, bos_id, eos_id
         super().__init__(vocab_size, feat_dim, verb_shift=verb_shift, **ids)
         self.hidden, self.use_roles, self.has_gate = hidden, use_roles, use_gate
         re_dim = (role_emb or emb) if use_roles else 0
+        if feat_proj is not None and feat_proj < 1:
+            raise ValueError(f"feat_proj must be a positive width or None, got {feat_proj}")
+        self.feat_proj = nn.Linear(feat_dim, feat_proj) if feat_proj else None   # 2048 → 512 at the paper's width
+        d = feat_proj or feat_dim                                      # width of what the LSTMs and attentions see
         self.embed = nn.Embedding(vocab_size, emb, padding_idx=self.pad_id)
         if use_roles:
             self.role_embed = nn.Embedding(n_roles, re_dim, padding_idx=0)
             self.sub_embed = nn.Embedding(MAX_PER_ROLE + 1, re_dim, padding_idx=0)
             self.verb_embed = nn.Embedding(n_verbs, re_dim, padding_idx=0) if n_verbs > 0 else None
-        x_dim = emb + feat_dim + hidden + re_dim                       # x_t = [E y; f̄; h²; e_role]
-        self.lstm1, self.lstm2 = nn.LSTMCell(x_dim, hidden), nn.LSTMCell(hidden + feat_dim, hidden)
+        x_dim = emb + d + hidden + re_dim                       # x_t = [E y; f̄; h²; e_role]
+        self.lstm1, self.lstm2 = nn.LSTMCell(x_dim, hidden), nn.LSTMCell(hidden + d, hidden)
         self.W_ig, self.W_hg = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)   # sub-role sentinel gate
         self.W_is, self.W_hs = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)   # visual sentinel gate
-        self.attn = SentinelAttention(feat_dim, hidden, att)
+        self.attn = SentinelAttention(d, hidden, att)
         self.drop, self.out = nn.Dropout(dropout), nn.Linear(hidden, vocab_size)   # FC_b
 
     def prepare(self, ctx:SlotContext)->SlotContext:
+        if self.feat_proj is not None:                                 # once per batch, not per time step
+            ctx['regions'] = self.feat_proj(ctx.regions)               # (B, K, R, d)
+            ctx['global_feat'] = self.feat_proj(ctx.global_feat)       # (B, d)
         ctx['reg_proj'] = self.attn.project(ctx.regions)               # (B, K, R, A), once per batch
         if self.use_roles:
             e = self.role_embed(ctx.slot_role) + self.sub_embed(ctx.slot_sub)            # (B, K, E_r)
@@ -313,9 +321,19 @@ class RoleShiftCaptioner(ControllableCaptioner):
         sr_v = torch.sigmoid(self.W_is(x) + self.W_hs(h1)) * torch.tanh(m1n)   # visual sentinel (B, H)
         sr_g = torch.sigmoid(self.W_ig(x) + self.W_hg(h1)) * torch.tanh(m1n) if self.has_gate else None
         c, gate, tr = self.attn(h1n, ctx.regions[b, ptr], ctx.reg_proj[b, ptr], ctx.region_mask[b, ptr], sr_g, sr_v)
-        forced = self.forced_shift(ptr, ctx)
-        if forced.any():
-            gate = torch.where(forced[:, None], torch.tensor([float('-inf'), 0.], device=gate.device, dtype=gate.dtype), gate)
+        if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch (`compile_step`)
+            gate = torch.where(self.forced_shift(ptr, ctx)[:, None], gate.new_tensor([float('-inf'), 0.]), gate)
         h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), (h2, m2))
         word = torch.log_softmax(self.out(self.drop(h2n)), 1)          # (B, V)
         return word, gate, (h1n, m1n, h2n, m2n), tr
+
+# %% ../nbs/13_captioner.ipynb #0000001d4
+def compile_step(model:ControllableCaptioner, # any captioner with the step interface
+                 mode:str|None='auto',        # torch.compile mode; 'auto': 'reduce-overhead' (CUDA graphs) on CUDA
+                 backend:str='inductor',      # 'aot_eager' traces without code generation (tests on CPU)
+                 **kw)->ControllableCaptioner:
+    "Compile `model.step` in place (an instance attribute shadowing the method); `del model.step` restores eager"
+    if mode == 'auto': mode = 'reduce-overhead' if next(model.parameters()).is_cuda and backend == 'inductor' else None
+    model.step = torch.compile(type(model).step.__get__(model), mode=mode, backend=backend, dynamic=None, **kw)
+    return model
+

@@ -5,7 +5,7 @@
 # %% ../nbs/02a_loader.ipynb #00000002
 from __future__ import annotations
 import os, json
-from collections import Counter
+from collections import Counter, OrderedDict
 from itertools import chain
 from functools import lru_cache
 from dataclasses import dataclass
@@ -23,7 +23,7 @@ __all__ = ['CACHE_BYTES', 'TOY_D', 'TOY_CLASSES', 'TOY_IMAGES', 'TOY_CAPTIONS', 
            'RLevelDataset', 'CaptionDataset', 'to_device', 'box_position', 'densify', 'make_loader']
 
 # %% ../nbs/02a_loader.ipynb #00000006
-CACHE_BYTES = 2**30   # feature files up to this size are kept in memory after the first read (per process)
+CACHE_BYTES = 2**30   # default feature cache budget: bytes of float32 arrays in memory (per loader, workers together)
 
 def _open_h5(path)->h5py.File:
     "Open an HDF5 feature file for reading; a damaged file raises `DataError` naming it"
@@ -36,11 +36,15 @@ class FeatureStore:
     def __init__(self, path:str|os.PathLike,             # the HDF5 file
                  max_proposals:int=MAX_PROPOSALS,         # P: rows kept per image (paper: 100)
                  reopen:bool=False,                       # open and close the file on every read (the official way; no cache)
-                 cache:bool|None=None):                   # keep what was read in memory; None: when the file is under CACHE_BYTES
+                 cache:bool|None=None,                    # keep what was read in memory, within `cache_bytes` (None: unless reopen)
+                 cache_bytes:int|None=None):              # cache budget (None: CACHE_BYTES); least recently used go first
         self.path, self.max_proposals, self.reopen = Path(path), max_proposals, reopen
         if not self.path.is_file(): raise FileNotFoundError(f"feature file {str(self.path)!r} not found")
-        self.cache = not reopen and (self.path.stat().st_size <= CACHE_BYTES if cache is None else cache)
-        self._h5, self._pid, self._mem, self.n_opens, self.n_reads = None, None, {}, 0, 0
+        self.cache_bytes = CACHE_BYTES if cache_bytes is None else int(cache_bytes)
+        if self.cache_bytes < 0: raise ValueError(f"cache_bytes must be >= 0, got {cache_bytes}")
+        self.cache = not reopen and (cache is None or bool(cache)) and self.cache_bytes > 0
+        self._h5, self._pid, self._mem, self.n_opens, self.n_reads = None, None, OrderedDict(), 0, 0
+        self.cached_bytes = 0
 
     def _file(self)->h5py.File:
         if self._h5 is None or self._pid != os.getpid():  # first use, or a forked worker holding the parent's handle
@@ -61,19 +65,46 @@ class FeatureStore:
         self.n_reads += 1
         return out
 
+    def _keep(self, image_id:str, out:dict):
+        "Cache `out`, then drop least recently used images until the cache is within its budget"
+        self._mem[image_id] = out; self.cached_bytes += sum(a.nbytes for a in out.values())
+        while self.cached_bytes > self.cache_bytes and self._mem:
+            self.cached_bytes -= sum(a.nbytes for a in self._mem.popitem(last=False)[1].values())
+
     def get(self, image_id:str)->dict:
         "`feats` (P, D), `boxes` (P, 4) and `cls_prob` (P, C) of one image, as float32 arrays (do not modify them)"
-        if self.cache and image_id in self._mem: return self._mem[image_id]
+        if self.cache and image_id in self._mem:
+            self._mem.move_to_end(image_id); return self._mem[image_id]
         if self.reopen:
             self.n_opens += 1
             with _open_h5(self.path) as h5: return self._read(h5, image_id)
         out = self._read(self._file(), image_id)
-        if self.cache: self._mem[image_id] = out
+        if self.cache: self._keep(image_id, out)
         return out
 
+    def get_many(self, image_ids:list)->list[dict]:
+        "`get` for several images; those not cached are read in the order they lie in the file (fewer seeks)"
+        if not self.reopen:
+            miss = [i for i in dict.fromkeys(image_ids) if not (self.cache and i in self._mem)]
+            if len(miss) > 1:
+                h5 = self._file()
+                def offset(i):
+                    try: return h5[f'{i}_features'].id.get_offset() or 0
+                    except KeyError: return 0          # reported by `get` with the file and key
+                got = {i: self.get(i) for i in sorted(miss, key=offset)}
+                return [got[i] if i in got else self.get(i) for i in image_ids]
+        return [self.get(i) for i in image_ids]
+
+    def fits(self)->bool:
+        "Whether the whole file, as float32, fits the cache budget (size on disk x 4 / stored bytes per value)"
+        if not self.cache: return False
+        h5 = self._file(); k = next(iter(h5.keys()), None)
+        per = h5[k].dtype.itemsize if k is not None else 4
+        return self.path.stat().st_size * 4 / per <= self.cache_bytes
+
     def preload(self, image_ids)->FeatureStore:
-        "Read `image_ids` into the cache now (before DataLoader forks its workers, which then share it)"
-        if self.cache:
+        "Read `image_ids` into the cache now if the whole file fits the budget (before DataLoader forks workers that share it)"
+        if self.fits():
             for i in image_ids: self.get(i)
         return self
 
@@ -81,7 +112,8 @@ class FeatureStore:
         if self._h5 is not None and self._pid == os.getpid(): self._h5.close()
         self._h5 = self._pid = None
 
-    def __getstate__(self): return {**self.__dict__, '_h5': None, '_pid': None, '_mem': {}}  # no handle, no cache travels
+    def __getstate__(self):                                          # no handle, no cache travels
+        return {**self.__dict__, '_h5': None, '_pid': None, '_mem': OrderedDict(), 'cached_bytes': 0}
     def __repr__(self): return f"FeatureStore({str(self.path)!r}, max_proposals={self.max_proposals}{', reopen' if self.reopen else ''}{', cached' if self.cache else ''})"
 
 # %% ../nbs/02a_loader.ipynb #00000008
@@ -207,13 +239,15 @@ class TaskDataset(Dataset):
                  input_order:str='shuffle',       # how planner inputs are presented: 'shuffle' | 'sorted'
                  seed:int=0,                      # seed of the input shuffles
                  reopen:bool=False,               # reopen the HDF5 file per example (the official way; for comparison)
-                 cache:bool|None=None):           # keep features in memory (None: if the file is under CACHE_BYTES)
+                 cache:bool|None=None,            # keep features in memory, within `cache_bytes` (None: unless reopen)
+                 cache_bytes:int|None=None):      # feature cache budget (None: CACHE_BYTES)
         if input_order not in ('shuffle', 'sorted'): raise ValueError(f"input_order must be 'shuffle' or 'sorted', got {input_order!r}")
         self.data, self.split, self.limits = _as_data(data), split, limits
         self.input_order, self.seed, self.epoch = input_order, seed, 0
         self.vocab = vocab if vocab is not None else build_vocabs(self.data)
         self.path = Path(getattr(self.data, 'path', '.'))
-        self.store = FeatureStore(self.path/self.data.meta.get('feature_file', 'features.hdf5'), limits.proposals, reopen, cache)
+        self.store = FeatureStore(self.path/self.data.meta.get('feature_file', 'features.hdf5'), limits.proposals, reopen, cache,
+                                  cache_bytes)
         self.skipped, self._set_memo = Counter(), {}
         self.examples = [ex for c in _split_captions(self.data, split) for ex in self._examples(c)]
 
@@ -244,7 +278,7 @@ class TaskDataset(Dataset):
         "Read the batch's distinct images once: ids, per-example image index (B,), feature dicts, set tables"
         ids = list(dict.fromkeys(ex['image_id'] for ex in batch))
         if self.store.reopen: recs = {ex['image_id']: self.store.get(ex['image_id']) for ex in batch}  # one read per example
-        else: recs = {i: self.store.get(i) for i in ids}
+        else: recs = dict(zip(ids, self.store.get_many(ids)))                       # uncached ones in file order
         recs = [recs[i] for i in ids]
         row = {i: k for k, i in enumerate(ids)}; img = torch.tensor([row[ex['image_id']] for ex in batch])
         return ids, img, recs, [self._sets(i, len(r['feats'])) for i, r in zip(ids, recs)]
@@ -467,6 +501,9 @@ TASKS = {'gsrl': GSRLDataset, 'slevel': SLevelDataset, 'rlevel': RLevelDataset, 
 def _worker_init(worker_id:int):
     info = get_worker_info()
     info.dataset.store._h5 = info.dataset.store._pid = None     # never use a handle inherited from the parent
+    st = info.dataset.store
+    if st.cache and not st._mem: st.cache_bytes //= info.num_workers   # nothing preloaded (file over budget): share it
+    st.cache = st.cache and st.cache_bytes > 0
     np.random.seed(info.seed % 2**32)
 
 class _DenseCollate:

@@ -1,0 +1,43 @@
+"`compile_step`: the captured decoder step agrees with the eager one (losses, gradients, greedy and beam captions)"
+import copy
+import pytest, torch
+from vsr_cic.captioner import RoleShiftCaptioner, toy_controls, compile_step, BOS_ID, EOS_ID, PAD_ID
+from vsr_cic.decoding import greedy_decode, beam_search
+
+def _case(device, verb_shift):
+    torch.manual_seed(0)
+    V, D = 12, 8
+    ctl = toy_controls(B=3, K=3, D=D, device=device)
+    m = RoleShiftCaptioner(V, D, hidden=16, emb=8, att=8, dropout=0., verb_shift=verb_shift, feat_proj=6).to(device)
+    words = torch.tensor([[BOS_ID, 5, 6, 7, 8, EOS_ID], [BOS_ID, 9, 10, EOS_ID, PAD_ID, PAD_ID], [BOS_ID, 4, 6, 9, EOS_ID, PAD_ID]], device=device)
+    slots = torch.tensor([[0, 0, 1, 2, 2, 2], [0, 0, 1, 1, 1, 1], [0, 0, 1, 2, 2, 2]], device=device)
+    return m, ctl, words, slots
+
+def _agree(device, verb_shift, **kw):
+    m, ctl, words, slots = _case(device, verb_shift)
+    c = compile_step(copy.deepcopy(m), **kw)
+    assert c.step is not m.step and 'step' in vars(c)
+    outs = []
+    for net in (m, c):
+        net.zero_grad(); out = net.loss(words, slots, **ctl); out['loss'].backward()
+        outs.append((out, [p.grad.clone() for p in net.parameters() if p.grad is not None]))
+    (a, ga), (b, gb) = outs
+    for k in ('loss', 'word_nll', 'gate_nll'): torch.testing.assert_close(a[k], b[k], rtol=1e-5, atol=1e-6)
+    assert len(ga) == len(gb)
+    for x, y in zip(ga, gb): torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-6)
+    m.eval(); c.eval()
+    with torch.no_grad():
+        g1, g2 = greedy_decode(m, max_len=8, **ctl), greedy_decode(c, max_len=8, **ctl)
+        assert torch.equal(g1.words, g2.words)
+        b1, b2 = beam_search(m, beam_size=3, max_len=8, **ctl), beam_search(c, beam_size=3, max_len=8, **ctl)
+        assert torch.equal(b1.words, b2.words)
+    del c.step                                                     # back to the eager method
+    assert 'step' not in vars(c)
+
+def test_compiled_step_agrees_cpu():                               # 'one_word': the forced-gate path too; ~30 s CPU (tracing)
+    torch.set_num_threads(1)
+    _agree('cpu', 'one_word', backend='aot_eager')
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU (inductor + CUDA graphs)')
+def test_compiled_step_agrees_cuda():
+    _agree('cuda', 'one_word')                                     # mode 'auto' = 'reduce-overhead' on CUDA
