@@ -262,10 +262,10 @@ def annotated_record(data, image_id:str, vsrs:Sequence[VSR])->tuple[dict, list[s
 # %% ../nbs/31_widgets.ipynb #0000001c
 QUICK_TRAIN = {   # component -> (its run folder under the runs root: last in RUN_LOOKUP, trainer arguments)
     'gsrl': ('runs/explore_vsr/train_gsrl', {'epochs': 2}),
-    'planner': ('runs/explore_vsr/train_planner', {'epochs': 2, 'epochs_r': 2}),
+    'planner': ('runs/explore_vsr/train_planner', {'epochs': 1, 'epochs_r': 2}),
 }
 QUICK_LABELS = {'gsrl': 'GSRL', 'planner': 'planner', 'captioner': 'captioner', 'verbs': 'verb classifier'}
-QUICK_S_PER_1K_CAPTIONS = {'gsrl': 4.0, 'planner': 4.5}   # CPU seconds per 1000 captions (2-core CPU, see the close note)
+QUICK_S_PER_1K_CAPTIONS = {'gsrl': 3.5, 'planner': 3.0}   # seconds per 1000 captions on an idle 2-core CPU (measured, see above)
 
 def quick_estimate(data, component:str)->float:
     "Seconds `quick_train` is expected to take for `component` on `data` (scaled from the default world's)"
@@ -321,7 +321,7 @@ class MissingTrainer(W.VBox):
 
     def estimate_text(self)->str:
         "'GSRL: ~45 s, planner: ~50 s on a 2-core CPU'"
-        return ', '.join(f'{QUICK_LABELS[c]}: ~{self.est[c]:.0f} s' for c in self.parts) + ' on a 2-core CPU'
+        return ', '.join(f'{QUICK_LABELS[c]}: ~{self.est[c]:.0f} s' for c in self.parts) + ' on an idle 2-core CPU'
 
     def train(self):
         "What the button does: train, follow the estimate on the bar, then call `on_done`"
