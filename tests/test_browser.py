@@ -20,7 +20,9 @@ SERVER_START_S = 60      # JupyterLab start-up limit
 WIDGET_S = 180_000       # ms to wait for the kernel to run all cells (it loads the 3000-image world) and render the widget
 RUN_ALL_TRIES = 3        # the menu click is retried when no cell started (kernel still connecting)
 CHANGE_S = 60_000        # ms to wait for the views to follow a change
+START_S = 20_000         # ms to wait for the first cell to start after Run All
 SHOT_ENV = 'VSR_CIC_SCREENSHOTS'
+STATE_ENV = 'VSR_CIC_BROWSER_STATE'   # development: a folder an earlier run's fixture made (data/, runs/): reused, no main job
 
 
 def _free_port()->int:
@@ -61,11 +63,14 @@ def test_explore_notebook_papermill(tmp_path):
 def after_main_job(tmp_path_factory):
     "A fresh world and the main job's run folder, made by the main job itself (shortened), in a private folder"
     root = tmp_path_factory.mktemp('user')
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv('VSR_CIC_DATA', str(root/'data'))                                # where the main job puts the world
-        t = time.time()
-        run_notebook('train_captioner.ipynb', root/'runs', out_dir=str(root/'runs'/'train_captioner'), **MAIN_JOB)
-        print(f"main job ({MAIN_JOB}) with world generation: {time.time() - t:.0f} s")
+    if os.environ.get(STATE_ENV):                                                  # development only: reuse a made state
+        for d in ('data', 'runs'): shutil.copytree(Path(os.environ[STATE_ENV])/d, root/d, symlinks=True)
+    else:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv('VSR_CIC_DATA', str(root/'data'))                            # where the main job puts the world
+            t = time.time()
+            run_notebook('train_captioner.ipynb', root/'runs', out_dir=str(root/'runs'/'train_captioner'), **MAIN_JOB)
+            print(f"main job ({MAIN_JOB}) with world generation: {time.time() - t:.0f} s")
     assert (root/'runs'/'train_captioner'/'model.pt').exists() and (root/'data'/'vsr_world'/'meta.json').exists()
     assert sorted(p.name for p in (root/'runs').iterdir()) == ['train_captioner', 'train_captioner.ipynb']   # nothing else
     return root
@@ -107,14 +112,18 @@ HAS_TEXT = "(c) => { const e = document.querySelector(c); return e && e.textCont
 CHANGED = "([c, old]) => { const e = document.querySelector(c); return e && e.innerHTML !== old && e.textContent.trim().length > 0 }"
 
 
+STARTED = "() => [...document.querySelectorAll('.jp-InputPrompt')].some(e => /\\[(\\*|\\d+)\\]/.test(e.textContent))"
+
+
 def _run_all(page):
-    "Run ▸ Run All Cells, retried while the kernel is still connecting; waits until the explorer is there"
+    "Run ▸ Run All Cells (the click is retried while no cell starts: the kernel may still be connecting); waits for the explorer"
     for attempt in range(RUN_ALL_TRIES):
         page.locator('.lm-MenuBar-itemLabel', has_text='Run').first.click()
         page.locator('.lm-Menu-itemLabel', has_text='Run All Cells').first.click()
-        try: page.locator('.vsr-caption').first.wait_for(state='attached', timeout=WIDGET_S // RUN_ALL_TRIES); return
+        try: page.wait_for_function(STARTED, timeout=START_S); break
         except Exception:
             if attempt == RUN_ALL_TRIES - 1: raise
+    page.locator('.vsr-caption').first.wait_for(state='attached', timeout=WIDGET_S)
 
 
 def _views(page)->dict:
@@ -156,8 +165,7 @@ def test_explorer_after_main_job(lab):
             assert page.locator('.vsr-status').first.text_content().strip() == ''   # no red error for another verb either
             no = page.get_by_role('button', name='No')                               # the 'Jupyter news?' toast
             if no.count(): no.first.click()
-            page.locator('.vsr-note').first.scroll_into_view_if_needed()
-            page.screenshot(path=str(shot), full_page=False)
+            page.locator('.jp-OutputArea-output', has=page.locator('.vsr-caption')).first.screenshot(path=str(shot))   # the explorer
             page.locator('.vsr-text input').first.fill('not a vsr: ARG0')              # bad text: message, no traceback
             page.locator('.vsr-text input').first.press('Enter')
             page.wait_for_function(HAS_TEXT, arg='.vsr-error', timeout=CHANGE_S)
