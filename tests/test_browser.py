@@ -16,7 +16,7 @@ CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backg
                  '--disable-component-update', '--disable-sync']
 N_IMAGES = 20            # tiny world of the papermill smoke run
 MAIN_JOB = dict(epochs_xe=1, epochs_rl=0, beam=1)   # the README's main job, shortened (same notebook, same run folder)
-SERVER_START_S = 60      # JupyterLab start-up limit
+SERVER_START_S = 180     # JupyterLab start-up limit (slow on a loaded machine)
 WIDGET_S = 180_000       # ms to wait for the kernel to run all cells (it loads the 3000-image world) and render the widget
 RUN_ALL_TRIES = 3        # the menu click is retried when no cell started (kernel still connecting)
 CHANGE_S = 60_000        # ms to wait for the views to follow a change
