@@ -137,7 +137,7 @@ def test_explorer_after_main_job(lab):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={'width': 1400, 'height': 1000})
+            page = browser.new_page(viewport={'width': 1400, 'height': 1700})   # the whole explorer fits
             page.goto(lab['url'])
             page.wait_for_selector('.jp-Notebook', timeout=WIDGET_S)
             page.locator('.jp-StatusBar-TextItem', has_text='Idle').first.wait_for(timeout=WIDGET_S)   # kernel connected
@@ -151,6 +151,9 @@ def test_explorer_after_main_job(lab):
             train = page.locator('.vsr-train').first
             assert train.is_visible() and 'GSRL: ~' in page.locator('.vsr-train-info').first.text_content()
             assert 'annotation' in page.locator('.vsr-fallback').first.text_content()
+            no = page.get_by_role('button', name='No')                               # the 'Jupyter news?' toast
+            if no.count(): no.first.click()
+            page.locator('.jp-OutputArea-output', has=page.locator('.vsr-caption')).first.screenshot(path=str(shot))   # what the user sees first
             before = _views(page)
             verb = page.locator('.vsr-verb select').first
             old = verb.input_value()
@@ -163,9 +166,6 @@ def test_explorer_after_main_job(lab):
             assert page.locator('.vsr-text input').first.input_value().startswith(f'{new}:')
             assert after['.vsr-caption'] != before['.vsr-caption'] and new in page.locator('.vsr-structures').first.text_content()
             assert page.locator('.vsr-status').first.text_content().strip() == ''   # no red error for another verb either
-            no = page.get_by_role('button', name='No')                               # the 'Jupyter news?' toast
-            if no.count(): no.first.click()
-            page.locator('.jp-OutputArea-output', has=page.locator('.vsr-caption')).first.screenshot(path=str(shot))   # the explorer
             page.locator('.vsr-text input').first.fill('not a vsr: ARG0')              # bad text: message, no traceback
             page.locator('.vsr-text input').first.press('Enter')
             page.wait_for_function(HAS_TEXT, arg='.vsr-error', timeout=CHANGE_S)
