@@ -138,7 +138,8 @@ class Pipeline:
         for name, fn in (('gsrl', lambda: load_gsrl(gsrl_dir, dev)), ('planner', lambda: load_planner(planner_dir, dev, kind)),
                          ('captioner', lambda: load_captioner(captioner_dir, dev))):
             try:
-                if {'gsrl': gsrl_dir, 'planner': planner_dir, 'captioner': captioner_dir}[name] is None: raise FileNotFoundError(f"{name}: no run folder")
+                if {'gsrl': gsrl_dir, 'planner': planner_dir, 'captioner': captioner_dir}[name] is None:
+                    raise FileNotFoundError(f"{name}: no run folder")
                 parts[name] = fn()
             except FileNotFoundError as e:
                 if not fallback: raise
@@ -357,7 +358,8 @@ def pipeline_from_runs(data,                    # the loaded dataset the pipelin
     from vsr_cic.loader import build_vocabs
     found = find_runs(build_vocabs(data)['verbs'], root, given, lookup)
     d = {c: found[c].folder if c in found else None for c in ('gsrl', 'planner', 'captioner')}
-    pipe = Pipeline.from_dirs(d['gsrl'], d['planner'], d['captioner'], device, data_dir=data.path, fallback=True, kind=kind)
+    pipe = Pipeline.from_dirs(d['gsrl'], d['planner'], d['captioner'], device, data_dir=data.path, fallback=True,
+                              kind=kind)
     for c in pipe.missing:
         if c in found: pipe.missing[c] = found[c].describe(runs_root(root))
     return pipe, found

@@ -219,7 +219,8 @@ def _closest_frame(frames:Sequence, v:VSR):
     from vsr_cic.data import caption_vsrs
     def rank(cf):
         a = caption_vsrs(cf[0])[cf[1]]
-        return (a.verb == v.verb and dict(a.roles) == dict(v.roles), a.verb == v.verb, len(set(a.role_names) & set(v.role_names)))
+        same_verb = a.verb == v.verb
+        return (same_verb and dict(a.roles) == dict(v.roles), same_verb, len(set(a.role_names) & set(v.role_names)))
     return max(frames, key=rank, default=None)
 
 def _frame_record(i:int, verb:str, order:Sequence[str], sets:Mapping[str, list])->tuple[dict, list]:
@@ -227,7 +228,8 @@ def _frame_record(i:int, verb:str, order:Sequence[str], sets:Mapping[str, list])
     args, it = {}, {r: iter(s) for r, s in sets.items()}
     for k, s in enumerate(order):
         if s != VERB: args.setdefault(parse_subrole(s)[0], []).append({'span': [k, k + 1]})
-    frame = {'verb': verb, 'verb_span': [order.index(VERB), order.index(VERB) + 1], 'args': [{'role': r, 'entities': e} for r, e in args.items()]}
+    v = order.index(VERB)
+    frame = {'verb': verb, 'verb_span': [v, v + 1], 'args': [{'role': r, 'entities': e} for r, e in args.items()]}
     return frame, [{'set': None if s == VERB else next(it[parse_subrole(s)[0]]), 'labels': [[i, s]]} for s in order]
 
 def annotated_record(data, image_id:str, vsrs:Sequence[VSR])->tuple[dict, list[str]]:
@@ -235,7 +237,7 @@ def annotated_record(data, image_id:str, vsrs:Sequence[VSR])->tuple[dict, list[s
     from vsr_cic.loader import frame_roles
     from vsr_cic.data import frame_structure
     frames, n_sets = image_frames(data, image_id), len(data.images[image_id]['sets'])
-    anywhere = {}                                                   # role -> the first sets annotated for it in the image
+    anywhere = {}                                        # role -> the first sets annotated for it in the image
     for c, f in frames:
         for r, s in frame_roles(c, f).items(): anywhere.setdefault(r, [j for j in s if j is not None])
     rec, notes = {'caption_id': f'{image_id}:annotations', 'image_id': image_id, 'frames': [], 'slots': []}, []
@@ -265,7 +267,7 @@ QUICK_TRAIN = {   # component -> (its run folder under the runs root: last in RU
     'planner': ('runs/explore_vsr/train_planner', {'epochs': 1, 'epochs_r': 2}),
 }
 QUICK_LABELS = {'gsrl': 'GSRL', 'planner': 'planner', 'captioner': 'captioner', 'verbs': 'verb classifier'}
-QUICK_S_PER_1K_CAPTIONS = {'gsrl': 3.5, 'planner': 3.0}   # seconds per 1000 captions on an idle 2-core CPU (measured, see above)
+QUICK_S_PER_1K_CAPTIONS = {'gsrl': 3.5, 'planner': 3.0}   # seconds per 1000 captions, idle 2-core CPU (measured above)
 
 def quick_estimate(data, component:str)->float:
     "Seconds `quick_train` is expected to take for `component` on `data` (scaled from the default world's)"
@@ -283,7 +285,8 @@ def quick_train(data,                       # the loaded dataset (with proposal 
     from vsr_cic.train_planners import train_gsrl, train_slevel, train_rlevel, has_features, SSP_LR
     bad = [c for c in components if c not in QUICK_TRAIN]
     if bad: raise ValueError(f"quick_train: cannot train {bad}; it trains {sorted(QUICK_TRAIN)}")
-    if not has_features(data): raise ValueError(f"quick_train: {data.path} has no proposal features (GSRL and planners need them)")
+    if not has_features(data):
+        raise ValueError(f"quick_train: {data.path} has no proposal features (GSRL and planners need them)")
     root, wall = runs_root(root), {}
     for c in components:
         if on_part: on_part(c)
@@ -295,12 +298,14 @@ def quick_train(data,                       # the loaded dataset (with proposal 
                  'r_level': train_rlevel(data, voc, out, kw['epochs_r'], SSP_LR, device=device)[0]}
         wall[c] = round(time.time() - t0, 1)
         drop = lambda d: {k: drop(v) if isinstance(v, dict) else v for k, v in d.items() if k != 'history'}
-        (out/'metrics.json').write_text(json.dumps({**drop(m), 'quick_train': kw, 'wall_s': wall[c]}, indent=1, default=str))
+        info = {**drop(m), 'quick_train': kw, 'wall_s': wall[c]}
+        (out/'metrics.json').write_text(json.dumps(info, indent=1, default=str))
     return wall
 
 def runs_html(found:Mapping, root=None)->str:
     "The checkpoint lookup: per component the run folder used (✓) or every folder tried and why (✗)"
-    rows = ''.join(f'<li>{"✓" if ch.folder is not None else "✗"} {html.escape(ch.describe(root))}</li>' for ch in found.values())
+    rows = ''.join(f'<li>{"✓" if ch.folder is not None else "✗"} {html.escape(ch.describe(root))}</li>'
+                   for ch in found.values())
     return ('<details open><summary>checkpoints, looked up in the order of <code>vsr_cic.pipeline.RUN_LOOKUP</code> '
             f'(first folder that has one, trained on this dataset)</summary><ul style="margin:0">{rows}</ul></details>')
 
@@ -311,10 +316,11 @@ class MissingTrainer(W.VBox):
         self.parts = [c for c in QUICK_TRAIN if c in missing]
         self.est = {c: quick_estimate(data, c) for c in self.parts}
         self.button = W.Button(description='train missing parts', button_style='warning', icon='play',
-                               layout=W.Layout(width='200px'), tooltip='train the missing components briefly on this dataset')
+                               layout=W.Layout(width='200px'), tooltip='train the missing parts briefly on this dataset')
         self.bar = W.FloatProgress(value=0, min=0, max=1, layout=W.Layout(width='300px', visibility='hidden'))
         self.info = W.HTML(self.estimate_text())
-        for w, c in ((self.button, 'vsr-train'), (self.bar, 'vsr-train-bar'), (self.info, 'vsr-train-info')): w.add_class(c)
+        for w, c in ((self.button, 'vsr-train'), (self.bar, 'vsr-train-bar'), (self.info, 'vsr-train-info')):
+            w.add_class(c)
         self.button.on_click(lambda _: self.train())
         self.wall = None
         super().__init__([W.HBox([self.button, self.bar]), self.info] if self.parts else [])
@@ -332,7 +338,8 @@ class MissingTrainer(W.VBox):
             while not stop.wait(0.5):
                 el = time.time() - t0; c = state['part']
                 share = min(el - state['done'], 0.95 * self.est.get(c, 0)) if c else 0
-                self.bar.value = min((sum(self.est[p] for p in self.parts[:self.parts.index(c)]) if c else 0) + share, total) / total
+                before = sum(self.est[p] for p in self.parts[:self.parts.index(c)]) if c else 0
+                self.bar.value = min(before + share, total) / total
                 self.info.value = f'training {QUICK_LABELS.get(c, c)} … {el:.0f} s (estimate ~{total:.0f} s)'
         def part(c):
             if state['part']: state['done'] = time.time() - t0
@@ -343,11 +350,12 @@ class MissingTrainer(W.VBox):
         except Exception as e: err = e                               # a callback must not raise: show what went wrong
         finally: stop.set(); th.join()
         if err is not None:
-            self.info.value = f'<span style="color:#c62828">training failed: {html.escape(f"{type(err).__name__}: {err}")}</span>'
+            msg = html.escape(f"{type(err).__name__}: {err}")
+            self.info.value = f'<span style="color:#c62828">training failed: {msg}</span>'
             self.button.disabled = False; return
         self.bar.value = 1.
-        self.info.value = (f'trained in {time.time() - t0:.0f} s (' + ', '.join(f'{QUICK_LABELS[c]} {s:.0f} s' for c, s in self.wall.items())
-                           + ') into runs/explore_vsr/')
+        parts = ', '.join(f'{QUICK_LABELS[c]} {s:.0f} s' for c, s in self.wall.items())
+        self.info.value = f'trained in {time.time() - t0:.0f} s ({parts}) into runs/explore_vsr/'
         if self.on_done: self.on_done()
 
 # %% ../nbs/31_widgets.ipynb #00000014
@@ -370,13 +378,15 @@ class VSRExplorer(W.VBox):
                  n_structures:int=2, beam:int=1, draw:bool=True, verbs_dir=None, k_suggest:int=SUGGEST_K, suggest:bool=True,
                  runs:Mapping|None=None, root=None, given:Mapping|None=None):
         self.pipeline, self.data, self.n_structures, self.beam, self.draw = pipeline, data, n_structures, beam, draw
+        if verbs_dir is None and runs is not None and 'verbs' in runs:   # the lookup's classifier, else where it looked first
+            verbs_dir = runs['verbs'].folder or next((d for d, _ in runs['verbs'].tried), None)
         self.root, self.given, self.verbs_dir, self.k_suggest = root, given, verbs_dir, k_suggest
         ids = list(image_ids if image_ids is not None else data.images)
         if value is None and ids and ids[0] in data.images: value = str(annotated_vsr(data, ids[0]) or '') or None
         fn, note = suggester(data, verbs_dir, pipeline, k_suggest, self.device) if suggest else (None, '')
         self.picker = VSRPicker(verb_frames(data), ids, value, suggest=fn, suggest_note=note)
         self.note, self.runs, self.fallback = W.HTML(), W.HTML(), W.HTML()
-        self.trainer = MissingTrainer(data, list(pipeline.missing), root, self.device, self.reload) if runs is not None else None
+        self.trainer = None if runs is None else MissingTrainer(data, list(pipeline.missing), root, self.device, self.reload)
         self._set_runs(runs)
         self.status = W.HTML()
         self.grounding_img = W.Image(format='png', layout=W.Layout(max_width='480px', display='' if draw else 'none'))
@@ -392,7 +402,8 @@ class VSRExplorer(W.VBox):
         self._quiet = False
         self.structure_pick.observe(lambda _: None if self._quiet else self._show(), 'value')
         self.second.observe(lambda _: self._update_merged(), 'value')
-        super().__init__([self.note] + ([self.trainer] if self.trainer else []) + [self.runs, W.HBox([self.picker, self.grounding_img]),
+        top = [self.note] + ([self.trainer] if self.trainer else []) + [self.runs]
+        super().__init__(top + [W.HBox([self.picker, self.grounding_img]),
                           self.fallback, self.structure_pick, self.structures_html,
                           W.HTML('<b>caption</b>'), self.caption_html, self.second, self.merged_html, self.status])
         self.update()
@@ -408,11 +419,13 @@ class VSRExplorer(W.VBox):
         if runs is None or not miss: self.note.value = missing_note(miss); return
         names = ' and '.join(QUICK_LABELS.get(c, c) for c in miss)
         instead = {'gsrl': 'the regions annotated for the image', 'planner': 'the annotated (else written) role order',
-                   'captioner': 'no caption (run the main job: papermill nbs/train_captioner.ipynb runs/train_captioner.ipynb -p out_dir runs/train_captioner)',
+                   'captioner': 'no caption (run the main job: papermill nbs/train_captioner.ipynb '
+                                'runs/train_captioner.ipynb -p out_dir runs/train_captioner)',
                    'verbs': ''}
-        self.note.value = (f'<div style="color:#b26a00">⚠ no {html.escape(names)} checkpoint yet (see the lookup below), so the explorer shows '
-                           + '; '.join(html.escape(instead[c]) for c in miss if instead.get(c))
-                           + ('. Train them here with the button, or with their notebooks.' if self.trainer and self.trainer.parts else '.') + '</div>')
+        shows = '; '.join(html.escape(instead[c]) for c in miss if instead.get(c))
+        button = '. Train them here with the button, or with their notebooks.' if self.trainer and self.trainer.parts else '.'
+        self.note.value = (f'<div style="color:#b26a00">⚠ no {html.escape(names)} checkpoint yet (see the lookup below), '
+                           f'so the explorer shows {shows}{button}</div>')
 
     def reload(self):
         "Look the checkpoints up again (after training) and rerun the views"
@@ -426,7 +439,8 @@ class VSRExplorer(W.VBox):
         gt, notes = annotated_record(self.data, img, vsrs) if self.pipeline.gsrl is None else (None, [])
         res = self.pipeline(img, list(vsrs), n_structures=self.n_structures, beam=self.beam, gt=gt)
         if len(vsrs) == 1:
-            self.fallback.value = ('<div style="color:#b26a00">' + '<br>'.join(html.escape(n) for n in notes) + '</div>') if notes else ''
+            lines = '<br>'.join(html.escape(n) for n in notes)
+            self.fallback.value = f'<div style="color:#b26a00">{lines}</div>' if notes else ''
         return res
 
     def update(self):
@@ -461,7 +475,8 @@ class VSRExplorer(W.VBox):
     def _draw(self, boxes:Mapping, title:str|None=None):
         "The picture with `boxes` (none: the bare picture, so the view never holds a broken image)"
         img = self.picker.image.value
-        if self.draw and img in self.data.images: self.grounding_img.value = grounding_png(_image_array(self.data, img), boxes, title)
+        if self.draw and img in self.data.images:
+            self.grounding_img.value = grounding_png(_image_array(self.data, img), boxes, title)
 
     def _update_merged(self):
         txt = self.second.value.strip()
@@ -490,8 +505,9 @@ def explore_vsr(pipeline,                    # a `Pipeline` (`Pipeline.from_dirs
                 verbs_dir=None,              # `train_verbs` out_dir for the suggest button (None/missing: frequency prior, with a note)
                 k_suggest:int=SUGGEST_K,     # VSRs the suggest button offers
                 suggest:bool=True,           # show the suggest button
-                runs:Mapping|None=None,      # `find_runs`'s picks (`pipeline_from_runs`): show the lookup, offer to train what is missing
+                runs:Mapping|None=None,      # `find_runs`'s picks (`pipeline_from_runs`): show them, offer to train the missing
                 root=None,                   # the runs root of that lookup (where missing parts are trained)
                 given:Mapping|None=None)->VSRExplorer: # the lookup's user-named folders (kept when it is redone)
     "Build the interactive VSR explorer"
-    return VSRExplorer(pipeline, data, image_ids, value, n_structures, beam, draw, verbs_dir, k_suggest, suggest, runs, root, given)
+    return VSRExplorer(pipeline, data, image_ids, value, n_structures, beam, draw, verbs_dir, k_suggest, suggest,
+                       runs, root, given)
