@@ -25,8 +25,9 @@ from .data import check_proposals
 from .runs import check_vocab_fits, data_path
 
 # %% auto #0
-__all__ = ['CKPT_FILES', 'find_ckpt', 'load_gsrl', 'load_planner', 'load_captioner', 'image_proposals', 'parse_vsrs',
-           'set_features', 'PipelineResult', 'Pipeline', 'tiny_pipeline']
+__all__ = ['CKPT_FILES', 'RUN_LOOKUP', 'find_ckpt', 'load_gsrl', 'load_planner', 'load_captioner', 'image_proposals',
+           'parse_vsrs', 'set_features', 'PipelineResult', 'Pipeline', 'tiny_pipeline', 'run_checkpoint', 'run_verbs',
+           'RunChoice', 'runs_root', 'find_runs', 'pipeline_from_runs']
 
 # %% ../nbs/22_pipeline.ipynb #00000005
 CKPT_FILES = ('best.pt', 'last.pt')   # preferred checkpoint first (best validation score), then the latest
@@ -135,7 +136,10 @@ class Pipeline:
         dev = get_device(device); parts, vocabs, missing = {}, {}, {}
         for name, fn in (('gsrl', lambda: load_gsrl(gsrl_dir, dev)), ('planner', lambda: load_planner(planner_dir, dev, kind)),
                          ('captioner', lambda: load_captioner(captioner_dir, dev))):
-            try: parts[name] = fn()
+            try:
+                if {'gsrl': gsrl_dir, 'planner': planner_dir, 'captioner': captioner_dir}[name] is None:
+                    raise FileNotFoundError(f"{name}: no run folder")
+                parts[name] = fn()
             except FileNotFoundError as e:
                 if not fallback: raise
                 missing[name] = str(e)
@@ -290,3 +294,83 @@ def tiny_pipeline(data, seed:int=0, hidden:int=16, name:str='ours')->Pipeline:
     for m in (g, s, r, c): m.eval()
     vocabs = {'gsrl': voc['verbs'], 'planner': voc['verbs'], 'captioner': voc['words'], 'captioner_verbs': voc['verbs']}
     return Pipeline(g, s, r, c, vocabs, data)
+
+# %% ../nbs/22_pipeline.ipynb #00000013
+RUN_LOOKUP = {   # component -> run folders tried in this order, relative to the runs root (the repository root)
+    'gsrl':      ('runs/train_gsrl', 'runs/reproduce/train_gsrl', 'runs/explore_vsr/train_gsrl'),
+    'planner':   ('runs/train_planner', 'runs/reproduce/train_planner', 'runs/explore_vsr/train_planner'),
+    'captioner': ('runs/compare/ours', 'runs/reproduce/compare/ours', 'runs/train_captioner'),
+    'verbs':     ('runs/train_verbs', 'runs/reproduce/train_verbs'),
+}
+
+def run_checkpoint(component:str, # 'gsrl', 'planner', 'captioner' or 'verbs'
+                   folder)->Path|None:
+    "The checkpoint file a run folder holds for `component`, or None"
+    d = Path(folder)
+    subs = {'gsrl': [d/'gsrl'], 'planner': [d/'slevel_transformer'], 'captioner': [], 'verbs': [d/'verbs', d]}
+    if component not in subs: raise ValueError(f"unknown component {component!r}; expected one of {sorted(subs)}")
+    if component == 'captioner': return d/'model.pt' if (d/'model.pt').exists() else None
+    return next((s/n for s in subs[component] for n in CKPT_FILES if (s/n).exists()), None)
+
+def run_verbs(component:str, folder)->Vocab|None:
+    "The verb vocabulary `component` in run folder `folder` was trained with (None when the folder does not say)"
+    from vsr_cic.vsr import Vocab
+    d = Path(folder)
+    if component == 'verbs':
+        ck = load_checkpoint(run_checkpoint('verbs', d))
+        return Vocab.from_dict(ck['vocab']) if 'vocab' in ck else None
+    f = d/'vocab'/'verbs_vocab.json' if component == 'captioner' else d/'verbs_vocab.json'
+    return Vocab.load(f) if f.exists() else None
+
+@dataclass
+class RunChoice:
+    "The run folder the lookup picked for one component (None: none found) and why each folder before it was passed over"
+    component: str
+    folder: Path|None
+    tried: list = field(default_factory=list)   # [(folder, why it was passed over)]
+
+    def describe(self, root=None)->str:
+        "One line: the folder used, or every folder tried and why"
+        rel = lambda d: str(Path(d).relative_to(root)) if root is not None and Path(d).is_relative_to(root) else str(d)
+        if self.folder is not None: return f'{self.component}: {rel(self.folder)}'
+        return f"{self.component}: not found — tried " + '; '.join(f'{rel(d)} ({why})' for d, why in self.tried)
+
+def _unusable(component:str, d:Path, verbs:Vocab|None)->str:
+    if run_checkpoint(component, d) is None: return 'no checkpoint' if d.exists() else 'no such folder'
+    have = run_verbs(component, d)
+    if verbs is not None and have is not None and have != verbs:
+        return f'trained on another dataset: {len(have)} verbs, this one has {len(verbs)}'
+    return ''
+
+def runs_root(root=None)->Path:
+    "The folder `RUN_LOOKUP` is relative to: `root`, else the repository root, else the working directory"
+    from vsr_cic.core import repo_root
+    return Path(root).expanduser() if root is not None else (repo_root() or Path('.').resolve())
+
+def find_runs(verbs:Vocab|None=None,   # the dataset's verb vocabulary: runs trained on other verbs are passed over
+              root=None,                # what the lookup paths are relative to (`runs_root`)
+              given:Mapping|None=None,  # component -> a run folder named by the user: only that one is tried
+              lookup:Mapping=RUN_LOOKUP)->dict[str, RunChoice]:
+    "For each component of `lookup`, the first of its run folders that holds its checkpoint, trained on `verbs`"
+    root, given, out = runs_root(root), dict(given or {}), {}
+    for comp, folders in lookup.items():
+        ch = out[comp] = RunChoice(comp, None)
+        for d in [given[comp]] if given.get(comp) is not None else folders:
+            d = root/Path(d).expanduser()                                     # an absolute `d` stays as it is
+            why = _unusable(comp, d, verbs)
+            if not why: ch.folder = d; break
+            ch.tried.append((d, why))
+    return out
+
+def pipeline_from_runs(data,                    # the loaded dataset the pipeline works on
+                       root=None, device='cpu', given:Mapping|None=None, lookup:Mapping=RUN_LOOKUP,
+                       kind:str='transformer')->tuple[Pipeline, dict]:
+    "(fallback `Pipeline` from the run folders `find_runs` picks for `data`, the picks); `missing` says what was tried"
+    from vsr_cic.loader import build_vocabs
+    found = find_runs(build_vocabs(data)['verbs'], root, given, lookup)
+    d = {c: found[c].folder if c in found else None for c in ('gsrl', 'planner', 'captioner')}
+    pipe = Pipeline.from_dirs(d['gsrl'], d['planner'], d['captioner'], device, data_dir=data.path, fallback=True,
+                              kind=kind)
+    for c in pipe.missing:
+        if c in found: pipe.missing[c] = found[c].describe(runs_root(root))
+    return pipe, found

@@ -10,13 +10,15 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 import numpy as np
 import ipywidgets as W
-from .vsr import VSR, VSRError, VERB, ROLES, ROLE_MEANINGS
+from .vsr import VSR, VSRError, VERB, ROLES, ROLE_MEANINGS, parse_subrole, subrole_names
 from .viz import draw_grounding, caption_html, structure_html
 
 # %% auto #0
-__all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'verb_frames', 'vsr_text', 'parse_vsr_text', 'missing_note',
-           'structures_html', 'captions_html', 'grounding_boxes', 'suggest_note', 'suggestion_label', 'suggester',
-           'VSRPicker', 'grounding_png', 'VSRExplorer', 'run_path', 'explore_vsr']
+__all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'verb_frames',
+           'vsr_text', 'parse_vsr_text', 'missing_note', 'structures_html', 'captions_html', 'grounding_boxes',
+           'suggest_note', 'suggestion_label', 'suggester', 'VSRPicker', 'image_frames', 'annotated_vsr',
+           'annotated_record', 'quick_estimate', 'quick_train', 'runs_html', 'MissingTrainer', 'grounding_png',
+           'VSRExplorer', 'run_path', 'explore_vsr']
 
 # %% ../nbs/31_widgets.ipynb #00000006
 GROUNDING_DPI = 80 # resolution of the grounding picture in the explorer
@@ -203,6 +205,159 @@ class VSRPicker(W.VBox):
         if self._busy: return
         self._apply(ch['new'])
 
+# %% ../nbs/31_widgets.ipynb #0000001b
+def image_frames(data, image_id:str)->list[tuple[dict, int]]:
+    "(caption record, frame index) of every annotated frame of an image"
+    return [(c, f) for c in data.captions if c['image_id'] == image_id for f in range(len(c['frames']))]
+
+def annotated_vsr(data, image_id:str)->VSR|None:
+    "The VSR of the image's first annotated frame (ground truth exists for it), or None"
+    from vsr_cic.data import caption_vsrs
+    return next((caption_vsrs(c)[f] for c, f in image_frames(data, image_id)), None)
+
+def _closest_frame(frames:Sequence, v:VSR):
+    from vsr_cic.data import caption_vsrs
+    def rank(cf):
+        a = caption_vsrs(cf[0])[cf[1]]
+        same_verb = a.verb == v.verb
+        return (same_verb and dict(a.roles) == dict(v.roles), same_verb, len(set(a.role_names) & set(v.role_names)))
+    return max(frames, key=rank, default=None)
+
+def _frame_record(i:int, verb:str, order:Sequence[str], sets:Mapping[str, list])->tuple[dict, list]:
+    "(frame, slots) of a caption record whose frame `i` has sub-roles in `order`, each role's sub-roles on `sets[role]`"
+    args, it = {}, {r: iter(s) for r, s in sets.items()}
+    for k, s in enumerate(order):
+        if s != VERB: args.setdefault(parse_subrole(s)[0], []).append({'span': [k, k + 1]})
+    v = order.index(VERB)
+    frame = {'verb': verb, 'verb_span': [v, v + 1], 'args': [{'role': r, 'entities': e} for r, e in args.items()]}
+    return frame, [{'set': None if s == VERB else next(it[parse_subrole(s)[0]]), 'labels': [[i, s]]} for s in order]
+
+def annotated_record(data, image_id:str, vsrs:Sequence[VSR])->tuple[dict, list[str]]:
+    "(a caption record grounding and ordering each VSR with the image's annotations, notes on where each part came from)"
+    from vsr_cic.loader import frame_roles
+    from vsr_cic.data import frame_structure
+    frames, n_sets = image_frames(data, image_id), len(data.images[image_id]['sets'])
+    anywhere = {}                                        # role -> the first sets annotated for it in the image
+    for c, f in frames:
+        for r, s in frame_roles(c, f).items(): anywhere.setdefault(r, [j for j in s if j is not None])
+    rec, notes = {'caption_id': f'{image_id}:annotations', 'image_id': image_id, 'frames': [], 'slots': []}, []
+    for i, v in enumerate(vsrs):
+        best = _closest_frame(frames, v)
+        own = {r: [j for j in s if j is not None] for r, s in frame_roles(*best).items()} if best else {}
+        used, sets = {j for s in own.values() for j in s}, {}
+        for r, n in v.roles:
+            s = own.get(r) or anywhere.get(r)
+            if not s:
+                s = [next((j for j in range(n_sets) if j not in used), 0)]
+                notes.append(f'{r}: not annotated in this image; shown on proposal set {s[0]} (a guess)')
+            elif not own.get(r): notes.append(f'{r}: the region annotated for it in another caption of this image')
+            used.update(s); sets[r] = (s * n)[:n]
+        gold = list(frame_structure(*best)) if best else []
+        subs = [s for r, n in v.roles for s in subrole_names(r, n)]
+        order = gold if v.is_structure(gold) else subs[:1] + [VERB] + subs[1:]
+        if best: notes.insert(0, f'{v}: regions{" and order" if order is gold else ""} from the annotation of '
+                                  f'“{best[0].get("caption", best[0]["caption_id"])}”')
+        frame, slots = _frame_record(i, v.verb, order, sets)
+        rec['frames'].append(frame); rec['slots'] += slots
+    return rec, notes
+
+# %% ../nbs/31_widgets.ipynb #0000001c
+QUICK_TRAIN = {   # component -> (its run folder under the runs root: last in RUN_LOOKUP, trainer arguments)
+    'gsrl': ('runs/explore_vsr/train_gsrl', {'epochs': 2}),
+    'planner': ('runs/explore_vsr/train_planner', {'epochs': 1, 'epochs_r': 2}),
+}
+QUICK_LABELS = {'gsrl': 'GSRL', 'planner': 'planner', 'captioner': 'captioner', 'verbs': 'verb classifier'}
+QUICK_S_PER_1K_CAPTIONS = {'gsrl': 3.5, 'planner': 3.0}   # seconds per 1000 captions, idle 2-core CPU (measured above)
+
+def quick_estimate(data, component:str)->float:
+    "Seconds `quick_train` is expected to take for `component` on `data` (scaled from the default world's)"
+    return QUICK_S_PER_1K_CAPTIONS[component] * len(data.captions) / 1000
+
+def quick_train(data,                       # the loaded dataset (with proposal features)
+                components:Sequence[str],   # any of `QUICK_TRAIN`
+                root=None, device='cpu',    # runs root (`vsr_cic.pipeline.runs_root`), torch device
+                on_part:Callable[[str], None]|None=None, # called with each component as its training starts
+               )->dict[str, float]:
+    "Train the `components` briefly into their `QUICK_TRAIN` folders; {component: wall seconds}"
+    import json, time
+    from vsr_cic.pipeline import runs_root
+    from vsr_cic.loader import build_vocabs, save_vocabs
+    from vsr_cic.train_planners import train_gsrl, train_slevel, train_rlevel, has_features, SSP_LR
+    bad = [c for c in components if c not in QUICK_TRAIN]
+    if bad: raise ValueError(f"quick_train: cannot train {bad}; it trains {sorted(QUICK_TRAIN)}")
+    if not has_features(data):
+        raise ValueError(f"quick_train: {data.path} has no proposal features (GSRL and planners need them)")
+    root, wall = runs_root(root), {}
+    for c in components:
+        if on_part: on_part(c)
+        out, kw, t0 = root/QUICK_TRAIN[c][0], QUICK_TRAIN[c][1], time.time()
+        if c == 'gsrl': m = train_gsrl(data.path, out, device=device, **kw)
+        else:
+            voc = build_vocabs(data); save_vocabs(voc, out)
+            m = {'s_level': train_slevel(data, voc, out, 'transformer', kw['epochs'], SSP_LR, device=device)[0],
+                 'r_level': train_rlevel(data, voc, out, kw['epochs_r'], SSP_LR, device=device)[0]}
+        wall[c] = round(time.time() - t0, 1)
+        drop = lambda d: {k: drop(v) if isinstance(v, dict) else v for k, v in d.items() if k != 'history'}
+        info = {**drop(m), 'quick_train': kw, 'wall_s': wall[c]}
+        (out/'metrics.json').write_text(json.dumps(info, indent=1, default=str))
+    return wall
+
+def runs_html(found:Mapping, root=None)->str:
+    "The checkpoint lookup: per component the run folder used (✓) or every folder tried and why (✗)"
+    rows = ''.join(f'<li>{"✓" if ch.folder is not None else "✗"} {html.escape(ch.describe(root))}</li>'
+                   for ch in found.values())
+    return ('<details open><summary>checkpoints, looked up in the order of <code>vsr_cic.pipeline.RUN_LOOKUP</code> '
+            f'(first folder that has one, trained on this dataset)</summary><ul style="margin:0">{rows}</ul></details>')
+
+class MissingTrainer(W.VBox):
+    "A 'train missing parts' button with an estimate, a progress bar and a message; `on_done()` runs after training"
+    def __init__(self, data, missing:Sequence[str], root=None, device='cpu', on_done:Callable[[], None]|None=None):
+        self.data, self.root, self.device, self.on_done = data, root, device, on_done
+        self.parts = [c for c in QUICK_TRAIN if c in missing]
+        self.est = {c: quick_estimate(data, c) for c in self.parts}
+        self.button = W.Button(description='train missing parts', button_style='warning', icon='play',
+                               layout=W.Layout(width='200px'), tooltip='train the missing parts briefly on this dataset')
+        self.bar = W.FloatProgress(value=0, min=0, max=1, layout=W.Layout(width='300px', visibility='hidden'))
+        self.info = W.HTML(self.estimate_text())
+        for w, c in ((self.button, 'vsr-train'), (self.bar, 'vsr-train-bar'), (self.info, 'vsr-train-info')):
+            w.add_class(c)
+        self.button.on_click(lambda _: self.train())
+        self.wall = None
+        super().__init__([W.HBox([self.button, self.bar]), self.info] if self.parts else [])
+
+    def estimate_text(self)->str:
+        "'GSRL: ~45 s, planner: ~50 s on a 2-core CPU'"
+        return ', '.join(f'{QUICK_LABELS[c]}: ~{self.est[c]:.0f} s' for c in self.parts) + ' on an idle 2-core CPU'
+
+    def train(self):
+        "What the button does: train, follow the estimate on the bar, then call `on_done`"
+        import threading, time
+        total, t0, state = sum(self.est.values()), time.time(), {'part': None, 'done': 0.}
+        self.button.disabled, self.bar.layout.visibility, stop = True, 'visible', threading.Event()
+        def tick():
+            while not stop.wait(0.5):
+                el = time.time() - t0; c = state['part']
+                share = min(el - state['done'], 0.95 * self.est.get(c, 0)) if c else 0
+                before = sum(self.est[p] for p in self.parts[:self.parts.index(c)]) if c else 0
+                self.bar.value = min(before + share, total) / total
+                self.info.value = f'training {QUICK_LABELS.get(c, c)} … {el:.0f} s (estimate ~{total:.0f} s)'
+        def part(c):
+            if state['part']: state['done'] = time.time() - t0
+            state['part'] = c
+        th = threading.Thread(target=tick, daemon=True); th.start()
+        err = None
+        try: self.wall = quick_train(self.data, self.parts, self.root, self.device, on_part=part)
+        except Exception as e: err = e                               # a callback must not raise: show what went wrong
+        finally: stop.set(); th.join()
+        if err is not None:
+            msg = html.escape(f"{type(err).__name__}: {err}")
+            self.info.value = f'<span style="color:#c62828">training failed: {msg}</span>'
+            self.button.disabled = False; return
+        self.bar.value = 1.
+        parts = ', '.join(f'{QUICK_LABELS[c]} {s:.0f} s' for c, s in self.wall.items())
+        self.info.value = f'trained in {time.time() - t0:.0f} s ({parts}) into runs/explore_vsr/'
+        if self.on_done: self.on_done()
+
 # %% ../nbs/31_widgets.ipynb #00000014
 def grounding_png(image, grounding:Mapping[str, np.ndarray], title:str|None=None, # as `draw_grounding`
                   dpi:int=GROUNDING_DPI)->bytes:
@@ -212,11 +367,6 @@ def grounding_png(image, grounding:Mapping[str, np.ndarray], title:str|None=None
     buf = io.BytesIO(); ax.figure.savefig(buf, format='png', dpi=dpi, bbox_inches='tight'); plt.close(ax.figure)
     return buf.getvalue()
 
-def _gt_caption(data, image_id:str, verbs:Sequence[str]):
-    for c in data.captions:
-        if c['image_id'] == image_id and [f['verb'] for f in c['frames']][:len(verbs)] == list(verbs): return c
-    return None
-
 def _image_array(data, image_id:str):
     rec = data.images[image_id]
     if rec.get('file') and (Path(data.path)/rec['file']).exists(): return Path(data.path)/rec['file']
@@ -225,33 +375,73 @@ def _image_array(data, image_id:str):
 class VSRExplorer(W.VBox):
     "Picker + grounding, structure, caption and merged views; the pipeline reruns on every change"
     def __init__(self, pipeline, data, image_ids:Sequence[str]|None=None, value:str|None=None,
-                 n_structures:int=2, beam:int=1, draw:bool=True, verbs_dir=None, k_suggest:int=SUGGEST_K, suggest:bool=True):
+                 n_structures:int=2, beam:int=1, draw:bool=True, verbs_dir=None, k_suggest:int=SUGGEST_K, suggest:bool=True,
+                 runs:Mapping|None=None, root=None, given:Mapping|None=None):
         self.pipeline, self.data, self.n_structures, self.beam, self.draw = pipeline, data, n_structures, beam, draw
+        if verbs_dir is None and runs is not None and 'verbs' in runs:   # the lookup's classifier, else where it looked first
+            verbs_dir = runs['verbs'].folder or next((d for d, _ in runs['verbs'].tried), None)
+        self.root, self.given, self.verbs_dir, self.k_suggest = root, given, verbs_dir, k_suggest
         ids = list(image_ids if image_ids is not None else data.images)
-        fn, note = suggester(data, verbs_dir, pipeline, k_suggest, getattr(pipeline, 'device', 'cpu')) if suggest else (None, '')
+        if value is None and ids and ids[0] in data.images: value = str(annotated_vsr(data, ids[0]) or '') or None
+        fn, note = suggester(data, verbs_dir, pipeline, k_suggest, self.device) if suggest else (None, '')
         self.picker = VSRPicker(verb_frames(data), ids, value, suggest=fn, suggest_note=note)
-        self.note = W.HTML(missing_note(getattr(pipeline, 'missing', {})))
+        self.note, self.runs, self.fallback = W.HTML(), W.HTML(), W.HTML()
+        self.trainer = None if runs is None else MissingTrainer(data, list(pipeline.missing), root, self.device, self.reload)
+        self._set_runs(runs)
         self.status = W.HTML()
-        self.grounding_img = W.Image(format='png', layout=W.Layout(max_width='480px'))
+        self.grounding_img = W.Image(format='png', layout=W.Layout(max_width='480px', display='' if draw else 'none'))
         self.structure_pick = W.RadioButtons(options=[], description='structure')
         self.structures_html, self.caption_html = W.HTML(), W.HTML()
         self.second = W.Text(description='2nd VSR', placeholder='hold: ARG0, ARG1 (optional)', continuous_update=False)
         self.merged_html = W.HTML()
         for w, c in ((self.caption_html, 'vsr-caption'), (self.structures_html, 'vsr-structures'), (self.note, 'vsr-note'),
-                     (self.second, 'vsr-second'), (self.merged_html, 'vsr-merged'), (self.status, 'vsr-status'), (self.grounding_img, 'vsr-grounding')): w.add_class(c)
+                     (self.second, 'vsr-second'), (self.merged_html, 'vsr-merged'), (self.status, 'vsr-status'), (self.grounding_img, 'vsr-grounding'),
+                     (self.runs, 'vsr-runs'), (self.fallback, 'vsr-fallback')): w.add_class(c)
         self.result = self.merged = None
         self.picker.on_change(lambda _: self.update())
         self._quiet = False
         self.structure_pick.observe(lambda _: None if self._quiet else self._show(), 'value')
         self.second.observe(lambda _: self._update_merged(), 'value')
-        super().__init__([self.note, W.HBox([self.picker, self.grounding_img]), self.structure_pick, self.structures_html,
+        top = [self.note] + ([self.trainer] if self.trainer else []) + [self.runs]
+        super().__init__(top + [W.HBox([self.picker, self.grounding_img]),
+                          self.fallback, self.structure_pick, self.structures_html,
                           W.HTML('<b>caption</b>'), self.caption_html, self.second, self.merged_html, self.status])
         self.update()
 
+    @property
+    def device(self): return getattr(self.pipeline, 'device', 'cpu')
+
+    def _set_runs(self, runs:Mapping|None):
+        "Show the lookup and the missing components (with the trainer, when it has something to train)"
+        from vsr_cic.pipeline import runs_root
+        self.runs.value = runs_html(runs, runs_root(self.root)) if runs is not None else ''
+        miss = getattr(self.pipeline, 'missing', {})
+        if runs is None or not miss: self.note.value = missing_note(miss); return
+        names = ' and '.join(QUICK_LABELS.get(c, c) for c in miss)
+        instead = {'gsrl': 'the regions annotated for the image', 'planner': 'the annotated (else written) role order',
+                   'captioner': 'no caption (run the main job: papermill nbs/train_captioner.ipynb '
+                                'runs/train_captioner.ipynb -p out_dir runs/train_captioner)',
+                   'verbs': ''}
+        shows = '; '.join(html.escape(instead[c]) for c in miss if instead.get(c))
+        button = '. Train them here with the button, or with their notebooks.' if self.trainer and self.trainer.parts else '.'
+        self.note.value = (f'<div style="color:#b26a00">⚠ no {html.escape(names)} checkpoint yet (see the lookup below), '
+                           f'so the explorer shows {shows}{button}</div>')
+
+    def reload(self):
+        "Look the checkpoints up again (after training) and rerun the views"
+        from vsr_cic.pipeline import pipeline_from_runs
+        self.pipeline, runs = pipeline_from_runs(self.data, self.root, self.device, self.given)
+        self.picker.suggest_fn = suggester(self.data, self.verbs_dir, self.pipeline, self.k_suggest, self.device)[0]
+        self._set_runs(runs); self.update()
+
     def _run(self, vsrs:Sequence[VSR]):
         img = self.picker.image.value
-        gt = _gt_caption(self.data, img, [v.verb for v in vsrs]) if self.pipeline.gsrl is None else None
-        return self.pipeline(img, list(vsrs), n_structures=self.n_structures, beam=self.beam, gt=gt)
+        gt, notes = annotated_record(self.data, img, vsrs) if self.pipeline.gsrl is None else (None, [])
+        res = self.pipeline(img, list(vsrs), n_structures=self.n_structures, beam=self.beam, gt=gt)
+        if len(vsrs) == 1:
+            lines = '<br>'.join(html.escape(n) for n in notes)
+            self.fallback.value = f'<div style="color:#b26a00">{lines}</div>' if notes else ''
+        return res
 
     def update(self):
         "Rerun the pipeline for the current image and VSR"
@@ -260,6 +450,7 @@ class VSRExplorer(W.VBox):
         except (ValueError, KeyError) as e:
             self.result = None; self.status.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
             self.structures_html.value = self.caption_html.value = ''; self.structure_pick.options = []
+            self._draw({})
             return
         opts = [f'#{k + 1} ({st["score"]:.2f})' for k, st in enumerate(self.result.structures)]
         self._quiet = True                                   # resetting the options must not redraw twice
@@ -279,9 +470,13 @@ class VSRExplorer(W.VBox):
             for i, h in enumerate(structures_html(res, verbs)))
         if k >= len(res.captions): self.caption_html.value = '<i>no captioner checkpoint: no caption</i>'
         else: self.caption_html.value = captions_html(res)[k] if res.captions[k]['tokens'] else '<i>(the captioner stopped at once: empty caption)</i>'
-        if self.draw:
-            img = self.picker.image.value
-            self.grounding_img.value = grounding_png(_image_array(self.data, img), grounding_boxes(res, self.pipeline.image(img), k), str(res.vsrs[0]))
+        self._draw(grounding_boxes(res, self.pipeline.image(self.picker.image.value), k), str(res.vsrs[0]))
+
+    def _draw(self, boxes:Mapping, title:str|None=None):
+        "The picture with `boxes` (none: the bare picture, so the view never holds a broken image)"
+        img = self.picker.image.value
+        if self.draw and img in self.data.images:
+            self.grounding_img.value = grounding_png(_image_array(self.data, img), boxes, title)
 
     def _update_merged(self):
         txt = self.second.value.strip()
@@ -309,6 +504,10 @@ def explore_vsr(pipeline,                    # a `Pipeline` (`Pipeline.from_dirs
                 draw:bool=True,              # draw the grounding (matplotlib) on every change
                 verbs_dir=None,              # `train_verbs` out_dir for the suggest button (None/missing: frequency prior, with a note)
                 k_suggest:int=SUGGEST_K,     # VSRs the suggest button offers
-                suggest:bool=True)->VSRExplorer: # show the suggest button
+                suggest:bool=True,           # show the suggest button
+                runs:Mapping|None=None,      # `find_runs`'s picks (`pipeline_from_runs`): show them, offer to train the missing
+                root=None,                   # the runs root of that lookup (where missing parts are trained)
+                given:Mapping|None=None)->VSRExplorer: # the lookup's user-named folders (kept when it is redone)
     "Build the interactive VSR explorer"
-    return VSRExplorer(pipeline, data, image_ids, value, n_structures, beam, draw, verbs_dir, k_suggest, suggest)
+    return VSRExplorer(pipeline, data, image_ids, value, n_structures, beam, draw, verbs_dir, k_suggest, suggest,
+                       runs, root, given)
