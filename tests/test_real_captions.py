@@ -70,13 +70,20 @@ def test_train_a_step_and_caption(tiny):
     assert all(j is None or 0 <= j < len(sets) for p in ok for g in p['grounding'] for _, j in g)
 
 
-def test_notebook(shared_data, tmp_path):
-    "nbs/real_captions.ipynb with tiny settings writes metrics.json with every method and metric"
-    out = tmp_path/'run'
-    run_notebook('real_captions.ipynb', tmp_path, out_dir=str(out), n_captions=400, epochs_gsrl=1, epochs_planner=1, epochs_r=1,
+@pytest.fixture(scope='module')
+def nb_run(shared_data, tmp_path_factory):
+    "nbs/real_captions.ipynb with tiny settings"
+    tmp = tmp_path_factory.mktemp('real_captions_nb')
+    out = tmp/'run'
+    run_notebook('real_captions.ipynb', tmp, out_dir=str(out), n_captions=400, epochs_gsrl=1, epochs_planner=1, epochs_r=1,
                  epochs_xe=1, epochs_verbs=1, hidden=16, beam=1, test_limit=4, n_figure=2, train_visual_small=False,
-                 visual_small_dir=str(tmp_path/'none'), device='cpu')
-    m = json.loads((out/'metrics.json').read_text())
+                 visual_small_dir=str(tmp/'none'), device='cpu')
+    return out, json.loads((out/'metrics.json').read_text())
+
+
+def test_notebook(nb_run):
+    "metrics.json holds every method and metric"
+    out, m = nb_run
     assert 'skipped' not in m, m.get('skipped')
     assert set(m['photos']) == set(METHODS), m['photos'].keys()      # visual_small is left out when its run is missing
     assert 'not run' in m['visual_small']
@@ -89,3 +96,34 @@ def test_notebook(shared_data, tmp_path):
     assert m['photos']['retrieval']['unseen_bigram_rate'] == 0        # retrieved captions are training captions
     assert sum(m['training_captions']['sampled'].values()) >= 400 and m['wall_s'] > 0
     assert (out/'real_captions.png').read_bytes()[:4] == b'\x89PNG'
+
+
+def _explore(tmp, photo_runs):
+    "nbs/explore_vsr.ipynb on a tiny world (no world checkpoints: its fallback) with the real-photo section pointed at `photo_runs`"
+    from vsr_cic.world import ensure_world
+    world = ensure_world(tmp/'world', n_images=12, render=False, n_workers=1)
+    none = tmp/'no_ckpt'
+    nb = run_notebook('explore_vsr.ipynb', tmp/'nb', data_dir=str(world), gsrl_dir=str(none), planner_dir=str(none), captioner_dir=str(none),
+                      out_dir=str(tmp/'explore'), device='cpu', world_images=1, photo='coffee', photo_runs=str(photo_runs))
+    texts = [str(o.get('data', {}).get('text/plain', '')) + str(o.get('data', {}).get('text/html', '')) + str(o.get('text', ''))
+             for c in json.loads(nb.read_text())['cells'] for o in c.get('outputs', [])]
+    return json.loads((tmp/'explore'/'run_config.json').read_text())['photo'], '\n'.join(texts)
+
+
+def test_explore_coco_photo(nb_run, tmp_path):
+    "explore_vsr.ipynb's real-photo section: a held-out COCO photo and the coffee photo (as a user's JSON) with the run's models"
+    pytest.importorskip('skimage', reason="scikit-image is not installed")
+    out, _ = nb_run
+    photo, text = _explore(tmp_path, out)
+    assert photo['models'] and photo['why'] == '', photo
+    assert text.count('VSRExplorer') == 3, text[-2000:]                 # the world's, the COCO photo's and the coffee photo's
+    assert 'held-out COCO photos; photo' in text
+    assert 'coffee: 4 proposal sets (cup, spoon, dining table, scene), features (4, 82)' in text   # class features: 81 + scene
+
+
+def test_explore_without_run(tmp_path):
+    "Without a real_captions run (a fresh checkout) the section shows a note saying how to train the models"
+    pytest.importorskip('skimage', reason="scikit-image is not installed")
+    photo, text = _explore(tmp_path, tmp_path/'nowhere')
+    assert not photo['models'] and 'no real_captions run' in photo['why']
+    assert 'papermill nbs/real_captions.ipynb' in text and text.count('VSRExplorer') == 1
