@@ -1,5 +1,6 @@
 """Papermill smoke run of nbs/real_photos.ipynb on the real coco_mini images (tiny settings): every component trains,
 the full pipeline captions every held-out test image, and metrics.json / the figure are written.
+(explore_vsr.ipynb's real-photo section now uses real_captions.ipynb's models: tests/test_real_captions.py tests it.)
 Uses data/coco_mini_vsr (built from ../shared/data/coco_mini by the notebook when missing, about a minute)."""
 import json, math
 from pathlib import Path
@@ -62,32 +63,3 @@ def test_figure(run):
     f = out/'real_photos.png'
     assert f.exists() and f.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n' and 0 < f.stat().st_size <= MAX_FIGURE_BYTES
     assert (out/'results.md').read_text().startswith('| method | proposals |')
-
-
-def _explore(tmp, photo_runs):
-    "nbs/explore_vsr.ipynb on a tiny world (no world checkpoints: its fallback) with the real-photo section pointed at `photo_runs`"
-    from vsr_cic.world import ensure_world
-    world = ensure_world(tmp/'world', n_images=12, render=False, n_workers=1)
-    none = tmp/'no_ckpt'
-    nb = run_notebook('explore_vsr.ipynb', tmp/'nb', data_dir=str(world), gsrl_dir=str(none), planner_dir=str(none), captioner_dir=str(none),
-                      out_dir=str(tmp/'explore'), device='cpu', world_images=1, photo='coffee', photo_runs=str(photo_runs))
-    texts = [str(o.get('data', {}).get('text/plain', '')) + str(o.get('data', {}).get('text/html', '')) + str(o.get('text', ''))
-             for c in json.loads(nb.read_text())['cells'] for o in c.get('outputs', [])]
-    return json.loads((tmp/'explore'/'run_config.json').read_text())['photo'], '\n'.join(texts)
-
-
-def test_explore_real_photo(run, tmp_path):
-    "explore_vsr.ipynb's real-photo section: the coffee photo with the models this run trained, in the explorer"
-    out, _ = run
-    photo, text = _explore(tmp_path, out)
-    assert photo['models'] and photo['why'] == '', photo
-    assert text.count('VSRExplorer') == 2, text[-2000:]                 # the world's explorer and the photo's
-    assert 'coffee: 4 proposal sets, features (4, 1280)' in text       # cup, spoon, dining table, scene
-
-
-def test_explore_real_photo_without_models(tmp_path):
-    "Without a real_photos run (a fresh checkout) the section shows the photo and a note saying how to train the models"
-    pytest.importorskip('skimage', reason="scikit-image is not installed")
-    photo, text = _explore(tmp_path, tmp_path/'nowhere')
-    assert not photo['models'] and 'no models trained on real photos' in photo['why']
-    assert 'papermill nbs/real_photos.ipynb' in text and text.count('VSRExplorer') == 1

@@ -7,14 +7,17 @@ from __future__ import annotations
 import hashlib, json, os, shutil, time
 from collections import Counter
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
+import numpy as np
 from .readers import Records
 from .align import noun_chunks, match_class, attach_frames
 from .data import write_dataset, group_proposals, validate_caption, FEATURE_FILE
 from .core import MAX_REGIONS_PER_SET
 
 # %% auto #0
-__all__ = ['SRL_CHUNK', 'TEXT_ONLY_CLASS', 'split_of', 'analyse', 'analyse_cached', 'ground', 'align_caption', 'build']
+__all__ = ['SRL_CHUNK', 'TEXT_ONLY_CLASS', 'N_DISTRACTORS', 'PRIOR_WEIGHT', 'MENTION_REGIONS', 'split_of', 'analyse',
+           'analyse_cached', 'ground', 'align_caption', 'build', 'chunk_classes', 'co_mentions', 'pick_distractors',
+           'build_text_proposals']
 
 # %% ../nbs/07b_build.ipynb #00000006
 def split_of(image_id:str, val_frac:float=0.1, test_frac:float=0.1)->str:
@@ -102,21 +105,83 @@ def _write_text_only(out:Path, meta:dict, images:list, captions:list):
     cls = meta['classes'] if len(meta['classes']) >= 2 else [*meta['classes'], TEXT_ONLY_CLASS]   # meta.json needs one class
     (out/'meta.json').write_text(json.dumps({**meta, 'classes': cls, 'text_only': True, 'feature_file': FEATURE_FILE}, indent=1))
 
+def _feature_meta(feature_kind:str, method:str, n_classes:int)->dict:
+    "meta.json `features` entry of an image-mode dataset"
+    from vsr_cic.features import CNN_NAME, CNN_SIZE, FEAT_DIM, BOX_GEOMETRY
+    if feature_kind == 'cnn': return {'kind': 'cnn', 'cnn': CNN_NAME, 'method': method, 'image_size': CNN_SIZE, 'dim': FEAT_DIM}
+    return {'kind': feature_kind, 'dim': n_classes + (BOX_GEOMETRY if feature_kind == 'class_box' else 0)}
+
+def _image_features(images:list, records:Records, classes:list, image_dir, cache:Path, out:Path, feature_kind:str,
+                    method:str, device:str, copy_images:bool, progress:bool, stats:Counter)->Iterable[tuple]:
+    "Feature rows (image_id, feats, boxes, cls_prob) of the kept images; CNN features are extracted into the cache first"
+    from vsr_cic.features import extract_features, class_probs, class_features
+    src = {im['image_id']: Path(image_dir)/im['file'] if im.get('file') else None for im in images}
+    missing = [i for i, p in src.items() if p is None or not p.exists()]
+    if missing and (feature_kind == 'cnn' or copy_images):
+        raise FileNotFoundError(f"{image_dir}: no picture for image(s) {missing[:5]} (field 'file' of the records)")
+    if feature_kind == 'cnn':
+        ff = cache/f'features_{method}.hdf5'
+        items = ((i, src[i], records.boxes[i], records.box_classes[i]) for i in src)
+        stats.update({f'features {k}': v for k, v in extract_features(items, ff, classes, device=device, method=method,
+                                                                       progress=progress, total=len(src)).items()})
+    if copy_images:
+        (out/'images').mkdir(exist_ok=True)
+        for im in images:
+            dst = out/'images'/im['file']
+            if not dst.exists(): shutil.copy2(src[im['image_id']], dst)
+            im['file'] = f"images/{im['file']}"
+    else:
+        for im in images: im['file'] = None
+    for im in images: im.pop('det_ids', None)
+    def rows():
+        if feature_kind != 'cnn':
+            for im in images:
+                i, b = im['image_id'], records.boxes[im['image_id']]
+                cp = class_probs(records.box_classes[i], classes, where=f'image {i}')
+                yield i, class_features(cp, b, (im['width'], im['height']), feature_kind), b, cp
+            return
+        import h5py
+        with h5py.File(ff, 'r') as h:
+            for im in images:
+                i = im['image_id']; yield i, h[f'{i}_features'][()], h[f'{i}_boxes'][()], h[f'{i}_cls_prob'][()]
+    return rows()
+
+def _report(images:list, ids:set, caps:list, kept:list, drops:Counter, stats:Counter, times:dict, text_only:bool)->dict:
+    n_fr = Counter(len(c['frames']) for c in kept)
+    return {'images': len(images), 'images_read': len(ids), 'captions_read': len(caps), 'captions_kept': len(kept),
+            'captions_dropped': dict(drops), 'frames': sum(len(c['frames']) for c in kept),
+            'captions_by_frame_count': {str(k): v for k, v in sorted(n_fr.items())},
+            'distinct_verbs': len({f['verb'] for c in kept for f in c['frames']}),
+            'slots': sum(len(c['slots']) for c in kept),
+            'grounded_slots': sum(s['set'] is not None for c in kept for s in c['slots']),
+            'splits': dict(Counter(im['split'] for im in images)),
+            'proposal_sets_in_kept_images': sum(len(im['sets']) for im in images),
+            'stats': dict(stats), 'timings': times, 'text_only': text_only}
+
 def build(records:Records,          # from a reader (`read_coco`, `read_multi30k`, `read_flickr_entities`, …)
           out_dir,                  # dataset folder (created; its cache/ makes reruns resumable)
           image_dir=None,           # pictures (image mode); None with `text_only`
-          text_only:bool=False,     # captions only: SRL frames and structures, no sets
+          text_only:bool=False,     # captions only: SRL frames and structures (with feature_kind='class': mention proposals)
           limit:int|None=None,      # first `limit` images only
           device:str='auto', method:str='roi', # feature extraction
           splits:tuple|None=(0.1, 0.1), # (val_frac, test_frac) to split by image; None keeps the reader's splits
           require_grounded:bool=True, # image mode: drop captions with no grounded entity
           copy_images:bool=True, srl=None, progress:bool=True,
           name:str|None=None,       # meta.json name (default: the folder name)
+          feature_kind:str='cnn',   # 'cnn' (EfficientNet-Lite0), 'class' or 'class_box' (`vsr_cic.features.class_features`)
+          classes:Sequence[str]|None=None, # class list of the dataset (default: the records'); must hold every box class
+          **text_kw,                # text_only with a class kind: options of `build_text_proposals`
          )->dict:
     "Build a canonical VSR dataset from reader records; returns (and writes) the report"
-    from vsr_cic.features import extract_features, class_probs
+    from vsr_cic.features import class_probs, check_feature_kind
+    check_feature_kind(feature_kind)
+    if text_only and feature_kind != 'cnn':
+        return build_text_proposals(records, out_dir, limit=limit, splits=splits, srl=srl, progress=progress, name=name,
+                                    feature_kind=feature_kind, classes=classes, **text_kw)
+    if text_kw: raise TypeError(f"build: unexpected options {sorted(text_kw)} (they belong to text_only=True with feature_kind='class')")
     t0, times, out = time.time(), {}, Path(out_dir)
     out.mkdir(parents=True, exist_ok=True); cache = out/'cache'
+    classes = list(classes) if classes is not None else list(records.meta['classes'])
     images = [dict(im) for im in records.images[:limit]]
     ids = {im['image_id'] for im in images}
     caps = [c for c in records.captions if c['image_id'] in ids]
@@ -135,10 +200,9 @@ def build(records:Records,          # from a reader (`read_coco`, `read_multi30k
             if own:
                 class_sets[im['image_id']] = {}; stats['proposal sets'] += len(im['sets'])
                 stats['boxes'] += len(records.boxes.get(im['image_id'], [])); continue
-            cp = class_probs(records.box_classes.get(im['image_id'], []), records.meta['classes'], where=f"image {im['image_id']}")
+            cp = class_probs(records.box_classes.get(im['image_id'], []), classes, where=f"image {im['image_id']}")
             im['sets'] = group_proposals(cp, 'class', max_per_set=MAX_REGIONS_PER_SET) if len(cp) else []
-            cls = [records.meta['classes'][cp[s[0]].argmax()] for s in im['sets']]
-            class_sets[im['image_id']] = {c: k for k, c in enumerate(cls)}
+            class_sets[im['image_id']] = {classes[cp[s[0]].argmax()]: k for k, s in enumerate(im['sets'])}
             stats['proposal sets'] += len(im['sets']); stats['boxes'] += len(cp)
     else:
         for im in images: im['sets'] = []
@@ -156,50 +220,111 @@ def build(records:Records,          # from a reader (`read_coco`, `read_multi30k
     times['align_s'] = round(time.time() - t, 2)
     used = {c['image_id'] for c in kept}
     images = [im for im in images if im['image_id'] in used]
-    meta = {**{k: v for k, v in records.meta.items() if k not in ('skipped_images',)}, 'name': name or out.name,
+    meta = {**{k: v for k, v in records.meta.items() if k not in ('skipped_images',)}, 'name': name or out.name, 'classes': classes,
             'builder': 'vsr_cic.build', 'srl': type(srl).__name__ if srl is not None else 'SpacySRL'}
-    if not text_only:
-        from vsr_cic.features import CNN_NAME, CNN_SIZE, FEAT_DIM
-        meta['features'] = {'cnn': CNN_NAME, 'method': method, 'image_size': CNN_SIZE, 'dim': FEAT_DIM}
     # 4. features + write
     if text_only:
         for im in images: im.update(file=None)
         _write_text_only(out, meta, images, kept)
     else:
-        t = time.time(); ff = cache/f'features_{method}.hdf5'
-        src = {im['image_id']: Path(image_dir)/im['file'] if im.get('file') else None for im in images}
-        missing = [i for i, p in src.items() if p is None or not p.exists()]
-        if missing: raise FileNotFoundError(f"{image_dir}: no picture for image(s) {missing[:5]} (field 'file' of the records)")
-        items = ((i, src[i], records.boxes[i], records.box_classes[i]) for i in src)
-        stats.update({f'features {k}': v for k, v in extract_features(items, ff, records.meta['classes'], device=device, method=method,
-                                                                       progress=progress, total=len(src)).items()})
+        meta['features'] = _feature_meta(feature_kind, method, len(classes))
+        t = time.time()
+        feats = _image_features(images, records, classes, image_dir, cache, out, feature_kind, method, device, copy_images, progress, stats)
+        write_dataset(out, meta, images, [{k: v for k, v in c.items() if k != 'chunks'} for c in kept], feats)
         times['features_s'] = round(time.time() - t, 2)
-        if copy_images:
-            (out/'images').mkdir(exist_ok=True)
-            for im in images:
-                dst = out/'images'/im['file']
-                if not dst.exists(): shutil.copy2(src[im['image_id']], dst)
-                im['file'] = f"images/{im['file']}"
-        else:
-            for im in images: im['file'] = None
-        import h5py
-        def feats():
-            with h5py.File(ff, 'r') as h:
-                for im in images:
-                    i = im['image_id']; yield i, h[f'{i}_features'][()], h[f'{i}_boxes'][()], h[f'{i}_cls_prob'][()]
-        for im in images: im.pop('det_ids', None)
-        write_dataset(out, meta, images, [{k: v for k, v in c.items() if k != 'chunks'} for c in kept], feats())
     times['total_s'] = round(time.time() - t0, 2)
-    n_fr = Counter(len(c['frames']) for c in kept)
-    report = {'images': len(images), 'images_read': len(ids), 'captions_read': len(caps), 'captions_kept': len(kept),
-              'captions_dropped': dict(drops), 'frames': sum(len(c['frames']) for c in kept),
-              'captions_by_frame_count': {str(k): v for k, v in sorted(n_fr.items())},
-              'distinct_verbs': len({f['verb'] for c in kept for f in c['frames']}),
-              'slots': sum(len(c['slots']) for c in kept),
-              'grounded_slots': sum(s['set'] is not None for c in kept for s in c['slots']),
-              'splits': dict(Counter(im['split'] for im in images)),
-              'proposal_sets_in_kept_images': sum(len(im['sets']) for im in images),
-              'stats': dict(stats), 'timings': times,
-              'text_only': text_only}
+    report = _report(images, ids, caps, kept, drops, stats, times, text_only)
+    (out/'report.json').write_text(json.dumps(report, indent=1))
+    return report
+
+# %% ../nbs/07b_build.ipynb #325aabe6
+N_DISTRACTORS = 2        # unmentioned classes added to each text-only image (see the markdown above)
+PRIOR_WEIGHT = 0.25      # share of the class-frequency prior in the distractor distribution
+MENTION_REGIONS = 3      # most regions a mentioned class gets (entities of that class in one caption)
+
+def chunk_classes(tokens:Sequence[str], chunks:Sequence[dict])->list[str|None]:
+    "The class each noun chunk names (any of the detection classes), or None"
+    return [match_class(list(tokens[c['span'][0]:c['span'][1]]), c['head'] - c['span'][0], c.get('lemma')) for c in chunks]
+
+def co_mentions(mentions:Sequence[Sequence[str]], # per image: the classes its captions mention
+                classes:Sequence[str])->np.ndarray: # (C, C) images mentioning both (diagonal: images mentioning one)
+    "Class co-mention counts over images"
+    idx = {c: i for i, c in enumerate(classes)}
+    M = np.zeros((len(classes), len(classes)), np.float64)
+    for m in mentions:
+        k = [idx[c] for c in set(m)]
+        if k: M[np.ix_(k, k)] += 1
+    return M
+
+def pick_distractors(mentioned:Sequence[str], M:np.ndarray, classes:Sequence[str], n:int, rng:np.random.Generator,
+                     exclude:Sequence[str]=())->list[str]:
+    "`n` unmentioned classes drawn without replacement from P(c | mentioned) ∝ co-mentions + PRIOR_WEIGHT · frequency"
+    idx = {c: i for i, c in enumerate(classes)}
+    freq = np.diag(M).copy(); freq = freq / max(freq.sum(), 1)
+    rows = M[[idx[c] for c in mentioned]].sum(0) if mentioned else np.zeros(len(classes))
+    w = rows / max(rows.sum(), 1) + PRIOR_WEIGHT * freq
+    w[[idx[c] for c in (*mentioned, *exclude) if c in idx]] = 0; w[0] = 0          # column 0 = background
+    k = min(n, int((w > 0).sum()))
+    return [classes[i] for i in rng.choice(len(classes), size=k, replace=False, p=w / w.sum())] if k else []
+
+def _stable_seed(image_id:str, seed:int)->int: return int(hashlib.md5(f'{seed}:{image_id}'.encode()).hexdigest()[:8], 16)
+
+def build_text_proposals(records:Records,     # text-only records (`read_coco` without instances, `read_multi30k`, …)
+                         out_dir,
+                         n_distractors:int=N_DISTRACTORS, # unmentioned classes added per image
+                         classes:Sequence[str]|None=None, # detection classes, background first (default: COCO's 80)
+                         feature_kind:str='class',
+                         limit:int|None=None, splits:tuple|None=(0.1, 0.1), srl=None, progress:bool=True,
+                         name:str|None=None, seed:int=0)->dict:
+    "A trainable dataset from captions alone: proposals from the captions' own mentions + co-mention distractors + scene"
+    from vsr_cic.photos import SCENE_CLASS, scene_caption
+    from vsr_cic.align import COCO_SYNONYMS
+    from vsr_cic.data import BACKGROUND
+    from vsr_cic.features import class_features
+    if feature_kind != 'class': raise ValueError(f"text-only proposals have no boxes: feature_kind must be 'class', got {feature_kind!r}")
+    if any(c['frames'] or 'chunks' in c for c in records.captions):
+        raise ValueError("build_text_proposals takes raw captions (no frames, no grounded chunks); use build() for annotated records")
+    t0, out = time.time(), Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+    cls = [c for c in (classes or [BACKGROUND, *COCO_SYNONYMS]) if c != SCENE_CLASS] + [SCENE_CLASS]
+    if cls[0] != BACKGROUND: raise ValueError(f"classes must start with {BACKGROUND!r}, got {cls[:3]}")
+    images = [dict(im) for im in records.images[:limit]]
+    ids = {im['image_id'] for im in images}
+    caps = [c for c in records.captions if c['image_id'] in ids]
+    t = time.time(); ana = analyse_cached(caps, out/'cache', srl, progress=progress); times = {'srl_s': round(time.time() - t, 2)}
+    named = [[x for x in chunk_classes(c['tokens'], a['chunks']) if x in cls] for c, a in zip(caps, ana)]   # per caption
+    regions = {}                                              # image -> {class: regions}
+    for c, n in zip(caps, named):
+        r = regions.setdefault(c['image_id'], {})
+        for k, v in Counter(n).items(): r[k] = min(max(r.get(k, 0), v), MENTION_REGIONS)
+    M = co_mentions([list(regions.get(im['image_id'], {})) for im in images], cls)
+    stats, drops, feats = Counter(), Counter(), {}
+    for im in images:
+        iid, ment = im['image_id'], list(regions.get(im['image_id'], {}))
+        rng = np.random.default_rng(_stable_seed(iid, seed))
+        order = ment + pick_distractors(ment, M, cls, n_distractors, rng, exclude=[SCENE_CLASS])
+        order = [order[i] for i in rng.permutation(len(order))] + [SCENE_CLASS]
+        n_reg = [regions[iid].get(c, 1) if c in regions.get(iid, {}) else 1 for c in order]
+        starts = np.cumsum([0, *n_reg])
+        im.update(split=split_of(iid, *splits) if splits is not None else im['split'], width=1, height=1, file=None,
+                  sets=[list(range(int(a), int(b))) for a, b in zip(starts, starts[1:])])
+        cp = np.eye(len(cls), dtype=np.float32)[[cls.index(c) for c, n in zip(order, n_reg) for _ in range(n)]]   # (P, C)
+        feats[iid] = (class_features(cp), np.tile(np.array([[0, 0, 1, 1]], np.float32), (len(cp), 1)), cp)
+        stats['proposal sets'] += len(order); stats['mentioned sets'] += len(ment); stats['distractor sets'] += len(order) - len(ment) - 1
+    set_of = {im['image_id']: {c: k for k, c in enumerate(cls[int(feats[im['image_id']][2][s[0]].argmax())] for s in im['sets'])}
+              for im in images}
+    kept = []
+    for c, a in zip(caps, ana):
+        r = align_caption(c, a, {k: v for k, v in set_of[c['image_id']].items() if k != SCENE_CLASS}, stats)
+        if isinstance(r, str): drops[r] += 1
+        else: kept.append(scene_caption(r, set_of[c['image_id']][SCENE_CLASS]))
+    used = {c['image_id'] for c in kept}
+    images = [im for im in images if im['image_id'] in used]
+    meta = {**{k: v for k, v in records.meta.items() if k not in ('skipped_images', 'text_only')}, 'name': name or out.name,
+            'classes': cls, 'grouping': 'class', 'builder': 'vsr_cic.build.build_text_proposals',
+            'srl': type(srl).__name__ if srl is not None else 'SpacySRL', 'features': {'kind': 'class', 'dim': len(cls)},
+            'proposals': f'caption mentions + {n_distractors} co-mention distractors + {SCENE_CLASS!r} per image (seed {seed})'}
+    write_dataset(out, meta, images, kept, ((im['image_id'], *feats[im['image_id']]) for im in images))
+    times['total_s'] = round(time.time() - t0, 2)
+    report = _report(images, ids, caps, kept, drops, stats, times, False)
     (out/'report.json').write_text(json.dumps(report, indent=1))
     return report

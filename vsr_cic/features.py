@@ -15,8 +15,9 @@ import h5py
 from .core import get_device, MAX_PROPOSALS
 
 # %% auto #0
-__all__ = ['CNN_NAME', 'CNN_SIZE', 'CNN_MEAN', 'CNN_SCALE', 'FEAT_DIM', 'BOX_SLACK', 'FEATURE_KEYS', 'load_cnn', 'load_image',
-           'to_input', 'roi_align', 'check_boxes', 'RegionFeaturizer', 'class_probs', 'done_ids', 'extract_features',
+__all__ = ['CNN_NAME', 'CNN_SIZE', 'CNN_MEAN', 'CNN_SCALE', 'FEAT_DIM', 'BOX_SLACK', 'FEATURE_KINDS', 'BOX_GEOMETRY',
+           'FEATURE_KEYS', 'load_cnn', 'load_image', 'to_input', 'roi_align', 'check_boxes', 'RegionFeaturizer',
+           'class_probs', 'check_feature_kind', 'feature_kind_of', 'class_features', 'done_ids', 'extract_features',
            'read_features']
 
 # %% ../nbs/06_features.ipynb #00000006
@@ -159,6 +160,36 @@ def class_probs(names:Sequence[str],   # class name of each box
         if n not in idx or idx[n] == 0: raise ValueError(f"{where}: box {i} has class {n!r}, which is not among the {C - 1} dataset classes")
         out[i, idx[n]] = 1 - smoothing if C > 2 else 1.0
     return out
+
+# %% ../nbs/06_features.ipynb #b1de245e
+FEATURE_KINDS = ('cnn', 'class', 'class_box')
+BOX_GEOMETRY = 5   # x1/W, y1/H, x2/W, y2/H, area/(W*H)
+
+def check_feature_kind(kind:str)->str:
+    "`kind` if it is one of `FEATURE_KINDS`, else a ValueError naming it"
+    if kind not in FEATURE_KINDS: raise ValueError(f"feature_kind must be one of {FEATURE_KINDS}, got {kind!r}")
+    return kind
+
+def feature_kind_of(meta:dict)->str:
+    "The feature kind a dataset's `meta.json` records ('cnn' when it records none)"
+    return check_feature_kind((meta.get('features') or {}).get('kind', 'cnn'))
+
+def class_features(cls_prob:np.ndarray,      # (N, C) class scores, column 0 = background
+                   boxes:np.ndarray|None=None, # (N, 4) x1 y1 x2 y2 pixels (kind 'class_box')
+                   size:tuple|None=None,     # (W, H) of the picture (kind 'class_box')
+                   kind:str='class',
+                  )->np.ndarray:             # (N, C) or (N, C + BOX_GEOMETRY) float32
+    "Region features of kind 'class' (the class scores) or 'class_box' (scores + normalised box geometry)"
+    cp = np.asarray(cls_prob, np.float32)
+    if cp.ndim != 2: raise ValueError(f"cls_prob must be (N, C), got shape {cp.shape}")
+    if check_feature_kind(kind) == 'class': return cp.copy()
+    if kind == 'cnn': raise ValueError("class_features makes kinds 'class' and 'class_box'; 'cnn' features come from RegionFeaturizer")
+    if boxes is None or size is None: raise ValueError("feature kind 'class_box' needs the boxes and the picture size (W, H)")
+    b, (W, H) = np.asarray(boxes, np.float32).reshape(-1, 4), size
+    if len(b) != len(cp): raise ValueError(f"{len(b)} boxes but {len(cp)} cls_prob rows")
+    g = b / np.array([W, H, W, H], np.float32)                                        # (N, 4) in [0, 1]
+    area = (g[:, 2] - g[:, 0]) * (g[:, 3] - g[:, 1])                                  # (N,)
+    return np.concatenate([cp, g, area[:, None]], 1).astype(np.float32)
 
 # %% ../nbs/06_features.ipynb #00000016
 FEATURE_KEYS = ('features', 'boxes', 'cls_prob')

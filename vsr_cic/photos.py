@@ -40,23 +40,28 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
                      featurizer=None,      # a `vsr_cic.features.RegionFeaturizer` (default: EfficientNet-Lite0 RoI)
                     )->Path:
     "Copy a dataset adding a whole-picture `scene` proposal per image and grounding every uncovered entity to it"
-    from vsr_cic.features import RegionFeaturizer, load_image
+    from vsr_cic.features import RegionFeaturizer, load_image, feature_kind_of, class_features
     ds, dst = load_dataset(src), Path(dst)
+    kind = feature_kind_of(ds.meta)
     if (dst/'meta.json').exists() and load_dataset(dst, validate=False).meta.get('scene_of') == str(Path(src).resolve()): return dst
     if SCENE_CLASS in ds.meta['classes']: raise ValueError(f"{ds.path}/meta.json: classes already contain {SCENE_CLASS!r}")
-    fz = featurizer or RegionFeaturizer(device)
+    fz = (featurizer or RegionFeaturizer(device)) if kind == 'cnn' else None
     C, imgs, feats, scene_of = len(ds.meta['classes']), [], [], {}
     for iid, r in ds.images.items():
         pic = ds.path/r['file'] if r.get('file') else None
-        if pic is None or not pic.exists(): raise FileNotFoundError(f"{ds.path}/images.jsonl image {iid!r}: field file: picture {pic} not found")
+        if kind == 'cnn' and (pic is None or not pic.exists()):
+            raise FileNotFoundError(f"{ds.path}/images.jsonl image {iid!r}: field file: picture {pic} not found")
         f, box = ds.features(iid), np.array([[0, 0, r['width'], r['height']]], np.float32)   # (1, 4) the whole picture
-        sf, = fz([load_image(pic)], [box])                                                 # (1, D)
         P = len(f['feats'])
         cp = np.concatenate([np.pad(f['cls_prob'], ((0, 0), (0, 1))), _scene_row(C)])     # (P + 1, C + 1)
-        feats.append((iid, np.concatenate([f['feats'], sf]), np.concatenate([f['boxes'], box]), cp))
+        boxes = np.concatenate([f['boxes'], box])
+        if kind == 'cnn': sf, = fz([load_image(pic)], [box]); fs = np.concatenate([f['feats'], sf])   # (P + 1, D)
+        else: fs = class_features(cp, boxes, (r['width'], r['height']), kind)                        # the class columns grew by one
+        feats.append((iid, fs, boxes, cp))
         imgs.append({**r, 'sets': [list(s) for s in r['sets']] + [[P]]}); scene_of[iid] = len(r['sets'])
     caps = [scene_caption(c, scene_of[c['image_id']]) for c in ds.captions]
     meta = {**ds.meta, 'classes': ds.meta['classes'] + [SCENE_CLASS], 'name': dst.name, 'scene_of': str(Path(src).resolve()),
+            **({'features': {**ds.meta['features'], 'dim': feats[0][1].shape[1]}} if kind != 'cnn' and feats else {}),
             'source': f"{ds.meta.get('source', ds.path)} + a whole-picture '{SCENE_CLASS}' proposal for entities no box covers (vsr_cic.photos)"}
     write_dataset(dst, meta, imgs, caps, feats)
     if (ds.path/'images').is_dir() and not (dst/'images').exists(): shutil.copytree(ds.path/'images', dst/'images')
@@ -81,15 +86,17 @@ def photo_proposals(image:np.ndarray,             # (H, W, 3) uint8 picture
                     classes:Sequence[str],        # the dataset's classes (`meta['classes']`, background first)
                     image_id:str='photo',
                     featurizer=None,              # `RegionFeaturizer` (default: EfficientNet-Lite0 RoI on the CPU)
+                    feature_kind:str='cnn',       # the trained models' kind (`vsr_cic.features.feature_kind_of(meta)`)
                    )->dict:
     "The pipeline's proposals dict of a picture with given boxes (+ the whole-picture `scene` box when `classes` has it)"
-    from vsr_cic.features import RegionFeaturizer, class_probs, load_image
+    from vsr_cic.features import RegionFeaturizer, class_probs, load_image, class_features
     img = load_image(image); H, W = img.shape[:2]
     b, names = np.asarray(boxes, np.float32).reshape(-1, 4), list(names)
     if len(b) != len(names): raise ValueError(f"photo {image_id!r}: {len(b)} boxes but {len(names)} class names")
     if SCENE_CLASS in classes: b, names = np.concatenate([b, [[0, 0, W, H]]]).astype(np.float32), names + [SCENE_CLASS]
     cp = class_probs(names, classes, where=f'photo {image_id!r}')                      # (N, C)
-    feats, = (featurizer or RegionFeaturizer('cpu'))([img], [b])                        # (N, D)
+    if feature_kind == 'cnn': feats, = (featurizer or RegionFeaturizer('cpu'))([img], [b])   # (N, D)
+    else: feats = class_features(cp, b, (W, H), feature_kind)                               # (N, C) or (N, C + 5)
     return {'image_id': image_id, 'features': feats, 'boxes': b, 'cls_prob': cp, 'sets': group_proposals(cp), 'size': (W, H),
             'classes': [classes[s] for s in cp.argmax(1)]}
 
@@ -121,14 +128,14 @@ def caption_vsrs(rec:Mapping)->list[VSR]:
     return [VSR(fr['verb'], [(r, len(s)) for r, s in frame_roles(rec, f).items() if r != VERB]) for f, fr in enumerate(rec['frames'])]
 
 def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', structure:str='ssp', beam:int=5)->tuple[list, int]:
-    "(one record per caption of `split` with the pipeline's caption, number of captions it failed on)"
+    "(one record per caption of `split` (None: every caption) with the pipeline's caption, number of captions it failed on)"
     if grounding not in ('gsrl', 'gt') or structure not in ('ssp', 'gt'): raise ValueError(f"grounding must be 'gsrl'|'gt' and structure 'ssp'|'gt', got {grounding!r}, {structure!r}")
     p = copy.copy(pipe)
     if grounding == 'gt': p.gsrl = None
     if structure == 'gt': p.ssp = None
     out, failed = [], 0
     for rec in data.captions:
-        if data.images[rec['image_id']]['split'] != split: continue
+        if split is not None and data.images[rec['image_id']]['split'] != split: continue
         vsrs = caption_vsrs(rec)
         try: res = p(rec['image_id'], vsrs, n_structures=1, beam=beam, gt=rec); c = res.captions[0]
         except ValueError: res, c, failed = None, {'tokens': [], 'subroles': [], 'caption': ''}, failed + 1

@@ -1,0 +1,129 @@
+"""The class-feature dataset kind end to end on a tiny real corpus (build from text, load, train a step of every
+component, caption a held-out real COCO photo), and a papermill smoke run of nbs/real_captions.ipynb.
+Needs ../shared/data (COCO val2017 captions, coco_mini); skips with the reason when it is absent."""
+import json, math
+from pathlib import Path
+import numpy as np
+import pytest
+from conftest import run_notebook
+
+N_IMAGES = 40          # COCO val2017 images (5 captions each) in the tiny corpus
+METHODS = ('ours', 'ours_gt', 'retrieval')
+METRICS = ('CIDEr-D', 'CIDEr-D_5ref', 'BLEU-4', 'METEOR', 'R_V', 'R_SR1', 'R_SR2', 'repeat_rate', 'unseen_bigram_rate',
+           'n_captions', 'n_images')
+
+
+@pytest.fixture(scope='module')
+def tiny(shared_data, tmp_path_factory):
+    "A class-feature training set built from real captions alone, and the coco_mini photos in its classes"
+    from vsr_cic.readers import read_coco
+    from vsr_cic.build import build
+    from vsr_cic.data import load_dataset
+    from vsr_cic.real_captions import coco_test_files, photo_test_set
+    tmp = tmp_path_factory.mktemp('real_captions')
+    rec = read_coco(shared_data/'coco_captions'/'captions_val2017.json')
+    rep = build(rec, tmp/'train', text_only=True, feature_kind='class', limit=N_IMAGES, progress=False, splits=(0.2, 0.2))
+    data = load_dataset(tmp/'train')
+    cj, ij, pics = coco_test_files(shared_data/'coco_mini')
+    test_path, _ = photo_test_set(cj, ij, pics, tmp/'photos', data.meta['classes'])
+    return tmp, rep, data, load_dataset(test_path)
+
+
+def test_build_and_load(tiny):
+    _, rep, data, test = tiny
+    assert data.meta['features'] == {'kind': 'class', 'dim': len(data.meta['classes'])}
+    assert test.meta['features']['kind'] == 'class' and test.meta['classes'] == data.meta['classes']   # columns line up
+    assert rep['captions_kept'] > 0 and rep['stats']['distractor sets'] > 0
+    for d in (data, test):
+        for iid in list(d.images)[:10]:
+            f = d.features(iid)
+            np.testing.assert_array_equal(f['feats'], f['cls_prob'])          # kind 'class': the features are the class scores
+            sets = d.images[iid]['sets']
+            assert d.meta['classes'][int(f['cls_prob'][sets[-1][0]].argmax())] == 'scene'   # the whole-picture proposal last
+    for c in data.captions:   # every entity is grounded: to its class's set or to the scene
+        assert all(sl['set'] is not None for sl in c['slots'] if all(l[1] != 'V' for l in sl['labels'])), c['caption']
+
+
+def test_train_a_step_and_caption(tiny):
+    "A step of GSRL and the planners and one short epoch of the captioner on the class features, then the full pipeline on a real photo"
+    tmp, _, data, test = tiny
+    from vsr_cic.train_planners import train_gsrl, train_planner
+    from vsr_cic.captioning import train_captioner
+    from vsr_cic.pipeline import Pipeline
+    from vsr_cic.photos import pipeline_predictions
+    kw = dict(device='cpu', stop_after=1)
+    train_gsrl(tmp/'train', tmp/'gsrl', epochs=1, batch_size=16, **kw)
+    train_planner(tmp/'train', tmp/'planner', epochs=1, epochs_r=1, batch_size=16, **kw)
+    m = train_captioner(data_dir=tmp/'train', out_dir=tmp/'captioner', epochs_xe=1, epochs_rl=0, batch_size=64, hidden=16, beam=1,
+                        progress=False, metrics=False, control=False, device='cpu')   # one epoch: a few steps (it writes model.pt at the end)
+    assert m['epochs']['xe'] == 1
+    pipe = Pipeline.from_dirs(tmp/'gsrl', tmp/'planner', tmp/'captioner', 'cpu', data_dir=tmp/'train')
+    assert pipe.gsrl.cfg.feat_dim == len(data.meta['classes'])
+    pipe.data = test
+    one = next(iter(test.images))
+    test.captions = [c for c in test.captions if c['image_id'] == one]
+    preds, failed = pipeline_predictions(pipe, test, None, 'gsrl', 'ssp', beam=1)
+    assert len(preds) == len(test.captions) > 0
+    ok = [p for p in preds if p['structure'] is not None]
+    assert len(ok) + failed == len(preds) and ok, preds   # a verb the tiny corpus never saw is the only reason to fail
+    sets = test.images[one]['sets']
+    assert all(j is None or 0 <= j < len(sets) for p in ok for g in p['grounding'] for _, j in g)
+
+
+@pytest.fixture(scope='module')
+def nb_run(shared_data, tmp_path_factory):
+    "nbs/real_captions.ipynb with tiny settings"
+    tmp = tmp_path_factory.mktemp('real_captions_nb')
+    out = tmp/'run'
+    run_notebook('real_captions.ipynb', tmp, out_dir=str(out), n_captions=400, epochs_gsrl=1, epochs_planner=1, epochs_r=1,
+                 epochs_xe=1, epochs_verbs=1, hidden=16, beam=1, test_limit=4, n_figure=2, train_visual_small=False,
+                 visual_small_dir=str(tmp/'none'), device='cpu')
+    return out, json.loads((out/'metrics.json').read_text())
+
+
+def test_notebook(nb_run):
+    "metrics.json holds every method and metric"
+    out, m = nb_run
+    assert 'skipped' not in m, m.get('skipped')
+    assert set(m['photos']) == set(METHODS), m['photos'].keys()      # visual_small is left out when its run is missing
+    assert 'not run' in m['visual_small']
+    for meth in METHODS:
+        s = m['photos'][meth]
+        for k in METRICS:
+            assert k in s and (s[k] is None or math.isfinite(s[k])), (meth, k, s.get(k))
+        assert 0 < s['n_images'] <= 4 and s['n_captions'] >= s['n_images']
+        assert 0 <= s['repeat_rate'] <= 1 and 0 <= s['unseen_bigram_rate'] <= 1
+    assert m['photos']['retrieval']['unseen_bigram_rate'] == 0        # retrieved captions are training captions
+    assert sum(m['training_captions']['sampled'].values()) >= 400 and m['wall_s'] > 0
+    assert (out/'real_captions.png').read_bytes()[:4] == b'\x89PNG'
+
+
+def _explore(tmp, photo_runs):
+    "nbs/explore_vsr.ipynb on a tiny world (no world checkpoints: its fallback) with the real-photo section pointed at `photo_runs`"
+    from vsr_cic.world import ensure_world
+    world = ensure_world(tmp/'world', n_images=12, render=False, n_workers=1)
+    none = tmp/'no_ckpt'
+    nb = run_notebook('explore_vsr.ipynb', tmp/'nb', data_dir=str(world), gsrl_dir=str(none), planner_dir=str(none), captioner_dir=str(none),
+                      out_dir=str(tmp/'explore'), device='cpu', world_images=1, photo='coffee', photo_runs=str(photo_runs))
+    texts = [str(o.get('data', {}).get('text/plain', '')) + str(o.get('data', {}).get('text/html', '')) + str(o.get('text', ''))
+             for c in json.loads(nb.read_text())['cells'] for o in c.get('outputs', [])]
+    return json.loads((tmp/'explore'/'run_config.json').read_text())['photo'], '\n'.join(texts)
+
+
+def test_explore_coco_photo(nb_run, tmp_path):
+    "explore_vsr.ipynb's real-photo section: a held-out COCO photo and the coffee photo (as a user's JSON) with the run's models"
+    pytest.importorskip('skimage', reason="scikit-image is not installed")
+    out, _ = nb_run
+    photo, text = _explore(tmp_path, out)
+    assert photo['models'] and photo['why'] == '', photo
+    assert text.count('VSRExplorer') == 3, text[-2000:]                 # the world's, the COCO photo's and the coffee photo's
+    assert 'held-out COCO photos; photo' in text
+    assert 'coffee: 4 proposal sets (cup, spoon, dining table, scene), features (4, 82)' in text   # class features: 81 + scene
+
+
+def test_explore_without_run(tmp_path):
+    "Without a real_captions run (a fresh checkout) the section shows a note saying how to train the models"
+    pytest.importorskip('skimage', reason="scikit-image is not installed")
+    photo, text = _explore(tmp_path, tmp_path/'nowhere')
+    assert not photo['models'] and 'no real_captions run' in photo['why']
+    assert 'papermill nbs/real_captions.ipynb' in text and text.count('VSRExplorer') == 1
