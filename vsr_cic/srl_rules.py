@@ -315,7 +315,7 @@ def _rewrap(parsed, original, i:int, lemma:str):
 class SpacySRL(SRL):
     "Rule-based PropBank SRL on spaCy's dependency parse"
     name = 'spacy'
-    def __init__(self, lexicon:Lexicon|None|str='auto'): # 'auto': the shared PropBank lexicon when present
+    def __init__(self, lexicon:Lexicon|None|str='auto'): # 'auto': the PropBank lexicon shipped in the package; None: none
         self.lexicon = load_lexicon() if lexicon == 'auto' else lexicon
         self.nlp = load_nlp()
     def docs(self, items:Sequence, batch_size:int=256)->list:
