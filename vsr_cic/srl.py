@@ -13,9 +13,9 @@ from typing import Iterable, Sequence
 from .vsr import normalize_role, VERB
 
 # %% auto #0
-__all__ = ['LEXICON_FILE', 'LEXICON_FIELDS', 'PACKAGED_LEXICON', 'SPACY_MODELS', 'SPACY_DISABLE', 'SRLError', 'Arg', 'Frame',
-           'Parse', 'format_frame', 'asset_path', 'Lexicon', 'load_lexicon', 'pack_lexicon', 'load_nlp', 'verb_lemma',
-           'SRL', 'bio_to_frame', 'AllenNLPSRL', 'caption_parse', 'GoldSRL', 'get_srl']
+__all__ = ['LEXICON_FILE', 'LEXICON_FIELDS', 'PACKAGED_LEXICON', 'SPACY_MODELS', 'SPACY_DISABLE', 'DEFAULT_BACKEND', 'BACKENDS',
+           'SRLError', 'Arg', 'Frame', 'Parse', 'format_frame', 'asset_path', 'Lexicon', 'load_lexicon', 'pack_lexicon',
+           'load_nlp', 'verb_lemma', 'SRL', 'bio_to_frame', 'AllenNLPSRL', 'caption_parse', 'GoldSRL', 'get_srl']
 
 # %% ../nbs/04_srl.ipynb #00000005
 class SRLError(ValueError):
@@ -34,6 +34,7 @@ class Frame:
     index: int                  # predicate token index
     args: list[Arg] = field(default_factory=list)
     roleset: str|None = None    # PropBank roleset id such as 'ride.01', when known
+    v_end: int|None = None      # one past the verb's last token when the verb spans several ('picking up'); None: index + 1
 
 @dataclass
 class Parse:
@@ -44,7 +45,7 @@ class Parse:
 def format_frame(tokens:Sequence[str], frame:Frame)->str:
     "`[ARG0 a man] [V rides] [ARG1 a horse]`: the frame's spans in token order (uncovered tokens in between)"
     marks = {a.start: (a.end, a.role) for a in frame.args}
-    marks.setdefault(frame.index, (frame.index + 1, VERB))
+    marks.setdefault(frame.index, (frame.v_end or frame.index + 1, VERB))
     out, i = [], 0
     while i < len(tokens):
         if i in marks and marks[i][0] > i:
@@ -276,11 +277,19 @@ class GoldSRL(SRL):
         return out
 
 # %% ../nbs/04_srl.ipynb #0000001b
-def get_srl(backend:str='spacy', **kw)->SRL:
-    "An SRL backend: 'spacy' (built-in rules), 'allennlp' (`source=` predictor output) or 'gold' (`captions=`)"
+DEFAULT_BACKEND = 'learned'   # chosen by eval_srl.ipynb's numbers (captions dev, UP-EWT, PropBank held-out, world)
+BACKENDS = ('learned', 'spacy', 'allennlp', 'gold')
+
+def get_srl(backend:str|None=None, # 'learned', 'spacy', 'allennlp', 'gold'; None or 'default': `DEFAULT_BACKEND`
+            **kw)->SRL:
+    "An SRL backend: 'learned' (rules + a labeller trained on PropBank), 'spacy' (rules), 'allennlp' (`source=`), 'gold' (`captions=`)"
+    backend = DEFAULT_BACKEND if backend in (None, 'default') else backend
+    if backend == 'learned':
+        from vsr_cic.srl_learned import LearnedSRL
+        return LearnedSRL(**kw)
     if backend == 'spacy':
         from vsr_cic.srl_rules import SpacySRL
         return SpacySRL(**kw)
     if backend == 'allennlp': return AllenNLPSRL(**kw)
     if backend == 'gold': return GoldSRL(**kw)
-    raise SRLError(f"unknown SRL backend {backend!r}: use 'spacy', 'allennlp' or 'gold'")
+    raise SRLError(f"unknown SRL backend {backend!r}: use one of {BACKENDS}")
