@@ -67,7 +67,7 @@ def features(p, s:int, e:int, rule:str|None, roleset:str|None, roles:dict, passi
     elif top.head.i == p.head.i: rel = 'sib:' + top.dep_
     else: rel = 'far:' + top.dep_
     first = doc[s]
-    prep = first.lower_ if first.pos_ in ('ADP', 'SCONJ') or first.dep_ in ('prep', 'agent', 'mark') or first.lower_ in LOC_PREPS else ''
+    prep = first.lower_ if first.pos_ in ('ADP', 'SCONJ') or first.dep_ in ('prep', 'agent', 'mark') else ''
     hw = next((k for k in top.children if k.dep_ in ('pobj', 'pcomp')), top) if top.dep_ in ('prep', 'agent') or top.pos_ == 'ADP' else top
     pos = 'L' if e <= p.i else 'R'
     lemma, rl, voice, cls = p.lemma_.lower(), rule or 'NA', 'pass' if passive else 'act', _word_class(hw)
