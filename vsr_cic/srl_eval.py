@@ -4,7 +4,7 @@
 
 # %% ../nbs/04c_srl_eval.ipynb #00000002
 from __future__ import annotations
-import json, re
+import json, re, zlib
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Sequence
@@ -12,8 +12,9 @@ from .vsr import normalize_role, VERB
 from .srl import SRL, SRLError, Parse, Lexicon, load_nlp, caption_parse, format_frame, _read_json_records
 
 # %% auto #0
-__all__ = ['SCORE_KEYS', 'read_up_conllu', 'is_verb_form', 'read_propbank_examples', 'read_dataset_frames', 'prf', 'score_parses',
-           'evaluate', 'scores_markdown', 'roles_markdown']
+__all__ = ['HELDOUT_FRAC', 'SPLITS', 'NO_ARG', 'SCORE_KEYS', 'read_up_conllu', 'is_verb_form', 'example_split',
+           'read_propbank_examples', 'read_captions_srl', 'read_dataset_frames', 'prf', 'score_parses', 'evaluate',
+           'scores_markdown', 'roles_markdown', 'confusion_markdown']
 
 # %% ../nbs/04c_srl_eval.ipynb #00000005
 def _gold_args(pairs, dropped:Counter)->set:
@@ -80,11 +81,21 @@ def is_verb_form(word:str, lemmas:Sequence[str])->bool:
         if not w.startswith(l[:min(3, len(l))]): return True   # an irregular form (ride -> rode, go -> went)
     return False
 
+HELDOUT_FRAC = 0.2   # share of PropBank examples held out from training the learned SRL (`split='heldout'`)
+SPLITS = ('train', 'heldout')
+
+def example_split(ex:dict, heldout_frac:float=HELDOUT_FRAC)->str:
+    "'train' or 'heldout': a fixed split of the PropBank examples by a checksum of roleset, example name and text"
+    key = f"{ex['roleset']}|{ex['example_name']}|{ex['text']}".encode('utf-8')
+    return 'heldout' if zlib.crc32(key) % 1000 < heldout_frac * 1000 else 'train'
+
 def read_propbank_examples(path:str|Path, lexicon:Lexicon|None=None, # verbal rolesets only when given
                            limit:int|None=None,
                            verbal_only:bool=True, # also skip examples named as noun/adjective usages ('abduction-n')
+                           split:str|None=None,   # 'train' / 'heldout' (see `example_split`); None: all examples
                           )->list[dict]:
     "PropBank frame-file examples as gold items (exact argument spans); examples with `span_ok=false` skipped"
+    if split not in (None, *SPLITS): raise SRLError(f"split must be one of {SPLITS} or None, got {split!r}")
     path, items, dropped = Path(path), [], Counter()
     if not path.exists(): raise FileNotFoundError(f"PropBank examples file {str(path)!r} not found")
     with open(path) as f:
@@ -93,6 +104,7 @@ def read_propbank_examples(path:str|Path, lexicon:Lexicon|None=None, # verbal ro
             try: ex = json.loads(line)
             except json.JSONDecodeError as e: raise SRLError(f"{path}: line {n} is not JSON ({e.msg})") from None
             if lexicon is not None and ex['roleset'] not in lexicon.rolesets: continue
+            if split is not None and example_split(ex) != split: continue
             if verbal_only and (_NONVERBAL.match(ex['example_name']) or lexicon is not None and not any(
                     is_verb_form(ex['tokens'][i], lexicon.rolesets[ex['roleset']].get('verb_aliases') or [ex['lemma']])
                     for i in (ex['rel'].get('span') or []) if 0 <= i < len(ex['tokens']))): continue
@@ -105,6 +117,29 @@ def read_propbank_examples(path:str|Path, lexicon:Lexicon|None=None, # verbal ro
                                               'roleset': ex['roleset'], 'args': _gold_args(pairs, dropped)}}})
             if limit is not None and len(items) >= limit: break
     for it in items: it['dropped'] = dropped
+    return items
+
+def read_captions_srl(path:str|Path, limit:int|None=None, # captions (not lines) to read
+                     )->list[dict]:
+    "Gold items from a caption SRL file (one JSON line per caption and predicate, as `captions_dev_srl.jsonl`)"
+    items, index = [], {}
+    for n, rec in enumerate(_read_json_records(path, 'caption SRL'), 1):
+        try:
+            cid, toks, rel = rec['caption_id'], list(rec['tokens']), rec.get('rel')
+            if cid not in index:
+                if limit is not None and len(items) >= limit: break
+                index[cid] = {'id': cid, 'tokens': toks, 'preds': {}, 'judged': None, 'match': 'span',
+                              'dropped': Counter(), 'source': rec.get('source')}
+                items.append(index[cid])
+            it = index[cid]
+            if toks != it['tokens']: raise SRLError(f"{path}: line {n}: caption {cid!r} has different tokens on two lines")
+            if not rel: continue
+            span = sorted(rel['span'])
+            pairs = [((a['start'], a['end'] + 1), a['label']) for a in rec.get('args', [])]
+            it['preds'][span[0]] = {'span': (span[0], span[-1] + 1), 'rel_tokens': set(span), 'roleset': rec.get('roleset'),
+                                    'args': _gold_args(pairs, it['dropped'])}
+        except (KeyError, TypeError, IndexError) as e:
+            raise SRLError(f"{path}: line {n}: bad caption SRL record ({type(e).__name__}: {e})") from None
     return items
 
 def read_dataset_frames(captions, limit:int|None=None)->list[dict]:
@@ -149,7 +184,7 @@ def score_parses(items:list[dict], parses:list[Parse], max_errors:int=20)->dict:
     "Labelled-argument P/R/F1, predicate P/R/F1, per-role scores and example errors of `parses` against gold `items`"
     if len(items) != len(parses): raise SRLError(f"{len(items)} gold sentences but {len(parses)} parses")
     _fill_heads(items, parses)
-    c, role_c, pc = Counter(), defaultdict(Counter), Counter()
+    c, role_c, pc, conf = Counter(), defaultdict(Counter), Counter(), Counter()
     errors = []
     for it, p in zip(items, parses):
         if len(p.tokens) != len(it['tokens']):
@@ -168,6 +203,7 @@ def score_parses(items:list[dict], parses:list[Parse], max_errors:int=20)->dict:
             for k, r in pred - gold: role_c[r]['fp'] += 1
             for k, r in gold - pred: role_c[r]['fn'] += 1
             c['tp'] += len(gold & pred); c['fp'] += len(pred - gold); c['fn'] += len(gold - pred)
+            _confusion(conf, gold, pred)
             if gold != pred and len(errors) < max_errors:
                 errors.append({'id': it['id'], 'sentence': ' '.join(it['tokens']), 'predicate': ' '.join(it['tokens'][s:e]),
                                'predicted': format_frame(p.tokens, fr) if fr is not None else None,
@@ -179,8 +215,22 @@ def score_parses(items:list[dict], parses:list[Parse], max_errors:int=20)->dict:
                sentences=len(items), predicates=pc['tp'] + pc['fn'],
                gold_labels_dropped=dict(items[0]['dropped']) if items else {})
     out['per_role'] = {r: prf(v['tp'], v['fp'], v['fn']) for r, v in sorted(role_c.items(), key=lambda kv: -(kv[1]['tp'] + kv[1]['fn']))}
+    out['confusion'] = {f'{g} -> {q}': n for (g, q), n in conf.most_common()}
     out['errors'] = errors
     return out
+
+NO_ARG = '-'   # the "no argument here" label of the confusion table
+
+def _confusion(conf:Counter, gold:set, pred:set):
+    "Count (gold role, predicted role) per argument key; `NO_ARG` where one side has no argument on that key"
+    g, q = defaultdict(set), defaultdict(set)
+    for k, r in gold: g[k].add(r)
+    for k, r in pred: q[k].add(r)
+    for k in g.keys() | q.keys():
+        gs, qs = g.get(k, set()), q.get(k, set())
+        for r in gs & qs: conf[(r, r)] += 1
+        a, b = sorted(gs - qs), sorted(qs - gs)
+        for i in range(max(len(a), len(b))): conf[(a[i] if i < len(a) else NO_ARG, b[i] if i < len(b) else NO_ARG)] += 1
 
 def evaluate(srl:SRL, items:list[dict], batch_size:int=256, **kw)->dict:
     "Parse the gold sentences' tokens with `srl` and score them"
@@ -205,4 +255,16 @@ def roles_markdown(results:dict)->str:
     for role, _ in sup.most_common():
         cell = lambda r: f"{r['per_role'][role]['f1']:.2f} ({r['per_role'][role]['tp'] + r['per_role'][role]['fn']})" if role in r['per_role'] else ''
         rows.append(f'| {role} | ' + ' | '.join(cell(results[n]) for n in names) + ' |')
+    return '\n'.join(rows)
+
+def confusion_markdown(result:dict, roles:Sequence[str]|None=None, # rows/columns (default: every role seen)
+                      )->str:
+    "Markdown confusion table of one `score_parses` result: gold role (rows) x predicted role (columns), by argument span"
+    conf = {tuple(k.split(' -> ')): n for k, n in result['confusion'].items()}
+    seen = Counter()
+    for (g, q), n in conf.items(): seen[g] += n; seen[q] += n
+    roles = [r for r, _ in seen.most_common() if r != NO_ARG] if roles is None else list(roles)
+    cols = [*roles, NO_ARG]
+    rows = ['| gold \\ predicted | ' + ' | '.join(cols) + ' |', '|---' * (len(cols) + 1) + '|']
+    for g in cols: rows.append(f'| {g} | ' + ' | '.join(str(conf.get((g, q), '')) for q in cols) + ' |')
     return '\n'.join(rows)

@@ -11,8 +11,8 @@ from .srl_words import (PREP_ROLE, ADV_ROLE, MARK_ROLE, TIME_NOUNS, ANIMATE, REC
                                TITLES, REL_PRONOUNS, LOC_PREPS, PLACE_NOUNS, MUSICAL, PREP_KEYWORDS)
 
 # %% auto #0
-__all__ = ['PROXY_VERBS', 'subtree_span', 'span_head', 'is_predicate', 'split_locatives', 'frame_of', 'verbless_candidate',
-           'SpacySRL']
+__all__ = ['PROXY_VERBS', 'subtree_span', 'span_head', 'is_predicate', 'split_locatives', 'frame_of', 'verb_end',
+           'verbless_candidate', 'SpacySRL']
 
 # %% ../nbs/04b_srl_rules.ipynb #00000006
 _PUNCT = ('PUNCT',)
@@ -265,7 +265,13 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
         args = [a for a in args if not (a.role == 'LOC' and a.end == p.right_edge.i + 1 and _is_place_pp(doc, a))]
     args.sort(key=lambda a: (a.start, -a.end))
     args = _merge_coordinated(doc, args)
-    return Frame(v.lemma, p.i, [a for a in args if not any(b is not a and b.start <= a.start and a.end <= b.end for b in args)], v.roleset)
+    args = [a for a in args if not any(b is not a and b.start <= a.start and a.end <= b.end for b in args)]
+    return Frame(v.lemma, p.i, args, v.roleset, verb_end(p))
+
+def verb_end(p)->int|None:
+    "One past the particle of a phrasal verb written right after it (`picking up`), else None"
+    nxt = p.doc[p.i + 1] if p.i + 1 < len(p.doc) else None
+    return nxt.i + 1 if nxt is not None and nxt.dep_ == 'prt' and nxt.head.i == p.i else None
 
 def _is_place_pp(doc, a:Arg)->bool:
     "Is the argument a prepositional phrase about a place (`on a beach`)?"
@@ -315,7 +321,7 @@ def _rewrap(parsed, original, i:int, lemma:str):
 class SpacySRL(SRL):
     "Rule-based PropBank SRL on spaCy's dependency parse"
     name = 'spacy'
-    def __init__(self, lexicon:Lexicon|None|str='auto'): # 'auto': the shared PropBank lexicon when present
+    def __init__(self, lexicon:Lexicon|None|str='auto'): # 'auto': the PropBank lexicon shipped in the package; None: none
         self.lexicon = load_lexicon() if lexicon == 'auto' else lexicon
         self.nlp = load_nlp()
     def docs(self, items:Sequence, batch_size:int=256)->list:

@@ -10,32 +10,24 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 import numpy as np, torch
-from .core import MAX_PER_ROLE, MAX_SUBROLES, MAX_REGIONS_PER_SET, shared_data_dir
+from .core import MAX_PER_ROLE, MAX_SUBROLES, MAX_REGIONS_PER_SET
+from .srl import load_lexicon as srl_lexicon
 from .vsr import VSR, Vocab, ROLES, ROLE_VOCAB, normalize_role
 from .data import load_dataset, caption_vsrs
 
 # %% auto #0
-__all__ = ['LEXICON_FILE', 'MAX_ENUM_ROLES', 'COUNT_THRESHOLD', 'SUGGESTED', 'load_lexicon', 'VerbStats', 'sample_role_sets',
-           'gsrl_inputs', 'role_counts', 'suggest_vsrs', 'load_gsrl', 'image_proposals', 'evaluate_suggestions',
-           'diversity_captions', 'obtain_verb_predictor', 'suggested_captions', 'score_caption_sets',
-           'evaluate_suggested_diversity']
+__all__ = ['MAX_ENUM_ROLES', 'COUNT_THRESHOLD', 'SUGGESTED', 'load_lexicon', 'VerbStats', 'sample_role_sets', 'gsrl_inputs',
+           'role_counts', 'suggest_vsrs', 'load_gsrl', 'image_proposals', 'evaluate_suggestions', 'diversity_captions',
+           'obtain_verb_predictor', 'suggested_captions', 'score_caption_sets', 'evaluate_suggested_diversity']
 
 # %% ../nbs/18a_vsr_suggest.ipynb #00000006
-LEXICON_FILE = ('srl_gold', 'propbank_verbal_lexicon.json')
-
-def load_lexicon(path:str|os.PathLike|None='auto', # the JSON file; 'auto': the shared data's, when present; None: none
+def load_lexicon(path:str|os.PathLike|None='auto', # a .json / .json.gz lexicon; 'auto': the copy shipped in the package; None: none
                  verbs=None,                       # keep only these lemmas (None: all)
                 )->dict[str, set[str]]:            # lemma -> canonical roles of all its rolesets
-    "Roles of each verb lemma in the PropBank lexicon (empty when the lexicon is not available)"
+    "Roles of each verb lemma in the PropBank lexicon (empty for `path=None`)"
     if path is None: return {}
-    if path == 'auto':
-        root = shared_data_dir()
-        if root is None or not (root.joinpath(*LEXICON_FILE)).exists(): return {}
-        path = root.joinpath(*LEXICON_FILE)
-    path = Path(path)
-    if not path.exists(): raise FileNotFoundError(f"PropBank lexicon {str(path)!r} not found")
     keep, out = (set(verbs) if verbs is not None else None), defaultdict(set)
-    for rs, rec in json.loads(path.read_text()).items():
+    for rs, rec in srl_lexicon(None if path == 'auto' else path).rolesets.items():
         for lemma in {rec.get('lemma', rs.split('.')[0]), *rec.get('verb_aliases', [])}:
             lemma = str(lemma).lower()
             if keep is not None and lemma not in keep: continue
