@@ -120,9 +120,9 @@ def caption_data(data_dir,                              # dataset folder (canoni
                  splits:tuple=('train', 'val', 'test'), # splits to load (missing ones are skipped)
                  limits:Limits=CAPTION_LIMITS,
                  min_freq:int=1,
-                 drop_ungrounded:bool=True,  # skip captions with an ungrounded non-verb sub-role (when `ungrounded` is None)
+                 drop_ungrounded:bool=True,  # skip captions with an ungrounded non-verb sub-role (`ungrounded` None)
                  verb_one_word:bool=False,   # words before a verb slot join the previous slot (`verb_shift='one_word'`)
-                 ungrounded:str|dict|None=None, # 'drop' | 'fill' | 'keep', or {split: one of those}; None: `drop_ungrounded`
+                 ungrounded:str|dict|None=None, # 'drop' | 'fill' | 'keep', or {split: one of them}; None: drop_ungrounded
                 )->CaptionData:
     "Load a dataset for captioner training: vocabularies, per-split datasets, verb forms"
     data = load_dataset(data_dir) if isinstance(data_dir, (str, os.PathLike)) else data_dir
@@ -261,7 +261,7 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
                beam_search(model, beam_size=beam, max_len=L, complete=complete, **ctl))
         words, slots, mask = dec.words.cpu().tolist(), dec.slots.cpu().tolist(), dec.mask.cpu().tolist()
         for i, cid in enumerate(batch['caption_id']):
-            rec = recs[cid]; names = planned.get(cid) or slot_names(rec)           # the structure decoded (planned or annotated)
+            rec = recs[cid]; names = planned.get(cid) or slot_names(rec)   # the structure decoded (planned or annotated)
             decoded = list(names)
             if not model.has_gate: names = None
             elif isinstance(model, NoVerbCaptioner):                          # compacted slots -> the non-verb slots
@@ -361,9 +361,9 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
                     rl_samples:int=1,         # samples per caption in the self-critical stage
                     preset:str=DEFAULT_PRESET, # 'paper' | 'ours': the whole method (see "Two presets")
                     role_emb:bool|None=None,  # addition: role/sub-index embeddings in x_t (None: the preset's)
-                    complete:bool|None=None,  # addition: the end-of-caption rule, SCST samples included (None: the preset's)
-                    constrain_verbs:bool|None=None, # addition: verb slots say only the control verb's forms (None: the preset's)
-                    lr_decay_rl:bool=True,    # lr × lr_decay every lr_step epochs in the self-critical stage too (supp. §D)
+                    complete:bool|None=None,  # addition: end-of-caption rule, in SCST samples too (None: the preset's)
+                    constrain_verbs:bool|None=None, # addition: verb slots say only the verb's forms (None: the preset's)
+                    lr_decay_rl:bool=True,    # lr × lr_decay every lr_step epochs in the self-critical stage (supp. §D)
                     ungrounded:str='fill',    # training captions with an ungrounded sub-role: 'fill' (supp. §D) | 'drop'
                     verb_shift:str='one_word', # 'one_word': a verb slot is the verb token, shift forced after it (paper, official); 'gate': learned
                     test_split:str='test',
@@ -452,7 +452,8 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
         reward = CiderReward(tr, net.eos_id)
         rl = fit(net, loader_fn(tr, num_workers), sampler_for(len(tr), batch_size, seed=seed + 1),
                  scst_step_fn(net, reward, dev, cd.max_len, n=rl_samples, cd=cd, constrain=constrain_verbs, complete=complete),
-                 opt, epochs_rl, ckpt_dir=d_rl, eval_fn=val_fn('SCST'), sched=sched, stop_after=None if stop_after is None else stop_after - used,
+                 opt, epochs_rl, ckpt_dir=d_rl, eval_fn=val_fn('SCST'), sched=sched,
+                 stop_after=None if stop_after is None else stop_after - used,
                  desc=f'{model} SCST', **common)
         clock('rl', t1)
         if not rl.done and rl.epoch < epochs_rl: return {**result, 'interrupted': 'rl', 'step': rl.step}

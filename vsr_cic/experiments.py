@@ -173,7 +173,8 @@ def ours_plans(pipe:Pipeline, rec:dict, image:dict, k:int, rng:np.random.Generat
 def _caption_data(path, verb_one_word:bool, cache:dict):
     from vsr_cic.captioning import caption_data
     key = (str(path), verb_one_word)
-    if key not in cache: cache[key] = caption_data(path, splits=('train', 'test'), ungrounded='drop', verb_one_word=verb_one_word)   # supp. §D
+    if key not in cache:   # test captions with an ungrounded sub-role are dropped (supp. §D)
+        cache[key] = caption_data(path, splits=('train', 'test'), ungrounded='drop', verb_one_word=verb_one_word)
     return cache[key]
 
 def safe_evaluate(preds:list[dict], **kw)->dict:
@@ -195,7 +196,8 @@ SUBSETS = {'all': lambda n: True, 'one-verb': lambda n: n == 1, 'multi-verb': la
 
 def _control_counts(preds:list[dict], srl)->list[dict]:
     from vsr_cic.control import controllability_from_text
-    return controllability_from_text([p['tokens'] for p in preds], [p['controls'] for p in preds], srl=srl, per_caption=True)['per_caption']
+    c = controllability_from_text([p['tokens'] for p in preds], [p['controls'] for p in preds], srl=srl, per_caption=True)
+    return c['per_caption']
 
 def _control_of(counts:list[dict])->dict:
     out = {}
@@ -215,6 +217,8 @@ def subset_results(preds:list[dict], n_frames:dict, metrics:bool=True, control:b
         if counts is not None: res.update(_control_of([counts[i] for i in idx]))
         out[name] = {**res, 'n': len(idx)}
     return out
+
+def _fmt(res:dict, cols)->str: return ' '.join(f'{k} {res[k]:.3f}' for k in cols if isinstance(res.get(k), float))
 
 def _decode_options(info:dict, preset:str)->dict:
     "The decoding switches a captioner was trained with (checkpoints before the presets: `preset`'s)"
@@ -246,27 +250,31 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
             continue
         planner = 'no_verb' if m == 'no_verb' and nv_ok else 'verb'
         if planner not in pipes:
-            pipes[planner] = Pipeline.from_dirs(ckpt_dirs['gsrl'], nv_dir if planner == 'no_verb' else ckpt_dirs['planner'], d, device, data_dir=path)
+            pl_dir = nv_dir if planner == 'no_verb' else ckpt_dirs['planner']
+            pipes[planner] = Pipeline.from_dirs(ckpt_dirs['gsrl'], pl_dir, d, device, data_dir=path)
         opts = _decode_options(info, preset)
         recs = cd.records('test'); n_frames = {cid: len(r['frames']) for cid, r in recs.items()}
         settings = [('GSRL', 'gsrl', structure, False), ('GT', 'gt', structure, False)]
-        if m == 'ours' and structure != 'gt' and gt_rows: settings += [('GSRL', 'gsrl', 'gt', False), ('GT', 'gt', 'gt', False)]
+        if m == 'ours' and structure != 'gt' and gt_rows:
+            settings += [('GSRL', 'gsrl', 'gt', False), ('GT', 'gt', 'gt', False)]
         if m == 'ours' and oracle: settings += [('GSRL', 'gsrl', structure, True), ('GT', 'gt', structure, True)]   # paper's grey rows
         for prop, sets, st, orc in settings:
             key = (planner, sets, st, id(cd))
             if key not in planned: planned[key] = planned_examples(cd.splits['test'], pipes[planner], sets, st)
             exs = planned[key][:limit] if limit else planned[key]
-            preds = decode_split(net, with_examples(cd, 'test', exs), 'test', device, beam=beam, constrain=opts['constrain_verbs'],
-                                 limit=limit, oracle_verb=orc, complete=opts['complete'])
+            preds = decode_split(net, with_examples(cd, 'test', exs), 'test', device, beam=beam, limit=limit, oracle_verb=orc,
+                                 constrain=opts['constrain_verbs'], complete=opts['complete'])
             name = (m if st == structure else f'{m} ({st} structure)') + (' (oracle verb)' if orc else '')
             counts = split_counts(exs, recs)
             for sub, res in subset_results(preds, n_frames, metrics, control, srl).items():
-                rows.append({'method': name, 'proposals': prop, 'captions': sub, 'preset': info.get('preset', preset), 'structure': st,
-                             'planner': planner if st == 'ssp' else None, **counts, 'n': res['n'], 'checkpoint': str(d), 'options': opts,
-                             **{k: res.get(k) for k in TABLE1_COLS}})
-                if progress: progress(f"{name:28s} {prop:4s} {sub:10s} n={res['n']} " + ' '.join(f'{k} {v:.3f}' for k, v in res.items() if isinstance(v, float) and k in TABLE1_COLS))
-            samples[f'{name}/{prop}'] = [{k: p[k] for k in ('caption_id', 'caption', 'structure', 'gt_structure')} | {'gt': ' '.join(p['gt'])} for p in preds[:5]]
-    return {'rows': rows, 'n_test': len(preds), 'beam': beam, 'structure': structure, 'preset': preset, 'samples': samples, 'skipped': skipped,
+                rows.append({'method': name, 'proposals': prop, 'captions': sub, 'preset': info.get('preset', preset),
+                             'structure': st, 'planner': planner if st == 'ssp' else None, **counts, 'n': res['n'],
+                             'checkpoint': str(d), 'options': opts, **{k: res.get(k) for k in TABLE1_COLS}})
+                if progress: progress(f"{name:28s} {prop:4s} {sub:10s} n={res['n']} " + _fmt(res, TABLE1_COLS))
+            keep = ('caption_id', 'caption', 'structure', 'gt_structure')
+            samples[f'{name}/{prop}'] = [{k: p[k] for k in keep} | {'gt': ' '.join(p['gt'])} for p in preds[:5]]
+    return {'rows': rows, 'n_test': len(preds), 'beam': beam, 'structure': structure, 'preset': preset, 'samples': samples,
+            'skipped': skipped,
             'dataset': str(path), 'components': {'gsrl': str(ckpt_dirs['gsrl']), 'planner': str(ckpt_dirs['planner']),
                                                  'planner_no_verb': str(nv_dir) if nv_ok else None}}
 
@@ -315,7 +323,8 @@ def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), b
     return {'rows': rows, 'n_captions': len(recs), 'skipped': skipped, 'dataset': str(path), 'beam': beam, 'examples': sets_out, 'tokenizer': tok}
 
 # %% ../nbs/23_experiments.ipynb #55cbf331
-TRAIN_VARIANTS = {'paper': dict(preset='paper'), 'role_emb': dict(preset='paper', role_emb=True), 'ours': dict(preset='ours')}
+TRAIN_VARIANTS = {'paper': dict(preset='paper'), 'role_emb': dict(preset='paper', role_emb=True),
+                  'ours': dict(preset='ours')}
 ABLATION = {'paper': ('paper', {}), '+ role_emb': ('role_emb', {}),
             '+ complete (decoding)': ('paper', {'complete': True}),
             '+ constrain_verbs (decoding)': ('paper', {'constrain_verbs': True}), 'ours': ('ours', {})}
@@ -339,16 +348,18 @@ def evaluate_ablation(runs:dict,              # training variant -> {seed: capti
             net, _, info = load_captioner(d, device)
             cd = _caption_data(path, getattr(net, 'verb_shift', '') == 'one_word', cache)
             opts = {**info['options'], **dec}
-            preds = decode_split(net, cd, 'test', device, beam=beam, limit=limit, constrain=opts['constrain_verbs'], complete=opts['complete'])
+            preds = decode_split(net, cd, 'test', device, beam=beam, limit=limit, constrain=opts['constrain_verbs'],
+                                 complete=opts['complete'])
             res = safe_evaluate(preds, metrics=metrics, control=control, srl=srl)
             per_seed.append({'row': row, 'variant': variant, 'seed': seed, 'checkpoint': str(d), 'trained_with': info['options'],
                              'decoded_with': opts, 'n': len(preds), **{k: res.get(k) for k in ABLATION_COLS}})
-            if progress: progress(f"{row:30s} seed {seed} " + ' '.join(f'{k} {res[k]:.3f}' for k in ABLATION_COLS if res.get(k) is not None))
+            if progress: progress(f"{row:30s} seed {seed} " + _fmt(res, ABLATION_COLS))
     rows = []
     for row in ABLATION:
         got = [r for r in per_seed if r['row'] == row]
         if not got: continue
-        out = {'row': row, 'variant': got[0]['variant'], 'seeds': [r['seed'] for r in got], 'n': got[0]['n'], 'decoded_with': got[0]['decoded_with']}
+        out = {'row': row, 'variant': got[0]['variant'], 'seeds': [r['seed'] for r in got], 'n': got[0]['n'],
+               'decoded_with': got[0]['decoded_with']}
         for k in ABLATION_COLS: out[k], out[f'{k}_sd'] = mean_sd([r[k] for r in got])
         rows.append(out)
     return {'rows': rows, 'per_seed': per_seed, 'dataset': str(path), 'beam': beam, 'limit': limit}
@@ -357,7 +368,8 @@ def ablation_table(rows:list[dict], cols=ABLATION_COLS, scale:float=100.)->str:
     "Markdown table 'mean ± sd' (values × `scale`)"
     f = lambda m, s: '–' if m is None else f'{m * scale:.1f}' + ('' if s is None else f' ± {s * scale:.1f}')
     head = '| row | seeds | ' + ' | '.join(cols) + ' |\n|---|---' + '|---' * len(cols) + '|'
-    return '\n'.join([head] + [f"| {r['row']} | {len(r['seeds'])} | " + ' | '.join(f(r[c], r[f'{c}_sd']) for c in cols) + ' |' for r in rows])
+    body = [f"| {r['row']} | {len(r['seeds'])} | " + ' | '.join(f(r[c], r[f'{c}_sd']) for c in cols) + ' |' for r in rows]
+    return '\n'.join([head] + body)
 
 # %% ../nbs/23_experiments.ipynb #00000015
 def write_tiny_checkpoints(data_dir, root, methods=METHODS, hidden:int=16, seed:int=0)->dict:

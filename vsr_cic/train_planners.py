@@ -332,7 +332,7 @@ def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int=4, lr:
     t0 = time.time(); seed_everything(seed); out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     path = resolve_data(data_dir, world_images, seed, out); data = load_dataset(path)
     vocab = build_vocabs(data); feats = has_features(data)
-    if not use_verb: vocab = {**vocab, 'verbs': Vocab([], name='verb')}   # only <pad>, <unk>: the planner never sees the verb
+    if not use_verb: vocab = {**vocab, 'verbs': Vocab([], name='verb')}   # only <pad>, <unk>: it never sees the verb
     save_vocabs(vocab, out)
     kw = dict(batch_size=batch_size, device=device, seed=seed, stop_after=stop_after, progress=progress)
     tf, m_tf, tr = train_slevel(data, vocab, out, 'transformer', epochs, lr, d_model=d_model, n_layers=n_layers,
@@ -345,7 +345,8 @@ def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int=4, lr:
     rl = None
     if feats and rlevel:
         rl, models['r_level'] = train_rlevel(data, vocab, out, epochs_r or epochs, lr, **kw)
-    metrics = {'dataset': str(path), 'has_features': feats, 'use_verb': use_verb, 's_level': tf, 's_level_sn': sn, 'baseline': bl, 'r_level': rl,
+    metrics = {'dataset': str(path), 'has_features': feats, 'use_verb': use_verb,
+               's_level': tf, 's_level_sn': sn, 'baseline': bl, 'r_level': rl,
                'wall_s': round(time.time() - t0, 1)}
     return metrics, models
 
