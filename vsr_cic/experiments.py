@@ -20,7 +20,7 @@ from .decoding import beam_search, MAX_LEN
 __all__ = ['METHODS', 'TABLE1_COLS', 'EMPTY', 'TABLE2_COLS', 'SUBSETS', 'TRAIN_VARIANTS', 'ABLATION', 'ABLATION_COLS',
            'default_ckpt_dirs', 'available_captioners', 'planned_examples', 'split_counts', 'with_examples',
            'markdown_table', 'gt_plan', 'caption_k', 'sct_plans', 'ours_plans', 'safe_evaluate', 'subset_results',
-           'evaluate_table1', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation', 'ablation_table',
+           'evaluate_table1', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation', 'ablation_rows', 'ablation_table',
            'write_tiny_checkpoints']
 
 # %% ../nbs/23_experiments.ipynb #00000005
@@ -354,15 +354,19 @@ def evaluate_ablation(runs:dict,              # training variant -> {seed: capti
             per_seed.append({'row': row, 'variant': variant, 'seed': seed, 'checkpoint': str(d), 'trained_with': info['options'],
                              'decoded_with': opts, 'n': len(preds), **{k: res.get(k) for k in ABLATION_COLS}})
             if progress: progress(f"{row:30s} seed {seed} " + _fmt(res, ABLATION_COLS))
+    return {'rows': ablation_rows(per_seed), 'per_seed': per_seed, 'dataset': str(path), 'beam': beam, 'limit': limit}
+
+def ablation_rows(per_seed:list[dict])->list[dict]:
+    "One row per ablation row: mean and sd over its seeds (also pools the `per_seed` lists of several runs)"
     rows = []
     for row in ABLATION:
-        got = [r for r in per_seed if r['row'] == row]
+        got = sorted((r for r in per_seed if r['row'] == row), key=lambda r: r['seed'])
         if not got: continue
         out = {'row': row, 'variant': got[0]['variant'], 'seeds': [r['seed'] for r in got], 'n': got[0]['n'],
                'decoded_with': got[0]['decoded_with']}
         for k in ABLATION_COLS: out[k], out[f'{k}_sd'] = mean_sd([r[k] for r in got])
         rows.append(out)
-    return {'rows': rows, 'per_seed': per_seed, 'dataset': str(path), 'beam': beam, 'limit': limit}
+    return rows
 
 def ablation_table(rows:list[dict], cols=ABLATION_COLS, scale:float=100.)->str:
     "Markdown table 'mean ± sd' (values × `scale`)"
