@@ -102,3 +102,19 @@ def test_diversity_notebook(tiny, tmp_path):
     assert '| Ours | 6 |' in table and '| Ours (suggested VSRs) | 6 |' in table
     assert m['suggested']['verbs'].startswith('trained into') and (tmp_path/'run'/'train_verbs'/'verbs').is_dir()   # no 'verbs' in ckpt_dirs
     print(f'smoke run: {time.time() - t0:.1f} s')   # reported, not asserted: speed belongs to bench/
+
+
+def test_ablation_notebook(tiny, tmp_path):
+    "ablation.ipynb: paper, paper + each addition, ours; every row over both seeds, with a spread"
+    data, _ = tiny
+    out = tmp_path/'abl'
+    run_notebook('ablation.ipynb', tmp_path, data_dir=str(data), out_dir=str(out), seeds=[0, 1], epochs_xe=1, epochs_rl=1,
+                 hidden=8, batch_size=32, beam=2, limit=6)
+    m = json.loads((out/'metrics.json').read_text())
+    assert [r['row'] for r in m['rows']] == ['paper', '+ role_emb', '+ complete (decoding)', '+ constrain_verbs (decoding)', 'ours']
+    assert all(r['seeds'] == [0, 1] and r['CIDEr-D'] is not None and r['CIDEr-D_sd'] is not None for r in m['rows'])
+    dec = {r['row']: r['decoded_with'] for r in m['rows']}
+    assert dec['paper'] == {'role_emb': False, 'complete': False, 'constrain_verbs': False}
+    assert dec['+ complete (decoding)']['complete'] and not dec['+ complete (decoding)']['role_emb']
+    assert dec['ours'] == {'role_emb': True, 'complete': True, 'constrain_verbs': True}
+    assert '± ' in (out/'table.md').read_text()

@@ -24,10 +24,12 @@ from fastcore.script import call_parse, bool_arg
 from .cider import CiderD, ids_to_seqs
 
 # %% auto #0
-__all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'TEST_METRICS', 'CaptionData',
-           'verb_forms', 'caption_data', 'loader_fn', 'prepare_batch', 'controls_of', 'gt_sequences', 'xe_step_fn',
-           'cider_score', 'CiderReward', 'scst_step_fn', 'slot_names', 'oracle_verb_words', 'decode_split', 'cider_d',
-           'evaluate_split', 'format_sample', 'plot_curves', 'train_captioner', 'train_captioner_cli']
+__all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'TEST_METRICS', 'ADDITIONS',
+           'PRESETS', 'DEFAULT_PRESET', 'UNGROUNDED', 'TRAIN_UNGROUNDED', 'preset_options', 'CaptionData', 'verb_forms',
+           'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn', 'prepare_batch', 'controls_of',
+           'gt_sequences', 'xe_step_fn', 'cider_score', 'CiderReward', 'scst_step_fn', 'slot_names',
+           'oracle_verb_words', 'decode_split', 'cider_d', 'evaluate_split', 'format_sample', 'plot_curves',
+           'train_captioner', 'train_captioner_cli']
 
 # %% ../nbs/16_captioning.ipynb #00000005
 LR_XE, LR_RL = 5e-4, 5e-5    # supp. §D
@@ -36,6 +38,24 @@ LR_DECAY, LR_STEP = 0.8, 1   # StepLR: lr × 0.8 every epoch (the official train
 PATIENCE = 5                 # epochs without a better validation CIDEr-D before stopping (official trainer)
 CAPTION_LIMITS = Limits(fixed=False)   # pad each batch to its own largest structure / region set
 TEST_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1', 'R_SR2')
+
+# %% ../nbs/16_captioning.ipynb #0a00c26e
+ADDITIONS = {
+    'role_emb': "role + sub-index embeddings appended to the LSTM input x_t (paper: x_t = [y_{t-1}; f̄; h²_{t-1}])",
+    'complete': "<eos> only after the last sub-role has a word (greedy, beam and self-critical sampling)",
+    'constrain_verbs': "verb slots may only say forms of the control verb (the official code's habit)",
+}
+PRESETS = {'paper': dict(role_emb=False, complete=False, constrain_verbs=False),
+           'ours': dict(role_emb=True, complete=True, constrain_verbs=True)}
+DEFAULT_PRESET = 'ours'
+
+def preset_options(preset:str=DEFAULT_PRESET, # 'paper' | 'ours'
+                   **switches)->dict:          # additions to override (None: the preset's value)
+    "The additions' switches of a preset, with any given switch overriding it"
+    if preset not in PRESETS: raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+    bad = sorted(set(switches) - set(ADDITIONS))
+    if bad: raise ValueError(f"unknown switch(es) {bad}; the additions are {sorted(ADDITIONS)}")
+    return {**PRESETS[preset], **{k: bool(v) for k, v in switches.items() if v is not None}}
 
 # %% ../nbs/16_captioning.ipynb #00000007
 @dataclass
@@ -72,19 +92,50 @@ def verb_forms(data, vocab:dict, split:str='train',
             prev = e
     return {v: sorted(ws) for v, ws in forms.items()}, tuple(sorted(extra))
 
+UNGROUNDED = ('drop', 'fill', 'keep')   # what `caption_data` does with a caption whose sub-role has no region set
+TRAIN_UNGROUNDED = {'train': 'fill', 'val': 'drop', 'test': 'drop'}   # supp. §D (after SCT)
+
+def most_probable_set(ds:CaptionDataset, image_id:str, avoid=())->int:
+    "The proposal set holding the image's most confident detection (max class probability), sets in `avoid` last"
+    conf = ds.store.get(image_id)['cls_prob'].max(1)                                 # (P,)
+    sets = ds.data.images[image_id]['sets']
+    best = [max(conf[list(s)].max() if len(s) else -1., -1.) for s in sets]
+    return max(range(len(sets)), key=lambda j: (j not in avoid, best[j], -j))
+
+def fill_ungrounded(ds:CaptionDataset)->int:
+    "Give every ungrounded non-verb sub-role the image's most probable detection (supp. §D); returns how many"
+    n = 0
+    for ex in ds.examples:
+        if all(st is not None for *_, verb, _, st in ex['slots'] if not verb): continue
+        used = {sl[-1] for sl in ex['slots'] if sl[-1] is not None}
+        slots = []
+        for sl in ex['slots']:
+            if sl[2] or sl[-1] is not None: slots.append(sl); continue
+            j = most_probable_set(ds, ex['image_id'], used); used.add(j); n += 1
+            slots.append((*sl[:-1], j))
+        ex['slots'] = slots
+    ds.skipped['sub-role filled with the most probable detection'] += n
+    return n
+
 def caption_data(data_dir,                              # dataset folder (canonical format) or a loaded dataset
                  splits:tuple=('train', 'val', 'test'), # splits to load (missing ones are skipped)
                  limits:Limits=CAPTION_LIMITS,
                  min_freq:int=1,
-                 drop_ungrounded:bool=True,  # skip captions with an ungrounded non-verb sub-role
-                 verb_one_word:bool=False)->CaptionData: # words before a verb slot join the previous slot (`verb_shift='one_word'`)
+                 drop_ungrounded:bool=True,  # skip captions with an ungrounded non-verb sub-role (`ungrounded` None)
+                 verb_one_word:bool=False,   # words before a verb slot join the previous slot (`verb_shift='one_word'`)
+                 ungrounded:str|dict|None=None, # 'drop' | 'fill' | 'keep', or {split: one of them}; None: drop_ungrounded
+                )->CaptionData:
     "Load a dataset for captioner training: vocabularies, per-split datasets, verb forms"
     data = load_dataset(data_dir) if isinstance(data_dir, (str, os.PathLike)) else data_dir
     vocab = build_vocabs(data, 'train', min_freq=min_freq)
     have = {r['split'] for r in data.images.values()}
     ds = {s: CaptionDataset(data, split=s, vocab=vocab, limits=limits, verb_one_word=verb_one_word) for s in splits if s in have}
-    if drop_ungrounded:
-        for d in ds.values():
+    if ungrounded is None: ungrounded = 'drop' if drop_ungrounded else 'keep'
+    for s, d in ds.items():
+        how = ungrounded.get(s, 'drop') if isinstance(ungrounded, dict) else ungrounded
+        if how not in UNGROUNDED: raise ValueError(f"ungrounded must be one of {UNGROUNDED}, got {how!r} (split {s!r})")
+        if how == 'fill': fill_ungrounded(d)
+        elif how == 'drop':
             keep = [ex for ex in d.examples if all(st is not None for *_, verb, _, st in ex['slots'] if not verb)]
             d.skipped['caption: ungrounded sub-role'] += len(d.examples) - len(keep); d.examples = keep
     ds = {s: d for s, d in ds.items() if len(d)}
@@ -147,16 +198,17 @@ class CiderReward:
         return cider_score(self.cider, [np.asarray(h) for h in hyps], [[np.asarray(r)] for r in refs])
 
 # %% ../nbs/16_captioning.ipynb #00000015
-def scst_step_fn(model, reward:CiderReward, device, max_len:int, n:int=1, cd:CaptionData|None=None, constrain:bool=False):
+def scst_step_fn(model, reward:CiderReward, device, max_len:int, n:int=1, cd:CaptionData|None=None, constrain:bool=False,
+                 complete:bool=True):   # the end-of-caption rule in the greedy baseline and the samples
     "`fit` step of the self-critical stage: CIDEr-D reward, greedy baseline, policy gradient on words and gates"
     def step(batch):
         b = prepare_batch(batch, device)
         ctl = controls_of(b, model, cd, constrain)
         refs = gt_sequences(b['words'], model.eos_id)
         model.eval()
-        with torch.no_grad(): g = greedy_decode(model, max_len=max_len, **ctl)
+        with torch.no_grad(): g = greedy_decode(model, max_len=max_len, complete=complete, **ctl)
         model.train()
-        s = sample_decode(model, n=n, max_len=max_len, **ctl)
+        s = sample_decode(model, n=n, max_len=max_len, complete=complete, **ctl)
         B = len(refs)
         hyps = ids_to_seqs(s.words.detach().cpu(), eos=model.eos_id, keep_eos=True) + ids_to_seqs(g.words.cpu(), eos=model.eos_id, keep_eos=True)
         r = reward(hyps, [x for x in refs for _ in range(n)] + refs)       # one CiderD call: samples, then greedy
@@ -183,6 +235,7 @@ def oracle_verb_words(b:dict, recs:dict, caption_ids, cd:CaptionData, vocab_size
             if f is None: continue                                        # unknown verb: leave the slot unconstrained
             used.add(f); s, e = rec['frames'][f]['verb_span']
             allowed[i, k, W[rec['tokens'][e - 1]]] = True                 # the main verb word ("riding" of "is riding")
+            if k == int(b['n_slots'][i]) - 1: allowed[i, k, W['<eos>']] = True   # the verb ends the caption: it may stop
     return allowed
 
 @torch.no_grad()
@@ -201,6 +254,7 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
     L, was_training = max_len or cd.max_len, model.training
     model.eval(); out = []
     n = len(ds) if limit is None else min(limit, len(ds))
+    planned = {ex['caption_id']: ex['slot_names'] for ex in ds.examples[:n] if ex.get('slot_names')}   # `planned_examples`
     for batch in DataLoader(ds, batch_sampler=[list(range(i, min(i + batch_size, n))) for i in range(0, n, batch_size)], collate_fn=ds.collate):
         b = prepare_batch(batch, device); ctl = controls_of(b, model, cd, constrain)
         if oracle_verb: ctl['allowed_words'] = oracle_verb_words(b, recs, batch['caption_id'], cd, model.vocab_size)
@@ -208,7 +262,8 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
                beam_search(model, beam_size=beam, max_len=L, complete=complete, **ctl))
         words, slots, mask = dec.words.cpu().tolist(), dec.slots.cpu().tolist(), dec.mask.cpu().tolist()
         for i, cid in enumerate(batch['caption_id']):
-            rec = recs[cid]; names = slot_names(rec)
+            rec = recs[cid]; names = planned.get(cid) or slot_names(rec)   # the structure decoded (planned or annotated)
+            decoded = list(names)
             if not model.has_gate: names = None
             elif isinstance(model, NoVerbCaptioner):                          # compacted slots -> the non-verb slots
                 kept = [s for s in names if s != VERB]; names = kept or names
@@ -217,7 +272,7 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
                 if not mk or w == model.eos_id: break
                 toks.append(W.itos[w]); subs.append(names[min(k, len(names) - 1)] if names else None)
             out.append(dict(caption_id=cid, image_id=rec['image_id'], tokens=toks, subroles=subs if names else None,
-                            caption=' '.join(toks), gt=rec['tokens'], structure=slot_names(rec),
+                            caption=' '.join(toks), gt=rec['tokens'], structure=decoded, gt_structure=slot_names(rec),
                             verbs=[f['verb'] for f in rec['frames']],
                             controls=[(f['verb'], list(frame_structure(rec, j))) for j, f in enumerate(rec['frames'])]))
     model.train(was_training)
@@ -305,7 +360,12 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
                     world_images:int|None=None, # a small world of this many images in `out_dir/world` (tests); None: the built-in one
                     patience:int=PATIENCE, lr_decay:float=LR_DECAY, lr_step:int=LR_STEP, dropout:float=0.5,
                     rl_samples:int=1,         # samples per caption in the self-critical stage
-                    constrain_verbs:bool=True, # verb slots may only say the control verb's forms (+ auxiliaries)
+                    preset:str=DEFAULT_PRESET, # 'paper' | 'ours': the whole method (see "Two presets")
+                    role_emb:bool|None=None,  # addition: role/sub-index embeddings in x_t (None: the preset's)
+                    complete:bool|None=None,  # addition: end-of-caption rule, in SCST samples too (None: the preset's)
+                    constrain_verbs:bool|None=None, # addition: verb slots say only the verb's forms (None: the preset's)
+                    lr_decay_rl:bool=True,    # lr × lr_decay every lr_step epochs in the self-critical stage (supp. §D)
+                    ungrounded:str='fill',    # training captions with an ungrounded sub-role: 'fill' (supp. §D) | 'drop'
                     verb_shift:str='one_word', # 'one_word': a verb slot is the verb token, shift forced after it (paper, official); 'gate': learned
                     test_split:str='test',
                     metrics:bool=True, control:bool=True, # full pycocoevalcap metrics; R_V/R_SR1/R_SR2 via SRL
@@ -322,11 +382,16 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     seed_everything(seed); dev = env.device if env.distributed else get_device(device)
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     from vsr_cic.world import world_dir
-    cfg = dict(hidden=hidden, emb=hidden, att=hidden, dropout=dropout, verb_shift=verb_shift, **model_cfg)
+    opts = preset_options(preset, role_emb=role_emb, complete=complete, constrain_verbs=constrain_verbs)
+    constrain_verbs, complete = opts['constrain_verbs'], opts['complete']
+    if ungrounded not in ('fill', 'drop'): raise ValueError(f"ungrounded must be 'fill' or 'drop', got {ungrounded!r}")
+    cfg = dict(hidden=hidden, emb=hidden, att=hidden, dropout=dropout, verb_shift=verb_shift,
+               **({} if model in ('c_lstm', 'c_updn', 'sct') else {'use_roles': opts['role_emb']}), **model_cfg)
     data_at = Path(data_dir) if data_dir is not None else world_dir(None if world_images is None else out/'world')
     run_cfg = {'model': model, **data_entry(data_at, out),
                'world_images': world_images, 'batch_size': batch_size, 'lr_xe': lr_xe, 'lr_rl': lr_rl, 'seed': seed,
-               'lr_decay': lr_decay, 'lr_step': lr_step, 'rl_samples': rl_samples, 'constrain_verbs': constrain_verbs,
+               'lr_decay': lr_decay, 'lr_step': lr_step, 'rl_samples': rl_samples, 'preset': preset, **opts,
+               'lr_decay_rl': lr_decay_rl, 'ungrounded': ungrounded,
                **{k: v for k, v in cfg.items() if isinstance(v, (int, float, str, bool))}}
     check_run_config(out, run_cfg, resume)                 # before any world is generated or vocabulary written (`vsr_cic.runs`)
     if data_dir is None:
@@ -337,7 +402,8 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
         if not main: path = make()
     else: path = Path(data_dir)
     if main: check_inputs(path)                            # every feature array read once: NaN, huge values, widths, boxes
-    cd = caption_data(path, splits=tuple(dict.fromkeys(('train', 'val', test_split))), verb_one_word=verb_shift == 'one_word')
+    cd = caption_data(path, splits=tuple(dict.fromkeys(('train', 'val', test_split))), verb_one_word=verb_shift == 'one_word',
+                      ungrounded=TRAIN_UNGROUNDED if ungrounded == 'fill' else 'drop')
     if main: check_vocabs_unchanged(out/'vocab', cd.vocab, out, resume); save_vocabs(cd.vocab, out/'vocab'); write_run_config(out, run_cfg)
     net = make_captioner(model, cd.vocab_size, cd.feat_dim, **cfg).to(dev)
     if env.rank: torch.manual_seed(seed + 1000 * env.rank)  # other ranks: own dropout/sampling streams (weights come from rank 0)
@@ -350,7 +416,8 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     def val_fn(stage):
         def ev(epoch):
             if not main: return {}                          # `fit` broadcasts rank 0's scores
-            c = cider_d(decode_split(net, cd, 'val', dev, beam=val_beam, batch_size=batch_size, constrain=constrain_verbs))
+            c = cider_d(decode_split(net, cd, 'val', dev, beam=val_beam, batch_size=batch_size, constrain=constrain_verbs,
+                                     complete=complete))
             say(f"{model} {stage} epoch {epoch}: val CIDEr-D {c:.4f}")
             return {'CIDEr-D': c}
         return ev if has_val else None
@@ -382,10 +449,12 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
         seed_everything(seed + 1 + 1000 * env.rank)
         s1, t1 = _ckpt_step(d_rl) if resume else 0, time.time()
         opt = torch.optim.Adam(net.parameters(), lr_rl)
+        sched = torch.optim.lr_scheduler.StepLR(opt, lr_step, lr_decay) if lr_decay_rl else None
         reward = CiderReward(tr, net.eos_id)
         rl = fit(net, loader_fn(tr, num_workers), sampler_for(len(tr), batch_size, seed=seed + 1),
-                 scst_step_fn(net, reward, dev, cd.max_len, n=rl_samples, cd=cd, constrain=constrain_verbs), opt, epochs_rl,
-                 ckpt_dir=d_rl, eval_fn=val_fn('SCST'), stop_after=None if stop_after is None else stop_after - used,
+                 scst_step_fn(net, reward, dev, cd.max_len, n=rl_samples, cd=cd, constrain=constrain_verbs, complete=complete),
+                 opt, epochs_rl, ckpt_dir=d_rl, eval_fn=val_fn('SCST'), sched=sched,
+                 stop_after=None if stop_after is None else stop_after - used,
                  desc=f'{model} SCST', **common)
         clock('rl', t1)
         if not rl.done and rl.epoch < epochs_rl: return {**result, 'interrupted': 'rl', 'step': rl.step}
@@ -401,11 +470,13 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     best_val, stage, ck = max(cands, key=lambda c: (c[0], c[1] == 'rl'))
     net.load_state_dict(load_checkpoint(ck)['model'])
     atomic_save({'model': net.state_dict(), 'name': model, 'config': cfg, 'vocab_size': cd.vocab_size, 'feat_dim': cd.feat_dim,
-                 'stage': stage, 'val_cider': best_val, 'vocab_dir': 'vocab', 'vocab_sha': vocab_fingerprint(cd.vocab)}, out/'model.pt')
+                 'stage': stage, 'val_cider': best_val, 'vocab_dir': 'vocab', 'vocab_sha': vocab_fingerprint(cd.vocab),
+                 'preset': preset, 'options': opts}, out/'model.pt')
 
     # test
     t1 = time.time()
-    preds = decode_split(net, cd, test_split, dev, beam=beam, batch_size=batch_size, constrain=constrain_verbs) if test_split in cd.splits else []
+    preds = decode_split(net, cd, test_split, dev, beam=beam, batch_size=batch_size, constrain=constrain_verbs,
+                         complete=complete) if test_split in cd.splits else []
     test = evaluate_split(preds, metrics=metrics, control=control)
     say(f"{model} {test_split} (beam {beam}): " + ', '.join(f'{k} {v:.4f}' for k, v in test.items() if isinstance(v, float)) + f"  [{time.time() - t1:.0f}s]")
     step_pick = max(1, len(preds) // max(n_show, 1))
@@ -415,13 +486,14 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     fig = plot_curves(xe.history, rl_hist, out/'curves.png'); plt.close(fig)
     n_xe = max([e['epoch'] for e in xe.history if e['kind'] == 'eval'] + [xe.epoch])
     n_rl = max([e['epoch'] for e in rl_hist if e['kind'] == 'eval'] + [0])
-    metrics_out = {'model': model, 'epochs': {'xe': n_xe, 'rl': n_rl}, 'train_seconds': round(train_seconds, 1),
+    metrics_out = {'model': model, 'preset': preset, 'options': opts, 'epochs': {'xe': n_xe, 'rl': n_rl}, 'train_seconds': round(train_seconds, 1),
                    'stage_seconds': {k: round(v, 1) for k, v in spent.items()},
                    'total_seconds': round(time.time() - t_start, 1), 'selected': stage,
                    'val': {'CIDEr-D': None if best_val == float('-inf') else best_val},
                    'test': test, 'test_split': test_split, 'beam': beam, 'n_test': len(preds),
                    'config': {'hidden': hidden, 'batch_size': batch_size, 'lr_xe': lr_xe, 'lr_rl': lr_rl, 'seed': seed, 'dropout': dropout,
-                              'epochs_xe': epochs_xe, 'epochs_rl': epochs_rl, 'rl_samples': rl_samples, 'constrain_verbs': constrain_verbs, 'verb_shift': verb_shift,
+                              'epochs_xe': epochs_xe, 'epochs_rl': epochs_rl, 'rl_samples': rl_samples, 'verb_shift': verb_shift,
+                              'preset': preset, 'lr_decay_rl': lr_decay_rl, 'ungrounded': ungrounded, **opts,
                               'device': str(dev), 'threads': threads, 'amp': amp, **{k: v for k, v in model_cfg.items() if isinstance(v, (int, float, str, bool))}},
                    'dataset': str(path)}
     if env.distributed: metrics_out['world_size'] = env.world_size
@@ -434,6 +506,7 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
 def train_captioner_cli(data_dir:str=None,    # dataset folder (default: the built-in world)
                         out_dir:str='runs/train_captioner', # where checkpoints, metrics.json, samples and curves go
                         model:str='ours',     # ours | c_lstm | c_updn | sct | no_verb
+                        preset:str=DEFAULT_PRESET, # paper | ours: the whole method (captioner, decoding, schedule)
                         epochs_xe:int=5,      # cross-entropy epochs
                         epochs_rl:int=2,      # self-critical epochs
                         batch_size:int=BATCH_SIZE, # global batch (split over ranks under torchrun)
@@ -449,8 +522,8 @@ def train_captioner_cli(data_dir:str=None,    # dataset folder (default: the bui
                         progress:bool_arg=True, # progress bars and log lines
                        ):
     "Train and evaluate a captioner from the shell (`python` or `torchrun`); prints the test metrics as JSON"
-    try: r = train_captioner(data_dir, out_dir, model=model, epochs_xe=epochs_xe, epochs_rl=epochs_rl, batch_size=batch_size,
-                             hidden=hidden, beam=beam, device=device, seed=seed, world_images=world_images, amp=amp, threads=threads,
-                             metrics=metrics, control=control, progress=progress)
+    try: r = train_captioner(data_dir, out_dir, model=model, preset=preset, epochs_xe=epochs_xe, epochs_rl=epochs_rl,
+                             batch_size=batch_size, hidden=hidden, beam=beam, device=device, seed=seed, world_images=world_images,
+                             amp=amp, threads=threads, metrics=metrics, control=control, progress=progress)
     except TrainingInterrupted as e: print(e, file=sys.stderr); raise SystemExit(130) from None   # Ctrl-C: the message, no traceback
     if r.get('rank', 0) == 0: print(json.dumps({k: r[k] for k in ('model', 'out_dir', 'interrupted', 'test', 'train_seconds') if k in r}, default=str))

@@ -11,8 +11,8 @@ from typing import Any, Mapping, Sequence
 from .vsr import VSR, VERB, normalize_role, parse_subrole
 
 # %% auto #0
-__all__ = ['OPTIONS', 'Control', 'frame_items', 'caption_counts', 'controllability', 'noun_phrase_spans', 'controls_from_parse',
-           'controls_of_caption', 'controllability_from_text']
+__all__ = ['OPTIONS', 'Control', 'frame_items', 'match_frames', 'caption_counts', 'controllability', 'noun_phrase_spans',
+           'controls_from_parse', 'controls_of_caption', 'controllability_from_text']
 
 # %% ../nbs/20b_control.ipynb #00000005
 @dataclass(frozen=True)
@@ -69,6 +69,21 @@ def _hits(a:Counter, b:Counter)->int: return sum(min(n, b[k]) for k, n in a.item
 OPTIONS = dict(missing_verb=('zero', 'skip', 'any'), pair_match=('ordered', 'adjacent'), average=('micro', 'macro'),
                multiplicity=('entities', 'spans'))
 
+def match_frames(ctrls:Sequence, n_frames:int, same, score, positions:Sequence[int], fallback:bool=False)->list:
+    "Frame index per control (None: unmatched), chosen jointly: most verb matches, then most roles, then most pairs"
+    from scipy.optimize import linear_sum_assignment
+    import numpy as np
+    out = [None] * len(ctrls)
+    if not ctrls or not n_frames: return out
+    # one assignment maximising, in this order: controls on a frame of their own verb, recalled roles, recalled
+    # pairs, earlier frames (the weights keep the levels apart: a caption has far fewer than 1000 roles)
+    w = np.array([[(1e9 if same(c, j) else 0.) + 1e3 * score(c, j)[0] + score(c, j)[1] - 1e-6 * positions[j]
+                   for j in range(n_frames)] for c in ctrls])
+    rows, cols = linear_sum_assignment(w, maximize=True)
+    for i, j in zip(rows, cols):
+        if same(ctrls[i], j) or fallback: out[i] = int(j)
+    return out
+
 def caption_counts(parse,                       # generated caption's Parse
                    controls:Sequence,           # its controls: Control / VSR / (verb, structure)
                    entities:Sequence|None=None, # noun-phrase spans of the generated caption
@@ -90,18 +105,15 @@ def caption_counts(parse,                       # generated caption's Parse
         sr = _hits(c.role_counts(), roles) + (1 if sr1_verb else 0)
         pr = 0 if c.structure is None else _hits(_pairs(drop_v(c.role_sequence()), 'adjacent'), _pairs(drop_v(seq), pair_match))
         return sr, pr
-    used, out = set(), Counter(); matches = []
-    for c in ctrls:
-        cand = [j for j, (f, _) in enumerate(frames) if j not in used and str(f.verb).lower() == c.verb]
-        verb_ok = bool(cand)
-        if not cand and missing_verb == 'any': cand = [j for j in range(len(frames)) if j not in used]
-        best = max(cand, key=lambda j: (*score(c, j), -frames[j][0].index), default=None)
+    same = lambda c, j: str(frames[j][0].verb).lower() == c.verb
+    matches = match_frames(ctrls, len(frames), same, score, [f.index for f, _ in frames], missing_verb == 'any')
+    out = Counter()
+    for c, best in zip(ctrls, matches):
+        verb_ok = best is not None and same(c, best)
         n_sr = sum(n for _, n in c.roles) + (1 if sr1_verb else 0)
         n_pr = 0 if c.structure is None else max(len(drop_v(c.role_sequence())) - 1, 0)
         out['v_total'] += 1; out['v_hit'] += verb_ok
-        matches.append(best)
         if best is None and missing_verb == 'skip': continue
-        if best is not None: used.add(best)
         sr, pr = score(c, best) if best is not None else (0, 0)
         if best is not None and not verb_ok and sr1_verb: sr -= 1   # a frame of another verb does not recall V
         out['sr_total'] += n_sr; out['sr_hit'] += sr

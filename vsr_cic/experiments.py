@@ -12,14 +12,16 @@ import torch
 from .vsr import VSR, VERB, ROLE_VOCAB, subrole_names, parse_subrole
 from .data import frame_structure
 from .loader import frame_roles, load_vocabs
-from .merge import Plan
+from .merge import Plan, merge_structures
 from .pipeline import Pipeline, load_captioner, image_proposals
 from .decoding import beam_search, MAX_LEN
 
 # %% auto #0
-__all__ = ['METHODS', 'TABLE1_COLS', 'EMPTY', 'TABLE2_COLS', 'default_ckpt_dirs', 'available_captioners', 'planned_examples',
-           'with_examples', 'markdown_table', 'gt_plan', 'caption_k', 'sct_plans', 'ours_plans', 'safe_evaluate',
-           'evaluate_table1', 'evaluate_diversity', 'write_tiny_checkpoints']
+__all__ = ['METHODS', 'TABLE1_COLS', 'EMPTY', 'TABLE2_COLS', 'SUBSETS', 'TRAIN_VARIANTS', 'ABLATION', 'ABLATION_COLS',
+           'default_ckpt_dirs', 'available_captioners', 'planned_examples', 'split_counts', 'with_examples',
+           'markdown_table', 'gt_plan', 'caption_k', 'sct_plans', 'ours_plans', 'safe_evaluate', 'subset_results',
+           'evaluate_table1', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation', 'ablation_rows', 'ablation_table',
+           'write_tiny_checkpoints']
 
 # %% ../nbs/23_experiments.ipynb #00000005
 METHODS = ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb')   # paper Table 1 rows (Ours w/o verb = no_verb)
@@ -30,7 +32,7 @@ TABLE2_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'Div-1', 'Div-2', 'self
 def default_ckpt_dirs(root='.')->dict:
     "Default checkpoint folders: the training notebooks' out_dirs under `root`"
     r = Path(root)/'runs'
-    return {'gsrl': r/'train_gsrl', 'planner': r/'train_planner',
+    return {'gsrl': r/'train_gsrl', 'planner': r/'train_planner', 'planner_no_verb': r/'train_planner_no_verb',
             **{m: [r/'compare'/m] + ([r/'train_captioner'] if m == 'ours' else []) for m in METHODS}}
 
 def available_captioners(ckpt_dirs:dict)->dict:
@@ -47,34 +49,53 @@ def _frame_vsr(rec:dict, f:int)->tuple[VSR, dict]:
     roles = {r: s for r, s in frame_roles(rec, f).items() if r != VERB}
     return VSR(rec['frames'][f]['verb'], [(r, len(s)) for r, s in roles.items()]), roles
 
+def _plan_slots(plan:Plan, rec:dict, verbs)->tuple[list, list]:
+    "Slot tuples (role id, sub-role index, is verb, verb id, set) and slot names of a (merged) plan, in plan order"
+    slots, names = [], []
+    for it in plan.items:
+        f, s = next((l for l in it.labels if l[1] == VERB), it.labels[0])   # a shared slot is named by its first label
+        r, i = parse_subrole(s)
+        slots.append((ROLE_VOCAB[r], i, r == VERB, verbs[rec['frames'][f]['verb']], it.region)); names.append(s)
+    return slots, names
+
+def _frame_sets(pipe:Pipeline, v:VSR, gt_roles:dict, img, sets:str)->dict:
+    "Role -> the proposal sets of its sub-roles: GSRL's (in R-level order) or the annotated ones"
+    if sets == 'gt': return gt_roles
+    g = {r: [j for j, _ in x] for r, x in pipe.ground(v, img).items()}
+    if pipe.ssp is not None and pipe.ssp.rlevel is not None: g = pipe.ssp.order_sets(pipe.vocabs['planner'][v.verb], g, img)
+    return g
+
 def planned_examples(ds, pipe:Pipeline,
                      sets:str='gsrl',        # 'gsrl': predicted proposal sets; 'gt': annotated ones
-                     structure:str='gt',     # 'gt': annotated slot order; 'ssp': S-level + R-level planners (one-verb captions)
+                     structure:str='gt',     # 'gt': annotated slot order; 'ssp': S-level + R-level SSP per VSR, merged (Alg. 1)
                     )->list[dict]:
-    "Copies of a CaptionDataset's examples with predicted sets and/or planned structures"
+    "Copies of a CaptionDataset's examples with predicted sets and/or planned (and merged) structures"
     if sets not in ('gsrl', 'gt') or structure not in ('gt', 'ssp'): raise ValueError(f"sets must be 'gsrl'|'gt' and structure 'gt'|'ssp', got {sets!r}, {structure!r}")
     recs = {c['caption_id']: c for c in ds.data.captions}; out = []
     for ex in ds.examples:
         rec = recs[ex['caption_id']]; img = None
-        new = {}                                                   # (frame, sub-role) -> set
-        plans = {}
+        new, pairs = {}, []                                        # (frame, sub-role) -> set; per frame (S, R)
         for f in range(len(rec['frames'])):
             v, gt_roles = _frame_vsr(rec, f)
             if sets == 'gsrl' or structure == 'ssp': img = img or image_proposals(ds.data, rec['image_id'])
-            if sets == 'gsrl':
-                g = {r: [j for j, _ in x] for r, x in pipe.ground(v, img).items()}
-                if pipe.ssp is not None and pipe.ssp.rlevel is not None: g = pipe.ssp.order_sets(pipe.vocabs['planner'][v.verb], g, img)
-            else: g = gt_roles
+            g = _frame_sets(pipe, v, gt_roles, img, sets)
             for r, ss in g.items(): new.update({(f, s): j for s, j in zip(subrole_names(r, len(ss)), ss)})
-            if structure == 'ssp' and len(rec['frames']) == 1 and all(j is not None for ss in g.values() for j in ss):
-                plans[f] = pipe.plan(v, {r: [(j, 1.) for j in ss] for r, ss in g.items()}, img, 1)[0][0]
+            if structure == 'ssp' and all(j is not None for ss in g.values() for j in ss):
+                st = pipe.plan(v, {r: [(j, 1.) for j in ss] for r, ss in g.items()}, img, 1)[0][0]
+                pairs.append(([s for s, _ in st], [j for _, j in st]))
         labels = [next((l for l in sl['labels'] if l[1] == VERB), sl['labels'][0]) for sl in rec['slots']]
         slots = [(*info[:4], None if info[2] else new.get(tuple(l), info[4])) for info, l in zip(ex['slots'], labels)]
-        if 0 in plans:
-            by_sub = {l[1]: s for s, l in zip(slots, labels)}
-            slots = [(*by_sub[sub][:4], None if sub == VERB else j) for sub, j in plans[0]]
-        out.append({**ex, 'slots': slots})
+        names, plan = [l[1] for l in labels], None
+        if structure == 'ssp' and len(pairs) == len(rec['frames']):   # every VSR planned (GT sets may leave one ungrounded)
+            plan = merge_structures(pairs)
+            slots, names = _plan_slots(plan, rec, ds.vocab['verbs'])
+        out.append({**ex, 'slots': slots, 'slot_names': names, 'plan': plan})
     return out
+
+def split_counts(examples:list, recs:dict)->dict:
+    "How many examples have one frame and how many several"
+    n = [len(recs[ex['caption_id']]['frames']) for ex in examples]
+    return {'n_one_verb': sum(k == 1 for k in n), 'n_multi_verb': sum(k > 1 for k in n)}
 
 def with_examples(cd, split:str, examples:list):
     "A CaptionData whose `split` dataset holds `examples`"
@@ -101,7 +122,8 @@ def _gt_pairs(rec):
 def caption_k(pipe:Pipeline, plans:list, vsrs:list, image:dict, beam:int, k_beams:int=1, max_len:int=MAX_LEN)->list[str]:
     "Captions of plans; with `k_beams` > 1 the k best beams of the first plan (BS)"
     if k_beams <= 1: return [c['caption'] for c in pipe.caption(plans, vsrs, image, beam, max_len)]
-    dec = beam_search(pipe.captioner, beam_size=max(beam, k_beams), max_len=max_len, **pipe.controls(plans[:1], vsrs, image))
+    dec = beam_search(pipe.captioner, beam_size=max(beam, k_beams), max_len=max_len, complete=pipe.complete,
+                      **pipe.controls(plans[:1], vsrs, image))
     W = pipe.vocabs['captioner']
     out = []
     for seq in dec.beams[0, :k_beams].tolist():
@@ -151,7 +173,8 @@ def ours_plans(pipe:Pipeline, rec:dict, image:dict, k:int, rng:np.random.Generat
 def _caption_data(path, verb_one_word:bool, cache:dict):
     from vsr_cic.captioning import caption_data
     key = (str(path), verb_one_word)
-    if key not in cache: cache[key] = caption_data(path, splits=('train', 'test'), drop_ungrounded=False, verb_one_word=verb_one_word)
+    if key not in cache:   # test captions with an ungrounded sub-role are dropped (supp. §D)
+        cache[key] = caption_data(path, splits=('train', 'test'), ungrounded='drop', verb_one_word=verb_one_word)
     return cache[key]
 
 def safe_evaluate(preds:list[dict], **kw)->dict:
@@ -169,19 +192,55 @@ def safe_evaluate(preds:list[dict], **kw)->dict:
         out.update({k: c[k] for k in ('R_V', 'R_SR1', 'R_SR2')})
     return out
 
+SUBSETS = {'all': lambda n: True, 'one-verb': lambda n: n == 1, 'multi-verb': lambda n: n > 1}
+
+def _control_counts(preds:list[dict], srl)->list[dict]:
+    from vsr_cic.control import controllability_from_text
+    c = controllability_from_text([p['tokens'] for p in preds], [p['controls'] for p in preds], srl=srl, per_caption=True)
+    return c['per_caption']
+
+def _control_of(counts:list[dict])->dict:
+    out = {}
+    for name, k in (('R_V', 'v'), ('R_SR1', 'sr'), ('R_SR2', 'pair')):
+        tot = sum(r[f'{k}_total'] for r in counts)
+        out[name] = sum(r[f'{k}_hit'] for r in counts) / tot if tot else None
+    return out
+
+def subset_results(preds:list[dict], n_frames:dict, metrics:bool=True, control:bool=True, srl='spacy')->dict:
+    "{'all' | 'one-verb' | 'multi-verb': metrics} of decoded captions (the SRL parse is done once)"
+    counts = _control_counts(preds, srl) if control and preds else None
+    out = {}
+    for name, keep in SUBSETS.items():
+        idx = [i for i, p in enumerate(preds) if keep(n_frames[p['caption_id']])]
+        if not idx: continue
+        res = safe_evaluate([preds[i] for i in idx], metrics=metrics, control=False, srl=srl)
+        if counts is not None: res.update(_control_of([counts[i] for i in idx]))
+        out[name] = {**res, 'n': len(idx)}
+    return out
+
+def _fmt(res:dict, cols)->str: return ' '.join(f'{k} {res[k]:.3f}' for k in cols if isinstance(res.get(k), float))
+
+def _decode_options(info:dict, preset:str)->dict:
+    "The decoding switches a captioner was trained with (checkpoints before the presets: `preset`'s)"
+    from vsr_cic.captioning import preset_options
+    return info.get('options') or preset_options(preset)
+
 def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, limit:int|None=None,
                     methods=None, structure:str='ssp', metrics:bool=True, control:bool=True, srl='spacy',
                     oracle:bool=True,   # add the paper's "Ours (oracle verb)" rows: the ground-truth surface verb is given
+                    preset:str='ours',  # label of the rows; decoding switches of checkpoints that do not store theirs
+                    gt_rows:bool=True,  # with structure='ssp', also Ours with the annotated structure (reference rows)
                     progress=print)->dict:
-    "Table 1: {'rows': [...], 'n_test': …} for every available captioner × {GSRL, GT} proposal sets"
-    from vsr_cic.captioning import decode_split, evaluate_split
+    "Table 1: {'rows': [...], 'n_test': …} for every available captioner × {GSRL, GT} proposal sets × caption subsets"
+    from vsr_cic.captioning import decode_split
     caps = available_captioners(ckpt_dirs)
     if methods: caps = {m: d for m, d in caps.items() if m in methods}
     if not caps: raise FileNotFoundError(f"evaluate_table1: no captioner model.pt in {ckpt_dirs}")
     from vsr_cic.train_planners import resolve_data
     path = resolve_data(data_dir)                                  # None -> the built-in world
-    cache, rows, samples, skipped = {}, [], {}, {}
-    pipe = None
+    nv_dir = ckpt_dirs.get('planner_no_verb')
+    nv_ok = nv_dir is not None and (Path(nv_dir)/'slevel_transformer').exists()
+    cache, planned, pipes, rows, samples, skipped = {}, {}, {}, [], {}, {}
     for m, d in caps.items():
         net, voc, info = load_captioner(d, device)
         cd = _caption_data(path, getattr(net, 'verb_shift', '') == 'one_word', cache)
@@ -189,20 +248,36 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
             skipped[m] = f"{d}/vocab/words_vocab.json differs from the vocabulary of {path} (trained on {info.get('data')})"
             if progress: progress(f"skipping {m}: {skipped[m]}")
             continue
-        if pipe is None: pipe = Pipeline.from_dirs(ckpt_dirs['gsrl'], ckpt_dirs['planner'], d, device, data_dir=path)
+        planner = 'no_verb' if m == 'no_verb' and nv_ok else 'verb'
+        if planner not in pipes:
+            pl_dir = nv_dir if planner == 'no_verb' else ckpt_dirs['planner']
+            pipes[planner] = Pipeline.from_dirs(ckpt_dirs['gsrl'], pl_dir, d, device, data_dir=path)
+        opts = _decode_options(info, preset)
+        recs = cd.records('test'); n_frames = {cid: len(r['frames']) for cid, r in recs.items()}
         settings = [('GSRL', 'gsrl', structure, False), ('GT', 'gt', structure, False)]
-        if m == 'ours' and structure != 'gt': settings += [('GSRL', 'gsrl', 'gt', False), ('GT', 'gt', 'gt', False)]
+        if m == 'ours' and structure != 'gt' and gt_rows:
+            settings += [('GSRL', 'gsrl', 'gt', False), ('GT', 'gt', 'gt', False)]
         if m == 'ours' and oracle: settings += [('GSRL', 'gsrl', structure, True), ('GT', 'gt', structure, True)]   # paper's grey rows
         for prop, sets, st, orc in settings:
-            exs = planned_examples(cd.splits['test'], pipe, sets, st)
-            preds = decode_split(net, with_examples(cd, 'test', exs), 'test', device, beam=beam, constrain=True, limit=limit, oracle_verb=orc)
-            res = safe_evaluate(preds, metrics=metrics, control=control, srl=srl)
+            key = (planner, sets, st, id(cd))
+            if key not in planned: planned[key] = planned_examples(cd.splits['test'], pipes[planner], sets, st)
+            exs = planned[key][:limit] if limit else planned[key]
+            preds = decode_split(net, with_examples(cd, 'test', exs), 'test', device, beam=beam, limit=limit, oracle_verb=orc,
+                                 constrain=opts['constrain_verbs'], complete=opts['complete'])
             name = (m if st == structure else f'{m} ({st} structure)') + (' (oracle verb)' if orc else '')
-            rows.append({'method': name, 'proposals': prop, 'checkpoint': str(d), **{k: res.get(k) for k in TABLE1_COLS}})
-            samples[f'{name}/{prop}'] = [{k: p[k] for k in ('caption_id', 'caption', 'structure')} | {'gt': ' '.join(p['gt'])} for p in preds[:5]]
-            if progress: progress(f"{name:28s} {prop:4s} n={len(preds)} " + ' '.join(f'{k} {v:.3f}' for k, v in res.items() if isinstance(v, float) and k in TABLE1_COLS))
-    return {'rows': rows, 'n_test': len(preds), 'beam': beam, 'structure': structure, 'samples': samples, 'skipped': skipped, 'dataset': str(path),
-            'components': {'gsrl': str(ckpt_dirs['gsrl']), 'planner': str(ckpt_dirs['planner'])}}
+            counts = split_counts(exs, recs)
+            for sub, res in subset_results(preds, n_frames, metrics, control, srl).items():
+                rows.append({'method': name, 'proposals': prop, 'captions': sub, 'preset': info.get('preset', preset),
+                             'structure': st, 'planner': planner if st == 'ssp' else None, **counts, 'n': res['n'],
+                             'checkpoint': str(d), 'options': opts, **{k: res.get(k) for k in TABLE1_COLS}})
+                if progress: progress(f"{name:28s} {prop:4s} {sub:10s} n={res['n']} " + _fmt(res, TABLE1_COLS))
+            keep = ('caption_id', 'caption', 'structure', 'gt_structure')
+            samples[f'{name}/{prop}'] = [{k: p[k] for k in keep} | {'gt': ' '.join(p['gt'])} for p in preds[:5]]
+    return {'rows': rows, 'n_test': len(preds), 'beam': beam, 'structure': structure, 'preset': preset, 'samples': samples,
+            'skipped': skipped,
+            'dataset': str(path), 'components': {'gsrl': str(ckpt_dirs['gsrl']), 'planner': str(ckpt_dirs['planner']),
+                                                 'planner_no_verb': str(nv_dir) if nv_ok else None}}
+
 
 # %% ../nbs/23_experiments.ipynb #00000013
 def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), beam:int=5, limit:int|None=None,
@@ -246,6 +321,59 @@ def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), b
             rows.append(row); sets_out[f'{name}/{k}'] = dict(list(sets.items())[:3])
             if progress: progress(f"{name:5s} k={k} n={len(sets)} " + ' '.join(f'{m} {row[m]:.3f}' for m in TABLE2_COLS if row.get(m) is not None))
     return {'rows': rows, 'n_captions': len(recs), 'skipped': skipped, 'dataset': str(path), 'beam': beam, 'examples': sets_out, 'tokenizer': tok}
+
+# %% ../nbs/23_experiments.ipynb #55cbf331
+TRAIN_VARIANTS = {'paper': dict(preset='paper'), 'role_emb': dict(preset='paper', role_emb=True),
+                  'ours': dict(preset='ours')}
+ABLATION = {'paper': ('paper', {}), '+ role_emb': ('role_emb', {}),
+            '+ complete (decoding)': ('paper', {'complete': True}),
+            '+ constrain_verbs (decoding)': ('paper', {'constrain_verbs': True}), 'ours': ('ours', {})}
+ABLATION_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'R_V', 'R_SR1', 'R_SR2')
+
+def mean_sd(xs:list)->tuple:
+    "Mean and sample standard deviation (None when there is no value; sd None for one value)"
+    xs = [x for x in xs if x is not None]
+    if not xs: return None, None
+    return float(np.mean(xs)), float(np.std(xs, ddof=1)) if len(xs) > 1 else None
+
+def evaluate_ablation(runs:dict,              # training variant -> {seed: captioner out_dir}
+                      data_dir=None, device='cpu', beam:int=5, limit:int|None=None,
+                      metrics:bool=True, control:bool=True, srl='spacy', progress=print)->dict:
+    "Ablation rows (mean ± sd over seeds) and every seed's numbers, on the test split with annotated sets and structure"
+    from vsr_cic.captioning import decode_split
+    from vsr_cic.train_planners import resolve_data
+    path, cache, per_seed = resolve_data(data_dir), {}, []
+    for row, (variant, dec) in ABLATION.items():
+        for seed, d in sorted(runs.get(variant, {}).items()):
+            net, _, info = load_captioner(d, device)
+            cd = _caption_data(path, getattr(net, 'verb_shift', '') == 'one_word', cache)
+            opts = {**info['options'], **dec}
+            preds = decode_split(net, cd, 'test', device, beam=beam, limit=limit, constrain=opts['constrain_verbs'],
+                                 complete=opts['complete'])
+            res = safe_evaluate(preds, metrics=metrics, control=control, srl=srl)
+            per_seed.append({'row': row, 'variant': variant, 'seed': seed, 'checkpoint': str(d), 'trained_with': info['options'],
+                             'decoded_with': opts, 'n': len(preds), **{k: res.get(k) for k in ABLATION_COLS}})
+            if progress: progress(f"{row:30s} seed {seed} " + _fmt(res, ABLATION_COLS))
+    return {'rows': ablation_rows(per_seed), 'per_seed': per_seed, 'dataset': str(path), 'beam': beam, 'limit': limit}
+
+def ablation_rows(per_seed:list[dict])->list[dict]:
+    "One row per ablation row: mean and sd over its seeds (also pools the `per_seed` lists of several runs)"
+    rows = []
+    for row in ABLATION:
+        got = sorted((r for r in per_seed if r['row'] == row), key=lambda r: r['seed'])
+        if not got: continue
+        out = {'row': row, 'variant': got[0]['variant'], 'seeds': [r['seed'] for r in got], 'n': got[0]['n'],
+               'decoded_with': got[0]['decoded_with']}
+        for k in ABLATION_COLS: out[k], out[f'{k}_sd'] = mean_sd([r[k] for r in got])
+        rows.append(out)
+    return rows
+
+def ablation_table(rows:list[dict], cols=ABLATION_COLS, scale:float=100.)->str:
+    "Markdown table 'mean ± sd' (values × `scale`)"
+    f = lambda m, s: '–' if m is None else f'{m * scale:.1f}' + ('' if s is None else f' ± {s * scale:.1f}')
+    head = '| row | seeds | ' + ' | '.join(cols) + ' |\n|---|---' + '|---' * len(cols) + '|'
+    body = [f"| {r['row']} | {len(r['seeds'])} | " + ' | '.join(f(r[c], r[f'{c}_sd']) for c in cols) + ' |' for r in rows]
+    return '\n'.join([head] + body)
 
 # %% ../nbs/23_experiments.ipynb #00000015
 def write_tiny_checkpoints(data_dir, root, methods=METHODS, hidden:int=16, seed:int=0)->dict:

@@ -116,8 +116,10 @@ def _gt_frame(gt:Mapping|None, i:int):
 class Pipeline:
     "GSRL → SSP → merge → captioner, for one image and one or more VSRs (paper Eq. 3)"
     def __init__(self, gsrl=None, slevel=None, rlevel=None, captioner=None, vocabs:dict|None=None, data=None,
-                 device='cpu', missing:dict|None=None, constrain_verbs:bool=True):
+                 device='cpu', missing:dict|None=None, constrain_verbs:bool=True,
+                 complete:bool=True):    # the end-of-caption rule (`vsr_cic.decoding`); from_dirs: the captioner's preset
         self.gsrl, self.captioner, self.data, self.device = gsrl, captioner, data, torch.device(device)
+        self.complete = complete
         self.ssp = SemanticStructurePlanner(slevel, rlevel) if slevel is not None else None
         self.vocabs, self.missing = vocabs or {}, dict(missing or {})
         self.verb_words = None
@@ -152,7 +154,9 @@ class Pipeline:
         if path is not None and (Path(path)/'meta.json').exists():
             from vsr_cic.data import load_dataset
             data = load_dataset(path)
-        return cls(g and g[0], p and p[0], p and p[1], c and c[0], vocabs, data, dev, missing)
+        opts = c[2].get('options') or {} if c else {}                  # the captioner's preset switches (issue 13)
+        return cls(g and g[0], p and p[0], p and p[1], c and c[0], vocabs, data, dev, missing,
+                   constrain_verbs=opts.get('constrain_verbs', True), complete=opts.get('complete', True))
 
     def image(self, proposals)->dict:
         "Proposals dict from a dict (returned as is) or a dataset image id"
@@ -232,7 +236,8 @@ class Pipeline:
     def caption(self, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping, beam:int=5, max_len:int=MAX_LEN)->list[dict]:
         "Caption each plan; words tagged with the slot they were generated under, gate trace included"
         ctl = self.controls(plans, vsrs, image)
-        dec = greedy_decode(self.captioner, max_len=max_len, **ctl) if beam <= 1 else beam_search(self.captioner, beam_size=beam, max_len=max_len, **ctl)
+        kw = dict(max_len=max_len, complete=self.complete, **ctl)
+        dec = greedy_decode(self.captioner, **kw) if beam <= 1 else beam_search(self.captioner, beam_size=beam, **kw)
         W, out = self.vocabs['captioner'], []
         ag = dec.trace.get('alpha_g')
         for b, p in enumerate(plans):

@@ -12,7 +12,7 @@ import torch
 from torch.utils.data import DataLoader
 from .core import seed_everything, get_device
 from .data import load_dataset
-from .vsr import ROLE_VOCAB, VSR
+from .vsr import ROLE_VOCAB, VSR, Vocab
 from .loader import (build_vocabs, save_vocabs, Limits, GSRLDataset, SLevelDataset, RLevelDataset, make_loader,
                             densify, to_device, frame_roles)
 from .train import fit, EpochBatchSampler, load_checkpoint
@@ -324,12 +324,16 @@ def train_rlevel(data, vocab, out_dir, epochs:int=8, lr:float=SSP_LR, batch_size
 def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int=4, lr:float=SSP_LR, batch_size:int=64,
                   device='auto', seed:int=0, world_images:int|None=None, epochs_sn:int|None=None, epochs_r:int|None=8,
                   d_model:int=128, n_layers:int=2, label_smoothing:float=0.1, rlevel:bool=True, stop_after:int|None=None,
-                  progress:bool=False, num_threads:int|None=NUM_THREADS)->tuple[dict, dict]:
+                  progress:bool=False, num_threads:int|None=NUM_THREADS,
+                  use_verb:bool=True,   # False: every verb is one unknown id (Table 1's "Ours w/o verb" planner)
+                 )->tuple[dict, dict]:
     "Train the S-level Transformer, the Sinkhorn S-level and the R-level planner; (metrics, models)"
     if num_threads: torch.set_num_threads(num_threads)
     t0 = time.time(); seed_everything(seed); out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     path = resolve_data(data_dir, world_images, seed, out); data = load_dataset(path)
-    vocab = build_vocabs(data); save_vocabs(vocab, out); feats = has_features(data)
+    vocab = build_vocabs(data); feats = has_features(data)
+    if not use_verb: vocab = {**vocab, 'verbs': Vocab([], name='verb')}   # only <pad>, <unk>: it never sees the verb
+    save_vocabs(vocab, out)
     kw = dict(batch_size=batch_size, device=device, seed=seed, stop_after=stop_after, progress=progress)
     tf, m_tf, tr = train_slevel(data, vocab, out, 'transformer', epochs, lr, d_model=d_model, n_layers=n_layers,
                                 label_smoothing=label_smoothing, **kw)
@@ -341,7 +345,8 @@ def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int=4, lr:
     rl = None
     if feats and rlevel:
         rl, models['r_level'] = train_rlevel(data, vocab, out, epochs_r or epochs, lr, **kw)
-    metrics = {'dataset': str(path), 'has_features': feats, 's_level': tf, 's_level_sn': sn, 'baseline': bl, 'r_level': rl,
+    metrics = {'dataset': str(path), 'has_features': feats, 'use_verb': use_verb,
+               's_level': tf, 's_level_sn': sn, 'baseline': bl, 'r_level': rl,
                'wall_s': round(time.time() - t0, 1)}
     return metrics, models
 
