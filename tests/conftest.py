@@ -20,3 +20,14 @@ def run_notebook(nb, dest, **params):
     out = dest/Path(nb).name
     pm.execute_notebook(str(ROOT/'nbs'/nb), str(out), parameters=params, cwd=str(ROOT/'nbs'), progress_bar=False, kernel_name='python3')
     return out
+
+
+def tiny_world(tmp_path_factory, name:str, n_images:int=40):
+    "A private world of `n_images` images and tiny untrained checkpoints in the trainers' layout: (data folder, dirs)"
+    import torch
+    from vsr_cic.world import ensure_world
+    from vsr_cic.experiments import write_tiny_checkpoints
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp(name)
+    data = ensure_world(root/'data', n_images=n_images, render=False, n_workers=1)
+    return data, write_tiny_checkpoints(data, root/'runs')

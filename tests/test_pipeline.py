@@ -3,7 +3,7 @@ smoke runs of the Table 1 / Table 2 experiment notebooks (evaluate.ipynb, divers
 import json, time
 import pytest
 import torch
-from conftest import ROOT, run_notebook
+from conftest import ROOT, run_notebook, tiny_world
 
 N_IMAGES = 40
 
@@ -11,13 +11,7 @@ N_IMAGES = 40
 @pytest.fixture(scope='module')
 def tiny(tmp_path_factory):
     "A 40-image private world and tiny untrained checkpoints in the trainers' layout"
-    torch.set_num_threads(1)
-    from vsr_cic.world import ensure_world
-    from vsr_cic.experiments import write_tiny_checkpoints
-    root = tmp_path_factory.mktemp('tiny')
-    data = ensure_world(root/'data', n_images=N_IMAGES, render=False, n_workers=1)
-    dirs = write_tiny_checkpoints(data, root/'runs')
-    return data, dirs
+    return tiny_world(tmp_path_factory, 'tiny', N_IMAGES)
 
 
 def _one_verb_caption(pipe, min_roles=2):

@@ -5,6 +5,7 @@ import json
 from types import SimpleNamespace as NS
 import pytest
 import torch
+from conftest import tiny_world
 
 N_IMAGES = 40
 
@@ -12,15 +13,9 @@ N_IMAGES = 40
 @pytest.fixture(scope='module')
 def tiny(tmp_path_factory):
     "A 40-image private world, tiny untrained checkpoints, and its captioning data (every split)"
-    torch.set_num_threads(1)
-    from vsr_cic.world import ensure_world
-    from vsr_cic.experiments import write_tiny_checkpoints
     from vsr_cic.captioning import caption_data
-    root = tmp_path_factory.mktemp('protocol')
-    data = ensure_world(root/'data', n_images=N_IMAGES, render=False, n_workers=1)
-    dirs = write_tiny_checkpoints(data, root/'runs')
-    cd = caption_data(data, splits=('train', 'val', 'test'), verb_one_word=True)
-    return data, dirs, cd
+    data, dirs = tiny_world(tmp_path_factory, 'protocol', N_IMAGES)
+    return data, dirs, caption_data(data, splits=('train', 'val', 'test'), verb_one_word=True)
 
 
 def _multi_verb_split(cd):

@@ -15,10 +15,10 @@ from .viz import draw_grounding, caption_html, structure_html
 
 # %% auto #0
 __all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'verb_frames',
-           'vsr_text', 'parse_vsr_text', 'missing_note', 'structures_html', 'captions_html', 'grounding_boxes',
-           'suggest_note', 'suggestion_label', 'suggester', 'VSRPicker', 'image_frames', 'annotated_vsr',
-           'annotated_record', 'quick_estimate', 'quick_train', 'runs_html', 'MissingTrainer', 'grounding_png',
-           'VSRExplorer', 'run_path', 'explore_vsr']
+           'vsr_text', 'parse_vsr_text', 'known_frames', 'missing_note', 'structures_html', 'captions_html',
+           'grounding_boxes', 'suggest_note', 'suggestion_label', 'suggester', 'VSRPicker', 'image_frames',
+           'annotated_vsr', 'annotated_record', 'quick_estimate', 'quick_train', 'runs_html', 'MissingTrainer',
+           'grounding_png', 'VSRExplorer', 'run_path', 'explore_vsr']
 
 # %% ../nbs/31_widgets.ipynb #00000006
 GROUNDING_DPI = 80 # resolution of the grounding picture in the explorer
@@ -40,6 +40,13 @@ def parse_vsr_text(text:str)->tuple[VSR|None, str]:
     "(VSR, '') for valid text, else (None, the VSRError message)"
     try: return VSR.parse(text), ''
     except (VSRError, ValueError) as e: return None, str(e)
+
+def known_frames(frames:Mapping[str, Sequence[str]], pipeline)->dict[str, list[str]]:
+    "The verbs of `frames` that every loaded component of `pipeline` knows (all of them when it has no verb vocabulary)"
+    vocabs = [getattr(pipeline, 'vocabs', {}).get(k) for k in ('gsrl', 'planner', 'captioner_verbs')]
+    vocabs = [v for v in vocabs if v is not None]
+    kept = {verb: list(roles) for verb, roles in frames.items() if all(verb in v for v in vocabs)}
+    return kept or dict(frames)                       # nothing known: offer the data's verbs (a typed VSR then names the problem)
 
 # %% ../nbs/31_widgets.ipynb #00000009
 def missing_note(missing:Mapping[str, str])->str:
@@ -384,7 +391,7 @@ class VSRExplorer(W.VBox):
         ids = list(image_ids if image_ids is not None else data.images)
         if value is None and ids and ids[0] in data.images: value = str(annotated_vsr(data, ids[0]) or '') or None
         fn, note = suggester(data, verbs_dir, pipeline, k_suggest, self.device) if suggest else (None, '')
-        self.picker = VSRPicker(verb_frames(data), ids, value, suggest=fn, suggest_note=note)
+        self.picker = VSRPicker(known_frames(verb_frames(data), pipeline), ids, value, suggest=fn, suggest_note=note)
         self.note, self.runs, self.fallback = W.HTML(), W.HTML(), W.HTML()
         self.trainer = None if runs is None else MissingTrainer(data, list(pipeline.missing), root, self.device, self.reload)
         self._set_runs(runs)
