@@ -127,7 +127,9 @@ def caption_vsrs(rec:Mapping)->list[VSR]:
     "One VSR per frame of a caption record: the verb and the number of entities of each role"
     return [VSR(fr['verb'], [(r, len(s)) for r, s in frame_roles(rec, f).items() if r != VERB]) for f, fr in enumerate(rec['frames'])]
 
-def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', structure:str='ssp', beam:int=5)->tuple[list, int]:
+def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', structure:str='ssp', beam:int=5,
+                         unknown_verbs:str='unk', # a test verb the models never saw: 'unk' captions it as <unk> (noted), 'error' fails
+                        )->tuple[list, int]:
     "(one record per caption of `split` (None: every caption) with the pipeline's caption, number of captions it failed on)"
     if grounding not in ('gsrl', 'gt') or structure not in ('ssp', 'gt'): raise ValueError(f"grounding must be 'gsrl'|'gt' and structure 'ssp'|'gt', got {grounding!r}, {structure!r}")
     p = copy.copy(pipe)
@@ -137,13 +139,14 @@ def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', str
     for rec in data.captions:
         if split is not None and data.images[rec['image_id']]['split'] != split: continue
         vsrs = caption_vsrs(rec)
-        try: res = p(rec['image_id'], vsrs, n_structures=1, beam=beam, gt=rec); c = res.captions[0]
+        try: res = p(rec['image_id'], vsrs, n_structures=1, beam=beam, gt=rec, unknown_verbs=unknown_verbs); c = res.captions[0]
         except ValueError: res, c, failed = None, {'tokens': [], 'subroles': [], 'caption': ''}, failed + 1
         out.append({'caption_id': rec['caption_id'], 'image_id': rec['image_id'], 'tokens': list(c['tokens']), 'caption': c['caption'],
                     'subroles': c['subroles'], 'gt': rec['tokens'], 'vsrs': [str(v) for v in vsrs],
                     'controls': [(fr['verb'], list(frame_structure(rec, f))) for f, fr in enumerate(rec['frames'])],
                     'structure': [[s for s, _ in st] for st in res.structures[0]['structures']] if res else None,
-                    'grounding': [[(s, j) for s, j in st] for st in res.structures[0]['structures']] if res else None})
+                    'grounding': [[(s, j) for s, j in st] for st in res.structures[0]['structures']] if res else None,
+                    'notes': [res.missing['verbs']] if res and res.missing.get('verbs') else []})
     return out, failed
 
 # %% ../nbs/24_photos.ipynb #00000013
