@@ -100,10 +100,11 @@ def test_diversity_notebook(tiny, tmp_path):
 
 def test_ablation_notebook(tiny, tmp_path):
     "ablation.ipynb: paper, paper + each addition, ours; every row over both seeds, with a spread"
-    data, _ = tiny
+    data, dirs = tiny
     out = tmp_path/'abl'
     run_notebook('ablation.ipynb', tmp_path, data_dir=str(data), out_dir=str(out), seeds=[0, 1], epochs_xe=1, epochs_rl=1,
-                 hidden=8, batch_size=32, beam=2, limit=6)
+                 hidden=8, batch_size=32, beam=2, limit=6, gsrl_dir=str(dirs['gsrl']), planner_dir=str(dirs['planner']),
+                 diversity_ks=[2], diversity_limit=4)
     m = json.loads((out/'metrics.json').read_text())
     assert [r['row'] for r in m['rows']] == ['paper', '+ role_emb', '+ complete (decoding)', '+ constrain_verbs (decoding)', 'ours']
     assert all(r['seeds'] == [0, 1] and r['CIDEr-D'] is not None and r['CIDEr-D_sd'] is not None for r in m['rows'])
@@ -112,3 +113,7 @@ def test_ablation_notebook(tiny, tmp_path):
     assert dec['+ complete (decoding)']['complete'] and not dec['+ complete (decoding)']['role_emb']
     assert dec['ours'] == {'role_emb': True, 'complete': True, 'constrain_verbs': True}
     assert '± ' in (out/'table.md').read_text()
+    div = m['diversity']   # Table 2 of the ablation: Ours' k captions under every row, both seeds
+    assert [r['row'] for r in div['rows']] == [r['row'] for r in m['rows']] and {r['captions'] for r in div['rows']} == {2}
+    assert all(r['seeds'] == [0, 1] and 0 <= r['Div-2'] <= 1 and r['CIDEr-D'] is not None for r in div['rows'])
+    assert '| paper | 2 | 2 |' in (out/'table.md').read_text()

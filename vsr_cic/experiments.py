@@ -20,7 +20,8 @@ from .decoding import beam_search, MAX_LEN
 __all__ = ['METHODS', 'TABLE1_COLS', 'EMPTY', 'TABLE2_COLS', 'SUBSETS', 'TRAIN_VARIANTS', 'ABLATION', 'ABLATION_COLS',
            'default_ckpt_dirs', 'available_captioners', 'planned_examples', 'split_counts', 'with_examples',
            'markdown_table', 'gt_plan', 'caption_k', 'sct_plans', 'ours_plans', 'safe_evaluate', 'subset_results',
-           'evaluate_table1', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation', 'ablation_rows', 'ablation_table',
+           'evaluate_table1', 'diverse_sets', 'table2_scores', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation',
+           'ablation_rows', 'ablation_table', 'evaluate_ablation_diversity', 'ablation_diversity_rows',
            'write_tiny_checkpoints']
 
 # %% ../nbs/23_experiments.ipynb #00000005
@@ -280,47 +281,63 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
 
 
 # %% ../nbs/23_experiments.ipynb #00000013
+def _table2_setup(data, limit:int|None, tokenizer:str|None, split:str='test')->tuple:
+    "Table 2's captions of `split` (one verb each), their references, the metrics Java allows and the tokenizer"
+    from vsr_cic.metrics import java_available
+    from vsr_cic.vsr_suggest import diversity_captions
+    recs = diversity_captions(data, split, limit)
+    if not recs: raise ValueError(f"Table 2: no {split!r} caption with one verb and every sub-role grounded in {data.path}")
+    java = java_available()
+    mets = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
+    return recs, {c['caption_id']: c['caption'] for c in recs}, mets, tokenizer or ('ptb' if java else 'simple')
+
+def diverse_sets(name:str, pipe:Pipeline, recs:list, data, k:int, beam:int, seed:int=0)->dict:
+    "{caption_id: k captions} of one Table 2 method: 'BS' (k best beams), 'SCT' (region permutations), 'Ours' (structures)"
+    rng, sets = np.random.default_rng(seed), {}
+    for c in recs:
+        img, v, p0 = image_proposals(data, c['image_id']), _frame_vsr(c, 0)[0], gt_plan(c)
+        if name == 'BS': sets[c['caption_id']] = caption_k(pipe, [p0], [v], img, beam, k_beams=k)
+        elif name == 'SCT': sets[c['caption_id']] = caption_k(pipe, sct_plans(p0, k, rng), [v], img, beam)
+        else:
+            plans, _ = ours_plans(pipe, c, img, k, rng)
+            sets[c['caption_id']] = caption_k(pipe, plans, [v], img, beam)   # one batch: all plans share the verb
+    return {i: [c or EMPTY for c in cs] for i, cs in sets.items()}       # an empty caption scores as one unknown word
+
+def table2_scores(sets:dict, refs:dict, mets:tuple, tokenizer:str)->dict:
+    "Best-of-k accuracy against each caption's reference, Div-1, Div-2 and self-CIDEr of the sets"
+    from vsr_cic.diversity import div_n, self_cider, best_of_k
+    acc = best_of_k(sets, refs, mets, tokenizer=tokenizer)
+    return {**{m: acc.get(m) for m in TABLE2_COLS[:4]}, 'Div-1': div_n(sets, 1), 'Div-2': div_n(sets, 2),
+            'self-CIDEr': self_cider(sets)}
+
 def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), beam:int=5, limit:int|None=None,
                        seed:int=0, tokenizer:str|None=None, progress=print)->dict:
     "Table 2: {'rows': [...]} for BS / SCT / Ours with each k in `ks`"
-    from vsr_cic.diversity import div_n, self_cider, best_of_k
-    from vsr_cic.metrics import java_available
+    from vsr_cic.loader import build_vocabs
+    from vsr_cic.train_planners import resolve_data
     caps = available_captioners(ckpt_dirs)
     who = {'BS': 'c_updn', 'SCT': 'sct', 'Ours': 'ours'}
-    from vsr_cic.train_planners import resolve_data
     path, pipes, skipped = resolve_data(data_dir), {}, {}
     for name, m in who.items():
         if m not in caps: continue
         p = Pipeline.from_dirs(ckpt_dirs['gsrl'], ckpt_dirs['planner'], caps[m], device, data_dir=path)
-        from vsr_cic.loader import build_vocabs
         if build_vocabs(p.data)['words'].itos != p.vocabs['captioner'].itos:
-            skipped[name] = f"{caps[m]}: vocabulary differs from {path}"; continue
+            skipped[name] = f"{caps[m]}: vocabulary differs from {path}"
+            continue
         pipes[name] = p
     if 'Ours' not in pipes: raise FileNotFoundError(f"evaluate_diversity: no 'ours' captioner model.pt in {ckpt_dirs}")
     data = pipes['Ours'].data
-    from vsr_cic.vsr_suggest import diversity_captions
-    recs = diversity_captions(data, 'test', limit)
-    java = java_available(); tok = tokenizer or ('ptb' if java else 'simple')
-    mets = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
-    refs = {c['caption_id']: c['caption'] for c in recs}
+    recs, refs, mets, tok = _table2_setup(data, limit, tokenizer)
     rows, sets_out = [], {}
     for k in ks:
         for name, pipe in pipes.items():
-            rng, sets = np.random.default_rng(seed), {}
-            for c in recs:
-                img = image_proposals(data, c['image_id']); v = _frame_vsr(c, 0)[0]; p0 = gt_plan(c)
-                if name == 'BS': sets[c['caption_id']] = caption_k(pipe, [p0], [v], img, beam, k_beams=k)
-                elif name == 'SCT': sets[c['caption_id']] = caption_k(pipe, sct_plans(p0, k, rng), [v], img, beam)
-                else:
-                    plans, vs = ours_plans(pipe, c, img, k, rng)
-                    sets[c['caption_id']] = caption_k(pipe, plans, [v], img, beam)   # one batch: all plans share the verb
-            sets = {i: [c or EMPTY for c in cs] for i, cs in sets.items()}   # an empty caption scores as one unknown word
-            acc = best_of_k(sets, refs, mets, tokenizer=tok)
-            row = {'method': name, 'captions': k, 'checkpoint': str(caps[who[name]]), **{m: acc.get(m) for m in TABLE2_COLS[:4]},
-                   'Div-1': div_n(sets, 1), 'Div-2': div_n(sets, 2), 'self-CIDEr': self_cider(sets)}
-            rows.append(row); sets_out[f'{name}/{k}'] = dict(list(sets.items())[:3])
-            if progress: progress(f"{name:5s} k={k} n={len(sets)} " + ' '.join(f'{m} {row[m]:.3f}' for m in TABLE2_COLS if row.get(m) is not None))
-    return {'rows': rows, 'n_captions': len(recs), 'skipped': skipped, 'dataset': str(path), 'beam': beam, 'examples': sets_out, 'tokenizer': tok}
+            sets = diverse_sets(name, pipe, recs, data, k, beam, seed)
+            row = {'method': name, 'captions': k, 'checkpoint': str(caps[who[name]]), **table2_scores(sets, refs, mets, tok)}
+            rows.append(row)
+            sets_out[f'{name}/{k}'] = dict(list(sets.items())[:3])
+            if progress: progress(f"{name:5s} k={k} n={len(sets)} " + _fmt(row, TABLE2_COLS))
+    return {'rows': rows, 'n_captions': len(recs), 'skipped': skipped, 'dataset': str(path), 'beam': beam,
+            'examples': sets_out, 'tokenizer': tok}
 
 # %% ../nbs/23_experiments.ipynb #55cbf331
 TRAIN_VARIANTS = {'paper': dict(preset='paper'), 'role_emb': dict(preset='paper', role_emb=True),
@@ -356,7 +373,7 @@ def evaluate_ablation(runs:dict,              # training variant -> {seed: capti
             if progress: progress(f"{row:30s} seed {seed} " + _fmt(res, ABLATION_COLS))
     return {'rows': ablation_rows(per_seed), 'per_seed': per_seed, 'dataset': str(path), 'beam': beam, 'limit': limit}
 
-def ablation_rows(per_seed:list[dict])->list[dict]:
+def ablation_rows(per_seed:list[dict], cols=ABLATION_COLS)->list[dict]:
     "One row per ablation row: mean and sd over its seeds (also pools the `per_seed` lists of several runs)"
     rows = []
     for row in ABLATION:
@@ -364,16 +381,45 @@ def ablation_rows(per_seed:list[dict])->list[dict]:
         if not got: continue
         out = {'row': row, 'variant': got[0]['variant'], 'seeds': [r['seed'] for r in got], 'n': got[0]['n'],
                'decoded_with': got[0]['decoded_with']}
-        for k in ABLATION_COLS: out[k], out[f'{k}_sd'] = mean_sd([r[k] for r in got])
+        for k in cols: out[k], out[f'{k}_sd'] = mean_sd([r.get(k) for r in got])
         rows.append(out)
     return rows
 
 def ablation_table(rows:list[dict], cols=ABLATION_COLS, scale:float=100.)->str:
-    "Markdown table 'mean ± sd' (values × `scale`)"
+    "Markdown table 'mean ± sd' (values × `scale`); rows with `captions` (Table 2's k) get a column for it"
     f = lambda m, s: '–' if m is None else f'{m * scale:.1f}' + ('' if s is None else f' ± {s * scale:.1f}')
-    head = '| row | seeds | ' + ' | '.join(cols) + ' |\n|---|---' + '|---' * len(cols) + '|'
-    body = [f"| {r['row']} | {len(r['seeds'])} | " + ' | '.join(f(r[c], r[f'{c}_sd']) for c in cols) + ' |' for r in rows]
+    k = any('captions' in r for r in rows)
+    head = '| row | ' + ('captions | ' if k else '') + 'seeds | ' + ' | '.join(cols) + ' |\n|---|---' + '|---' * (len(cols) + k) + '|'
+    body = [f"| {r['row']} | " + (f"{r['captions']} | " if k else '') + f"{len(r['seeds'])} | "
+            + ' | '.join(f(r.get(c), r.get(f'{c}_sd')) for c in cols) + ' |' for r in rows]
     return '\n'.join([head] + body)
+
+def evaluate_ablation_diversity(runs:dict,     # training variant -> {seed: captioner out_dir}
+                                gsrl_dir, planner_dir, data_dir=None, device='cpu', ks=(2, 6), beam:int=5,
+                                limit:int|None=None, seed:int=0, tokenizer:str|None=None, split:str='test',
+                                progress=print)->dict:
+    "Table 2 for Ours under every ablation row (the decoding switches change how the k structures are said): mean ± sd"
+    from vsr_cic.train_planners import resolve_data
+    path, per_seed, recs = resolve_data(data_dir), [], None
+    for row, (variant, dec) in ABLATION.items():
+        for s, d in sorted(runs.get(variant, {}).items()):
+            pipe = Pipeline.from_dirs(gsrl_dir, planner_dir, d, device, data_dir=path, options=dec)
+            if recs is None: recs, refs, mets, tok = _table2_setup(pipe.data, limit, tokenizer, split)
+            for k in ks:   # the same plans for every row (rng from `seed`): only the captioner and its decoding differ
+                res = table2_scores(diverse_sets('Ours', pipe, recs, pipe.data, k, beam, seed), refs, mets, tok)
+                per_seed.append({'row': row, 'variant': variant, 'seed': s, 'captions': k, 'checkpoint': str(d),
+                                 'decoded_with': {'complete': pipe.complete, 'constrain_verbs': pipe.verb_words is not None},
+                                 'n': len(recs), **res})
+                if progress: progress(f"{row:30s} seed {s} k={k} " + _fmt(res, TABLE2_COLS))
+    return {'rows': ablation_diversity_rows(per_seed), 'per_seed': per_seed, 'dataset': str(path), 'beam': beam,
+            'limit': limit, 'ks': list(ks), 'tokenizer': tok if recs is not None else None}
+
+def ablation_diversity_rows(per_seed:list[dict])->list[dict]:
+    "One row per (ablation row, k): mean and sd over seeds of the Table 2 columns"
+    rows = []
+    for k in sorted({r['captions'] for r in per_seed}):
+        rows += [{**r, 'captions': k} for r in ablation_rows([p for p in per_seed if p['captions'] == k], TABLE2_COLS)]
+    return rows
 
 # %% ../nbs/23_experiments.ipynb #00000015
 def write_tiny_checkpoints(data_dir, root, methods=METHODS, hidden:int=16, seed:int=0)->dict:

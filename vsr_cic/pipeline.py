@@ -133,6 +133,7 @@ class Pipeline:
                   data_dir=None,          # dataset for image ids and verb forms; None: the captioner's training data if present
                   fallback:bool=False,    # a missing component is replaced by ground truth instead of raising
                   kind:str='transformer', # S-level planner: 'transformer' (paper) or 'sinkhorn'
+                  options:dict|None=None, # decoding switches overriding the captioner's preset ('complete', 'constrain_verbs')
                  )->Pipeline:
         "Load the trained components from the training notebooks' out_dirs"
         dev = get_device(device); parts, vocabs, missing = {}, {}, {}
@@ -154,7 +155,9 @@ class Pipeline:
         if path is not None and (Path(path)/'meta.json').exists():
             from vsr_cic.data import load_dataset
             data = load_dataset(path)
-        opts = c[2].get('options') or {} if c else {}                  # the captioner's preset switches (issue 13)
+        opts = {**(c[2].get('options') or {} if c else {}), **(options or {})}   # the captioner's preset switches (issue 13)
+        if bad := set(options or {}) - {'complete', 'constrain_verbs'}:
+            raise ValueError(f"Pipeline.from_dirs: unknown decoding option(s) {sorted(bad)}; known: complete, constrain_verbs")
         return cls(g and g[0], p and p[0], p and p[1], c and c[0], vocabs, data, dev, missing,
                    constrain_verbs=opts.get('constrain_verbs', True), complete=opts.get('complete', True))
 
