@@ -26,12 +26,13 @@ def test_version_matches_settings():
     assert vsr_cic.__version__ == cfg['DEFAULT']['version']
 
 def _experiment_notebooks():
-    "Notebooks without a `default_exp` are experiments run by papermill (index.ipynb is the README)"
+    """Notebooks with code but without a `default_exp` are experiments run by papermill (index.ipynb is the README;
+    markdown-only notebooks such as official_code.ipynb are documentation)"""
     out = []
     for p in sorted((ROOT/'nbs').glob('*.ipynb')):
         nb = json.loads(p.read_text())
         src = ''.join(''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'code')
-        if '#| default_exp' not in src and p.name != 'index.ipynb': out.append((p.name, nb))
+        if src.strip() and '#| default_exp' not in src and p.name != 'index.ipynb': out.append((p.name, nb))
     return out
 
 def test_there_are_experiment_notebooks():

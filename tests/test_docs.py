@@ -1,0 +1,86 @@
+"""The notebooks' prose stands on its own in a fresh clone: links between notebooks resolve (the file exists and, for
+`official_code.ipynb#anchor`, the anchor is a heading there), and no markdown cell points at ../shared/REFERENCE.md,
+which only the development machine has"""
+import json, re
+from pathlib import Path
+import pytest
+
+NBS = Path(__file__).resolve().parent.parent/'nbs'
+DOC = 'official_code.ipynb'
+LINK = re.compile(r'\]\(([^)\s]+)\)')                                   # markdown link targets
+HEADING = re.compile(r'^#{1,6}\s+(.*)$', re.M)
+ANCHOR = re.compile(r'<a\s+(?:id|name)="([^"]+)"')
+REFERENCE = re.compile(r'\.\./shared/REFERENCE|REFERENCE\.md|REFERENCE\s*§')
+LEAD_OWNED = {'index.ipynb'}   # rendered into README.md by the lead; its two citations are listed in notes/16-docs-close.md
+
+def markdown_cells(path:Path)->list[str]:
+    return [''.join(c['source']) for c in json.loads(path.read_text())['cells'] if c['cell_type'] == 'markdown']
+
+def slug(text:str)->str:
+    "GitHub/Quarto-style heading id: lower case, punctuation dropped, spaces to hyphens"
+    text = re.sub(r'<[^>]+>', '', text).strip().lower()
+    return re.sub(r'\s+', '-', re.sub(r'[^\w\s-]', '', text))
+
+def heading_anchors(path:Path)->set[str]:
+    "Ids a link may target: explicit `<a id=...>` inside a heading, and the heading's own slug"
+    out = set()
+    for md in markdown_cells(path):
+        for h in HEADING.findall(md):
+            out.update(ANCHOR.findall(h))
+            out.add(slug(h))
+    return out
+
+def links(path:Path)->list[tuple[str, str]]:
+    "(file, anchor) of every relative link in the notebook's markdown; file '' = the same notebook"
+    out = []
+    for md in markdown_cells(path):
+        for target in LINK.findall(md):
+            if re.match(r'[a-z]+:', target): continue                   # http:, https:, mailto:
+            file, _, anchor = target.partition('#')
+            out.append((file, anchor))
+    return out
+
+NOTEBOOKS = sorted(NBS.glob('*.ipynb'))
+
+def test_doc_exists_and_has_anchors():
+    anchors = heading_anchors(NBS/DOC)
+    assert {'data-formats', 'gsrl', 's-level', 'r-level', 'captioner', 'training', 'beam-search', 'verb-forms', 'merge',
+            'metrics', 'controllability', 'srl', 'quirks', 'paper-vs-code', 'speed', 'where-we-differ'} <= anchors, anchors
+
+def test_doc_has_no_code():
+    "A documentation page: markdown only, nothing exported"
+    cells = json.loads((NBS/DOC).read_text())['cells']
+    assert [c['cell_type'] for c in cells if c['cell_type'] != 'markdown'] == []
+
+@pytest.mark.parametrize('nb', NOTEBOOKS, ids=lambda p: p.name)
+def test_links_resolve(nb):
+    base = NBS.parent if nb.name == 'index.ipynb' else NBS            # index.ipynb is rendered to ../README.md
+    bad = []
+    for file, anchor in links(nb):
+        target = nb if file == '' else base/file
+        if not target.exists():
+            bad.append(f"{file}: no such file")
+        elif anchor and target.suffix == '.ipynb' and anchor not in heading_anchors(target):
+            bad.append(f"{file}#{anchor}: no heading with that anchor in {target.name}")
+    assert not bad, f"{nb.name}: " + '; '.join(bad)
+
+def _lead_owned(p:Path):
+    "index.ipynb still cites REFERENCE.md until the lead applies the replacement (strict: passing flags the stale marker)"
+    return pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"{p.name} is the lead's; see notes/16-docs-close.md"))
+
+@pytest.mark.parametrize('nb', [_lead_owned(p) if p.name in LEAD_OWNED else p for p in NOTEBOOKS], ids=lambda p: p.name)
+def test_no_shared_reference_citation(nb):
+    hits = [m.group(0) for md in markdown_cells(nb) for m in REFERENCE.finditer(md)]
+    assert not hits, f"{nb.name} cites the development-only REFERENCE.md ({hits}); link {DOC}#<section> instead"
+
+def test_checks_can_fail(tmp_path):
+    "The checks see a broken anchor, a missing file and a REFERENCE citation"
+    nb = {'cells': [{'cell_type': 'markdown', 'metadata': {}, 'source': [
+        '## <a id="here"></a>Here\n', f'[a]({DOC}#no-such-anchor) [b](missing.ipynb) [c](#here) see ../shared/REFERENCE.md §1.3']}],
+          'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}
+    p = tmp_path/'x.ipynb'
+    p.write_text(json.dumps(nb))
+    found = links(p)
+    assert found == [(DOC, 'no-such-anchor'), ('missing.ipynb', ''), ('', 'here')]
+    assert 'no-such-anchor' not in heading_anchors(NBS/DOC) and 'here' in heading_anchors(p)
+    assert REFERENCE.search(markdown_cells(p)[0])
