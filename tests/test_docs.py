@@ -11,7 +11,6 @@ LINK = re.compile(r'\]\(([^)\s]+)\)')                                   # markdo
 HEADING = re.compile(r'^#{1,6}\s+(.*)$', re.M)
 ANCHOR = re.compile(r'<a\s+(?:id|name)="([^"]+)"')
 REFERENCE = re.compile(r'\.\./shared/REFERENCE|REFERENCE\.md|REFERENCE\s*§')
-LEAD_OWNED = {'index.ipynb'}   # rendered into README.md by the lead; its two citations are listed in notes/16-docs-close.md
 
 def markdown_cells(path:Path)->list[str]:
     return [''.join(c['source']) for c in json.loads(path.read_text())['cells'] if c['cell_type'] == 'markdown']
@@ -64,11 +63,7 @@ def test_links_resolve(nb):
             bad.append(f"{file}#{anchor}: no heading with that anchor in {target.name}")
     assert not bad, f"{nb.name}: " + '; '.join(bad)
 
-def _lead_owned(p:Path):
-    "index.ipynb still cites REFERENCE.md until the lead applies the replacement (strict: passing flags the stale marker)"
-    return pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"{p.name} is the lead's; see notes/16-docs-close.md"))
-
-@pytest.mark.parametrize('nb', [_lead_owned(p) if p.name in LEAD_OWNED else p for p in NOTEBOOKS], ids=lambda p: p.name)
+@pytest.mark.parametrize('nb', NOTEBOOKS, ids=lambda p: p.name)
 def test_no_shared_reference_citation(nb):
     hits = [m.group(0) for md in markdown_cells(nb) for m in REFERENCE.finditer(md)]
     assert not hits, f"{nb.name} cites the development-only REFERENCE.md ({hits}); link {DOC}#<section> instead"
