@@ -22,7 +22,7 @@ __all__ = ['METHODS', 'TABLE1_COLS', 'EMPTY', 'TABLE2_COLS', 'SUBSETS', 'TRAIN_V
            'markdown_table', 'gt_plan', 'caption_k', 'sct_plans', 'ours_plans', 'safe_evaluate', 'subset_results',
            'evaluate_table1', 'diverse_sets', 'table2_scores', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation',
            'ablation_rows', 'ablation_table', 'evaluate_ablation_diversity', 'ablation_diversity_rows',
-           'write_tiny_checkpoints']
+           'write_tiny_checkpoints', 'verb_predictability']
 
 # %% ../nbs/23_experiments.ipynb #00000005
 METHODS = ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb')   # paper Table 1 rows (Ours w/o verb = no_verb)
@@ -450,3 +450,25 @@ def write_tiny_checkpoints(data_dir, root, methods=METHODS, hidden:int=16, seed:
         (d/'run_config.json').write_text(json.dumps({'model': m, 'data': str(data_dir)}))
         dirs[m] = [d]
     return dirs
+
+# %% ../nbs/23_experiments.ipynb #0435af2f
+def verb_predictability(ds, split:str='test', train:str='train')->dict:
+    "How often the majority training verb of what the regions show (role head words, backing off) is a caption's verb"
+    from collections import Counter, defaultdict
+    def keys(c):   # most specific first: every role's head words; the numbered roles' head words; the role set
+        args = c['frames'][0]['args']
+        heads = lambda a: tuple(c['tokens'][e['span'][1] - 1] for e in a.get('entities', []))
+        roles = tuple(sorted(a['role'] for a in args))
+        return [(0, tuple(sorted((a['role'], heads(a)) for a in args))),
+                (1, tuple(sorted((a['role'], heads(a)) for a in args if a['role'].startswith('ARG'))), roles), (2, roles)]
+    one = lambda s: [c for c in ds.splits.get(s, []) if len(c['frames']) == 1]
+    seen = defaultdict(Counter)
+    for c in one(train):
+        for k in keys(c): seen[k][c['frames'][0]['verb']] += 1
+    test = one(split)
+    if not test: raise ValueError(f"verb_predictability: no one-verb caption in split {split!r} of {ds.path}")
+    guess = lambda c: next((seen[k].most_common(1)[0][0] for k in keys(c) if seen[k]), None)
+    verbs = Counter(c['frames'][0]['verb'] for c in test)
+    return {'n': len(test), 'n_verbs': len(verbs), 'key_seen': sum(bool(seen[keys(c)[0]]) for c in test) / len(test),
+            'majority_verb_of_key': sum(guess(c) == c['frames'][0]['verb'] for c in test) / len(test),
+            'most_frequent_verb': verbs.most_common(1)[0][1] / len(test)}
