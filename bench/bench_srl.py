@@ -3,7 +3,7 @@
     python bench/bench_srl.py                 # default backend and 'spacy', 5,000 COCO val2017 captions
     taskset -c 0 python bench/bench_srl.py    # pinned to one core (less disturbed by other jobs on a shared machine)
     python bench/bench_srl.py --quick         # 500 captions
-    python bench/bench_srl.py --n-process 1   # no worker processes (the default forks one per core for >= 2,000 captions)
+    python bench/bench_srl.py --n-process 1   # no worker processes (default: one per core for >= 2,000 captions)
 
 Prints the load average before and after: on a shared machine other jobs slow the wall-clock figure.
 """
@@ -37,7 +37,7 @@ def main(argv=None):
     ap.add_argument('--quick', action='store_true'); ap.add_argument('--n', type=int, default=5000)
     ap.add_argument('--backends', default='default,spacy'); ap.add_argument('--repeat', type=int, default=3)
     ap.add_argument('--out', default=None)
-    ap.add_argument('--n-process', type=int, default=None, help='worker processes (default: one per CPU core, at most 4)')
+    ap.add_argument('--n-process', type=int, default=None, help='worker processes (default: one per core, at most 4)')
     a = ap.parse_args(argv)
     import torch; torch.set_num_threads(1)
     from vsr_cic.srl import get_srl, DEFAULT_BACKEND
@@ -54,7 +54,8 @@ def main(argv=None):
                       'captions_per_s_wall': round(len(caps) / wall),
                       'captions_per_s_cpu': round(len(caps) / cpu), 'no_predicate': round(sum(not p.frames for p in parses) / len(caps), 4)}
         print(f"{name:8s} {len(caps)} captions: {rows[name]['captions_per_s_wall']} captions/s wall, "
-              f"{rows[name]['captions_per_s_cpu']} captions per CPU-second (workers included), no predicate in {rows[name]['no_predicate']:.1%}", flush=True)
+              f"{rows[name]['captions_per_s_cpu']} captions per CPU-second (workers included), "
+              f"no predicate in {rows[name]['no_predicate']:.1%}", flush=True)
     print(f"load average after: {os.getloadavg()}", flush=True)
     out = {'default_backend': DEFAULT_BACKEND, 'backends': rows, 'machine': machine()}
     if a.out: Path(a.out).write_text(json.dumps(out, indent=1))

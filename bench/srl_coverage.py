@@ -1,4 +1,4 @@
-"""Predicate coverage of the default SRL backend on real captions: the share of captions in which it finds no verbal predicate.
+"""Predicate coverage of the default SRL backend on real captions: the share of captions without a verbal predicate.
 
     python bench/srl_coverage.py                   # all COCO val2017 captions and all Flickr30k (Multi30k) captions
     python bench/srl_coverage.py --flickr-n 20000  # a fixed sample of Flickr30k captions (every k-th one)
@@ -13,7 +13,8 @@ import argparse, gzip, json, os, sys, time
 from pathlib import Path
 
 def coco(sd)->list[str]:
-    return [a['caption'].strip() for a in json.loads((sd/'coco_captions'/'captions_val2017.json').read_text())['annotations']]
+    anns = json.loads((sd/'coco_captions'/'captions_val2017.json').read_text())['annotations']
+    return [a['caption'].strip() for a in anns]
 
 def flickr(sd, n:int|None)->list[str]:
     caps = []
@@ -50,7 +51,7 @@ def main(argv=None):
     from vsr_cic.core import shared_data_dir
     from vsr_cic.srl import get_srl, DEFAULT_BACKEND
     sd = shared_data_dir()
-    if sd is None: sys.exit('the shared data folder (COCO / Flickr30k captions) is not beside the checkout: nothing to measure')
+    if sd is None: sys.exit('no shared data folder (COCO / Flickr30k captions) beside the checkout: nothing to measure')
     srl = get_srl()
     print(f'backend {DEFAULT_BACKEND}, load average {os.getloadavg()}', flush=True)
     out = {'backend': DEFAULT_BACKEND}

@@ -69,7 +69,8 @@ def features(p, s:int, e:int, rule:str|None, roleset:str|None, roles:dict, passi
     first = doc[s]
     to = (next((k for k in first.children if k.lower_ == 'to' and k.dep_ == 'prep'), None)
           if first.lower_ in LOC_PREPS else None)
-    prep = first.lower_ if first.pos_ in ('ADP', 'SCONJ') or first.dep_ in ('prep', 'agent', 'mark') or to is not None else ''
+    is_prep = first.pos_ in ('ADP', 'SCONJ') or first.dep_ in ('prep', 'agent', 'mark') or to is not None
+    prep = first.lower_ if is_prep else ''
     if to is not None: top = to   # 'next to X' is a locative preposition
     hw = next((k for k in top.children if k.dep_ in ('pobj', 'pcomp')), top) if top.dep_ in ('prep', 'agent') or top.pos_ == 'ADP' else top
     pos = 'L' if e <= p.i else 'R'
@@ -103,7 +104,8 @@ def roleset_driven(roles:dict, rule:Frame, p_index:int)->dict:
     for a in rule.args:
         d = roles.get(a.role, '').lower() if a.role != 'ARG0' else ''
         if 'non-agentive' in d and a.end <= p_index: out[(a.start, a.end)] = a.role   # 'a kite flying': fly.01 ARG2
-        elif any(w in d for w in LOC_WORDS) and a.role != 'ARG1' and a.start > p_index: out[(a.start, a.end)] = a.role  # stand.01 ARG2
+        elif any(w in d for w in LOC_WORDS) and a.role != 'ARG1' and a.start > p_index:   # stand.01 ARG2 'location'
+            out[(a.start, a.end)] = a.role
     return out
 
 def predicate_rows(p, lex:Lexicon, roleset:str|None=None):
@@ -142,7 +144,8 @@ def decode(rows, logits:np.ndarray, labels:list[str], roles:dict, p_index:int,
            forced:dict|None=None)->list[Arg]: # {row: label} kept whatever the scores say
     "Best label per candidate (roleset-constrained), then non-overlapping arguments by confidence"
     z = logits + _mask(labels, roles)
-    for k, lab in (forced or {}).items(): z[k] = np.where(np.arange(len(labels)) == labels.index(lab), z[k].max() + 1, -np.inf)
+    for k, lab in (forced or {}).items():
+        z[k] = np.where(np.arange(len(labels)) == labels.index(lab), z[k].max() + 1, -np.inf)
     z = z - z.max(1, keepdims=True)
     prob = np.exp(z); prob /= prob.sum(1, keepdims=True)
     best = prob.argmax(1)

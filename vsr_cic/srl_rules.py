@@ -335,7 +335,9 @@ def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
         if w.endswith('ing'):   # 'a zebra [standing] on a field': only after a person or animal, never 'office building'
             if t.tag_ != 'NN' or len(w) < 6 or not _animate(prev): continue
             bases = _ing_bases(w)
-        else: bases = [w[:-3] + 'y'] if w.endswith('ies') else [w[:-2], w[:-1]] if w.endswith('es') else [w[:-1]] if w.endswith('s') else [w]
+        elif w.endswith('ies'): bases = [w[:-3] + 'y']
+        elif w.endswith('es'): bases = [w[:-2], w[:-1]]
+        else: bases = [w[:-1]] if w.endswith('s') else [w]
         lemma = next((b for b in bases if b in lexicon), None)
         if lemma is not None: return t.i, lemma
     return None
@@ -369,7 +371,8 @@ def parallel_parse(srl, items:list, batch_size:int, n_process:int, chunk:int=CHU
     _WORKER = srl
     try:
         with mp.get_context('fork').Pool(n_process) as pool:
-            parts = pool.map(_parse_chunk, [(items[i:i + chunk], batch_size) for i in range(0, len(items), chunk)], chunksize=1)
+            tasks = [(items[i:i + chunk], batch_size) for i in range(0, len(items), chunk)]
+            parts = pool.map(_parse_chunk, tasks, chunksize=1)
     finally: _WORKER = None
     return [p for part in parts for p in part]
 
@@ -406,6 +409,7 @@ class SpacySRL(SRL):
         "Serial below `PARALLEL_MIN` sentences (or with one process), else `parallel_parse` (same frames, fork only)"
         import multiprocessing as mp
         n = self.n_process if self.n_process is not None else min(4, _cpus())
-        if n <= 1 or len(items) < PARALLEL_MIN or 'fork' not in mp.get_all_start_methods(): return self._parse_serial(items, batch_size)
+        if n <= 1 or len(items) < PARALLEL_MIN or 'fork' not in mp.get_all_start_methods():
+            return self._parse_serial(items, batch_size)
         return parallel_parse(self, items, batch_size, n)
     def __repr__(self): return f"SpacySRL(lexicon={self.lexicon!r})"

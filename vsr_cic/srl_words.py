@@ -33,9 +33,11 @@ ANIMATE = set('man men woman women person people boy boys girl girls child child
               'cat cats horse baby family player players guy guys lady ladies someone others mother father parent '
               'parents owner team crowd group others him her them me us you cow cows sheep goat goats elephant elephants '
               'bird birds animal animals puppy'.split())
+# COCO's animal categories and common birds (`srl_rules._animate`: who can be an agent, whose -ing word is a verb)
 ANIMALS = set('bear bears zebra zebras giraffe giraffes dog dogs cat cats horse horses cow cows sheep goat goats '
-              'elephant elephants bird birds duck ducks goose geese seagull seagulls gull gulls pigeon pigeons eagle eagles owl '
-              'owls parrot parrots swan swans hawk hawks butterfly butterflies bee bees insect insects'.split())   # COCO animals, birds
+              'elephant elephants bird birds duck ducks goose geese seagull seagulls gull gulls pigeon pigeons '
+              'eagle eagles owl owls parrot parrots swan swans hawk hawks butterfly butterflies bee bees insect '
+              'insects'.split())
 RECIPIENT_WORDS = ('eater', 'recipient', 'given to', 'hearer', 'listener', 'receiver')  # numbered roles filled by animate objects
 MODALS = set('will would can could may might must shall should ca wo'.split())
 # subjects that are the ARG1 "thing …-ing" when the lexicon is absent (PropBank rolesets without an ARG0)
