@@ -14,9 +14,9 @@ from .srl_words import PLACE_NOUNS, ANIMATE, TIME_NOUNS, LOC_PREPS, PREP_KEYWORD
 from .vsr import ROLES
 
 # %% auto #0
-__all__ = ['NONE', 'SKIP_DEPS', 'LOC_WORDS', 'MODEL_FILE', 'candidates', 'roleset_features', 'features', 'predicate_rows',
-           'ArgLabeller', 'decode', 'conflicts_dropped', 'training_rows', 'train_labeller', 'train_from_shared',
-           'LearnedSRL']
+__all__ = ['NONE', 'SKIP_DEPS', 'LOC_WORDS', 'MODEL_FILE', 'candidates', 'roleset_features', 'features', 'roleset_driven',
+           'predicate_rows', 'ArgLabeller', 'decode', 'conflicts_dropped', 'training_rows', 'train_labeller',
+           'train_from_shared', 'LearnedSRL']
 
 # %% ../nbs/04d_srl_learned.ipynb #a6
 NONE = 'NONE'                    # label of a candidate span that is no argument
@@ -67,7 +67,11 @@ def features(p, s:int, e:int, rule:str|None, roleset:str|None, roles:dict, passi
     elif top.head.i == p.head.i: rel = 'sib:' + top.dep_
     else: rel = 'far:' + top.dep_
     first = doc[s]
-    prep = first.lower_ if first.pos_ in ('ADP', 'SCONJ') or first.dep_ in ('prep', 'agent', 'mark') else ''
+    to = (next((k for k in first.children if k.lower_ == 'to' and k.dep_ == 'prep'), None)
+          if first.lower_ in LOC_PREPS else None)
+    is_prep = first.pos_ in ('ADP', 'SCONJ') or first.dep_ in ('prep', 'agent', 'mark') or to is not None
+    prep = first.lower_ if is_prep else ''
+    if to is not None: top = to   # 'next to X' is a locative preposition
     hw = next((k for k in top.children if k.dep_ in ('pobj', 'pcomp')), top) if top.dep_ in ('prep', 'agent') or top.pos_ == 'ADP' else top
     pos = 'L' if e <= p.i else 'R'
     lemma, rl, voice, cls = p.lemma_.lower(), rule or 'NA', 'pass' if passive else 'act', _word_class(hw)
@@ -93,6 +97,16 @@ def _mask(labels, roles:dict)->np.ndarray:
         for j, l in enumerate(labels):
             if l.startswith('ARG') and l not in roles: m[j] = -np.inf
     return m
+
+def roleset_driven(roles:dict, rule:Frame, p_index:int)->dict:
+    "{span: role} of the rules' arguments that follow the roleset's descriptions, kept by the learned backend"
+    out = {}
+    for a in rule.args:
+        d = roles.get(a.role, '').lower() if a.role != 'ARG0' else ''
+        if 'non-agentive' in d and a.end <= p_index: out[(a.start, a.end)] = a.role   # 'a kite flying': fly.01 ARG2
+        elif any(w in d for w in LOC_WORDS) and a.role != 'ARG1' and a.start > p_index:   # stand.01 ARG2 'location'
+            out[(a.start, a.end)] = a.role
+    return out
 
 def predicate_rows(p, lex:Lexicon, roleset:str|None=None):
     "(rule frame, roles, [(start, end, features)]) of predicate token `p` (`roleset`: override the rules' choice)"
@@ -126,9 +140,12 @@ class ArgLabeller:
         z = np.load(path, allow_pickle=False)
         return cls(z['vocab'].tolist(), z['labels'].tolist(), z['W'].astype(np.float32), z['b'])
 
-def decode(rows, logits:np.ndarray, labels:list[str], roles:dict, p_index:int)->list[Arg]:
+def decode(rows, logits:np.ndarray, labels:list[str], roles:dict, p_index:int,
+           forced:dict|None=None)->list[Arg]: # {row: label} kept whatever the scores say
     "Best label per candidate (roleset-constrained), then non-overlapping arguments by confidence"
     z = logits + _mask(labels, roles)
+    for k, lab in (forced or {}).items():
+        z[k] = np.where(np.arange(len(labels)) == labels.index(lab), z[k].max() + 1, -np.inf)
     z = z - z.max(1, keepdims=True)
     prob = np.exp(z); prob /= prob.sum(1, keepdims=True)
     best = prob.argmax(1)
@@ -229,8 +246,9 @@ class LearnedSRL(SpacySRL):
     "Rule-found predicates and candidate spans, labelled by a linear model trained on the PropBank frame examples"
     name = 'learned'
     def __init__(self, lexicon='auto', # the PropBank lexicon (needed: it constrains the labels)
-                 model:ArgLabeller|str|Path|None=None): # weights (.npz) or a labeller; None: the packaged weights
-        super().__init__(lexicon)
+                 model:ArgLabeller|str|Path|None=None, # weights (.npz) or a labeller; None: the packaged weights
+                 n_process:int|None=None): # worker processes for large inputs (see `SpacySRL`)
+        super().__init__(lexicon, n_process)
         if self.lexicon is None: raise SRLError("the learned SRL needs the PropBank lexicon: use lexicon='auto'")
         if not isinstance(model, ArgLabeller):
             path = Path(model) if model is not None else asset_path(MODEL_FILE)
@@ -245,14 +263,16 @@ class LearnedSRL(SpacySRL):
             for t in d:
                 if not is_predicate(t): continue
                 rule, rs, roles, rows = predicate_rows(t, self.lexicon)
-                jobs.append((d, t.i, rule, rs, roles, rows, len(allrows)))
+                keep = roleset_driven(roles, rule, t.i)
+                forced = {k: keep[(s, e)] for k, (s, e, _) in enumerate(rows) if (s, e) in keep}
+                jobs.append((d, t.i, rule, rs, roles, rows, len(allrows), forced))
                 allrows += [r[2] for r in rows]
         L = self.model.logits(allrows) if allrows else None
         frames = {}
-        for d, i, rule, rs, roles, rows, o in jobs:
-            args = decode(rows, L[o:o + len(rows)], self.model.labels, roles, i) if rows else []
+        for d, i, rule, rs, roles, rows, o, forced in jobs:
+            args = decode(rows, L[o:o + len(rows)], self.model.labels, roles, i, forced) if rows else []
             frames.setdefault(id(d), []).append(Frame(rule.verb, i, args, rs, rule.v_end))
         return [Parse([t.text for t in d], frames.get(id(d), [])) for d in docs]
-    def _parse_many(self, items, batch_size): return self.parse_docs(self.docs(items, batch_size))
+    def _parse_serial(self, items, batch_size): return self.parse_docs(self.docs(items, batch_size))
     def __repr__(self): return f"LearnedSRL({len(self.model.vocab)} features, {len(self.model.labels)} labels)"
 

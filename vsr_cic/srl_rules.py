@@ -8,11 +8,11 @@ import re
 from typing import Sequence
 from .srl import SRL, Arg, Frame, Parse, Lexicon, load_lexicon, load_nlp, verb_lemma, format_frame
 from .srl_words import (PREP_ROLE, ADV_ROLE, MARK_ROLE, TIME_NOUNS, ANIMATE, RECIPIENT_WORDS, MODALS, UNACCUSATIVE,
-                               TITLES, REL_PRONOUNS, LOC_PREPS, PLACE_NOUNS, MUSICAL, PREP_KEYWORDS)
+                               TITLES, REL_PRONOUNS, LOC_PREPS, PLACE_NOUNS, MUSICAL, PREP_KEYWORDS, ANIMALS)
 
 # %% auto #0
-__all__ = ['PROXY_VERBS', 'subtree_span', 'span_head', 'is_predicate', 'split_locatives', 'frame_of', 'verb_end',
-           'verbless_candidate', 'SpacySRL']
+__all__ = ['PROXY_VERBS', 'PROXY_ING', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'is_predicate', 'split_locatives',
+           'frame_of', 'verb_end', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
 
 # %% ../nbs/04b_srl_rules.ipynb #00000006
 _PUNCT = ('PUNCT',)
@@ -69,6 +69,12 @@ def _passive(p)->bool:
     if p.tag_ == 'VBN' and p.dep_ == 'conj' and not any(c.dep_ == 'aux' for c in p.children): return _passive(p.head)
     return False
 
+def _animate(t)->bool:
+    "Is token `t` a person or an animal (a pronoun other than *it*, a proper name, or a known person / animal noun)?"
+    w, l = t.lower_, t.lemma_.lower()
+    if t.pos_ == 'PRON': return w not in ('it', 'this', 'that', 'which', 'something')
+    return t.pos_ == 'PROPN' or w in ANIMATE or l in ANIMATE or w in ANIMALS or l in ANIMALS
+
 def _is_time(t)->bool:
     "A time expression head: a time noun, a month or weekday, or a year-like number"
     return t.lower_ in TIME_NOUNS or t.lemma_.lower() in TIME_NOUNS or (t.like_num and len(t.text) == 4 and t.text.isdigit())
@@ -88,9 +94,12 @@ class _Verb:
             self.roleset = (lexicon.roleset(cand, self.has_obj) if cand in lexicon else None) or lexicon.roleset(self.lemma, self.has_obj)
             self.roles = lexicon.roles(self.roleset)
 
-    def subject_role(self)->str:
-        "ARG0 for agents; ARG1 for passives and for verbs whose subject is a theme"
+    def subject_role(self, subj=None)->str:
+        "ARG0 for agents; ARG1 for passives and for verbs whose subject is a theme; the roleset's non-agentive role for a thing"
         if self.passive: return 'ARG1'
+        if self.roles and subj is not None and not self.has_obj and not _animate(subj):   # 'a kite [flying]': fly.01 ARG2
+            r = next((r for r, d in self.roles.items() if r != 'ARG0' and 'non-agentive' in d.lower()), None)
+            if r is not None: return r
         if self.roles:
             if 'ARG0' not in self.roles and 'ARG1' in self.roles: return 'ARG1'
             if not self.has_obj and 'caus' in self.roles.get('ARG0', '').lower(): return 'ARG1'
@@ -107,6 +116,12 @@ class _Verb:
             for r, d in self.roles.items():
                 if r not in ('ARG0', 'ARG1') and any(k in d.lower() for k in RECIPIENT_WORDS): return r
         return 'ARG1'
+
+    def location_role(self, used:set)->str:
+        "The roleset's numbered location role for a position next to a thing (`stand.01` ARG2 'location'), else LOC"
+        if self.has_obj: return 'LOC'
+        return next((r for r, d in self.roles.items() if r not in ('ARG0', 'ARG1') and r not in used
+                     and ('location' in d.lower() or 'position' in d.lower())), 'LOC')
 
     def after(self, role:str)->str:
         "The next numbered role after `role` (a complement after an ARG1 subject is ARG2)"
@@ -139,6 +154,13 @@ def _subject_of(v):
         if v.dep_ in ('conj', 'xcomp', 'advcl') and v.head.i != v.i: v = v.head
         else: return None
     return None
+
+def _subject_token(p):
+    "The token naming `p`'s subject: its subject dependent, the noun a participle modifies, or a governing verb's subject"
+    s = next((c for c in p.children if c.dep_ in ('nsubj', 'csubj')), None)
+    if s is not None: return s
+    if p.dep_ in ('acl', 'relcl', 'amod') and p.head.pos_ in ('NOUN', 'PROPN', 'PRON', 'NUM'): return p.head
+    return _subject_of(p.head) if p.dep_ in ('conj', 'xcomp', 'advcl') and p.head.i != p.i else None
 
 def _conj_chain(tok)->list:
     "`tok` and its conjuncts (`a bird and a ball`)"
@@ -193,7 +215,7 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
         spans = split_locatives(doc, noun, s, e)
         add(role, *spans[0])
         for ps, pe in spans[1:]: add('LOC', ps, pe)
-    subj = v.subject_role()
+    subj = v.subject_role(_subject_token(p))
     comp = v.after(subj) if not any(c.dep_ == 'expl' for c in p.children) else 'ARG1'   # 'there is [ARG1 a dog]'
     has_subj = False
     objs = [c for c in p.children if c.dep_ in ('dobj', 'dative')]
@@ -229,7 +251,8 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
             add_np(role, c, pobj) if pobj is not None and w in LOC_PREPS | {'to', 'from', 'into', 'onto'} else add(role, *subtree_span(c))
         elif d == 'advmod':
             if w in ('next', 'close') or any(k.dep_ == 'prep' for k in c.children) and w not in ADV_ROLE:
-                add('LOC', *_extend_conj(doc, c, *subtree_span(c))); continue
+                to = any(k.dep_ == 'prep' and k.lower_ == 'to' for k in c.children) and c.i > p.i
+                add(v.location_role(used) if to else 'LOC', *_extend_conj(doc, c, *subtree_span(c))); continue
             if c.tag_ in ('WRB',) and p.dep_ == 'relcl': continue
             sentential = c.i + 1 < len(doc) and doc[c.i + 1].text == ',' and c.i < p.i   # 'Amazingly, …'
             add(ADV_ROLE.get(w, 'MNR' if w.endswith('ly') and not sentential else 'ADV'), *subtree_span(c))
@@ -290,6 +313,14 @@ def _merge_coordinated(doc, args:list[Arg])->list[Arg]:
 
 # %% ../nbs/04b_srl_rules.ipynb #0000000c
 PROXY_VERBS = {(True, True): 'holds', (True, False): 'hold', (False, True): 'sits', (False, False): 'sit'}  # (object follows, -s form)
+PROXY_ING = {True: 'holding', False: 'sitting'}   # (object follows)
+
+def _ing_bases(w:str)->list[str]:
+    "Possible base forms of an -ing word (`riding` → ride, `sitting` → sit, `playing` → play)"
+    stem = w[:-3]
+    out = [stem, stem + 'e']
+    if len(stem) > 2 and stem[-1] == stem[-2]: out.insert(0, stem[:-1])
+    return out
 
 def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
     "(index, lemma) of a verb the tagger read as a noun in a sentence without a main verb (`a horse [drinks] in a field`)"
@@ -301,7 +332,12 @@ def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
         nxt = doc[t.i + 1] if t.i + 1 < len(doc) else None
         if t.tag_ not in ('NNS', 'NN', 'VBZ', 'VBP') or prev.pos_ != 'NOUN' or not t.is_lower or not prev.is_lower: continue
         if nxt is not None and nxt.pos_ not in ('ADP', 'DET', 'PUNCT', 'NUM', 'ADV', 'PRON'): continue
-        bases = [w[:-3] + 'y'] if w.endswith('ies') else [w[:-2], w[:-1]] if w.endswith('es') else [w[:-1]] if w.endswith('s') else [w]
+        if w.endswith('ing'):   # 'a zebra [standing] on a field': only after a person or animal, never 'office building'
+            if t.tag_ != 'NN' or len(w) < 6 or not _animate(prev): continue
+            bases = _ing_bases(w)
+        elif w.endswith('ies'): bases = [w[:-3] + 'y']
+        elif w.endswith('es'): bases = [w[:-2], w[:-1]]
+        else: bases = [w[:-1]] if w.endswith('s') else [w]
         lemma = next((b for b in bases if b in lexicon), None)
         if lemma is not None: return t.i, lemma
     return None
@@ -309,7 +345,8 @@ def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
 def _proxy_words(doc, i:int)->list[str]:
     "The doc's words with token `i` replaced by an unambiguous verb of the same shape"
     obj = i + 1 < len(doc) and doc[i + 1].pos_ in ('DET', 'NUM', 'ADJ', 'PRON')
-    return [t.text if t.i != i else PROXY_VERBS[(obj, t.lower_.endswith('s'))] for t in doc]
+    proxy = PROXY_ING[obj] if doc[i].lower_.endswith('ing') else PROXY_VERBS[(obj, doc[i].lower_.endswith('s'))]
+    return [t.text if t.i != i else proxy for t in doc]
 
 def _rewrap(parsed, original, i:int, lemma:str):
     "A doc with `original`'s words and `parsed`'s annotation (token `i` gets `lemma`)"
@@ -318,12 +355,41 @@ def _rewrap(parsed, original, i:int, lemma:str):
                tags=[t.tag_ for t in parsed], pos=[t.pos_ for t in parsed], morphs=[str(t.morph) for t in parsed],
                lemmas=[lemma if t.i == i else t.lemma_ for t in parsed], heads=[t.head.i for t in parsed], deps=[t.dep_ for t in parsed])
 
+PARALLEL_MIN = 2000   # sentences from which `parse_many` spreads the work over worker processes
+CHUNK = 500           # sentences per worker task
+
+_WORKER = None   # the backend a forked worker process parses with
+
+def _parse_chunk(args):
+    items, batch_size = args
+    return _WORKER._parse_serial(items, batch_size)
+
+def parallel_parse(srl, items:list, batch_size:int, n_process:int, chunk:int=CHUNK)->list[Parse]:
+    "`srl._parse_serial` over chunks of `items` in `n_process` forked workers (the loaded models are shared, not pickled)"
+    import multiprocessing as mp
+    global _WORKER
+    _WORKER = srl
+    try:
+        with mp.get_context('fork').Pool(n_process) as pool:
+            tasks = [(items[i:i + chunk], batch_size) for i in range(0, len(items), chunk)]
+            parts = pool.map(_parse_chunk, tasks, chunksize=1)
+    finally: _WORKER = None
+    return [p for part in parts for p in part]
+
+def _cpus()->int:
+    import os
+    return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
+
 class SpacySRL(SRL):
     "Rule-based PropBank SRL on spaCy's dependency parse"
     name = 'spacy'
-    def __init__(self, lexicon:Lexicon|None|str='auto'): # 'auto': the PropBank lexicon shipped in the package; None: none
+    def __init__(self, lexicon:Lexicon|None|str='auto', # 'auto': the PropBank lexicon shipped in the package; None: none
+                 n_process:int|None=None): # worker processes for large inputs (None: one per CPU core, at most 4; 1: none)
         self.lexicon = load_lexicon() if lexicon == 'auto' else lexicon
         self.nlp = load_nlp()
+        if n_process is not None and (not isinstance(n_process, int) or n_process < 1):
+            raise ValueError(f"n_process must be a positive int or None, got {n_process!r}")
+        self.n_process = n_process
     def docs(self, items:Sequence, batch_size:int=256)->list:
         "Parsed spaCy docs for strings or token lists (token lists keep their tokens), misread verbs repaired"
         from spacy.tokens import Doc
@@ -338,5 +404,12 @@ class SpacySRL(SRL):
     def parse_doc(self, doc)->Parse:
         "Frames of one parsed spaCy doc"
         return Parse([t.text for t in doc], [frame_of(t, self.lexicon) for t in doc if is_predicate(t)])
-    def _parse_many(self, items, batch_size): return [self.parse_doc(d) for d in self.docs(items, batch_size)]
+    def _parse_serial(self, items, batch_size): return [self.parse_doc(d) for d in self.docs(items, batch_size)]
+    def _parse_many(self, items, batch_size):
+        "Serial below `PARALLEL_MIN` sentences (or with one process), else `parallel_parse` (same frames, fork only)"
+        import multiprocessing as mp
+        n = self.n_process if self.n_process is not None else min(4, _cpus())
+        if n <= 1 or len(items) < PARALLEL_MIN or 'fork' not in mp.get_all_start_methods():
+            return self._parse_serial(items, batch_size)
+        return parallel_parse(self, items, batch_size, n)
     def __repr__(self): return f"SpacySRL(lexicon={self.lexicon!r})"
