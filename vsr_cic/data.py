@@ -296,7 +296,7 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
 
 # %% ../nbs/02_data.ipynb #0000001a1
 class PackedRecords(Sequence):
-    "JSON-like records (dicts of ints, floats, strings, None, lists, tuples) packed in one byte buffer; each access returns a fresh dict"
+    "JSON-like records (dicts of ints, floats, str, None, lists, tuples) in one byte buffer; each access: a fresh dict"
     def __init__(self, records:Iterable[dict]=()):
         self._keys, self._key_ids, self._kidx, self._buf, self._ends = [], {}, array('I'), bytearray(), array('Q')
         for r in records: self.append(r)
@@ -322,7 +322,7 @@ class PackedRecords(Sequence):
         if isinstance(i, slice): return [self._one(j) for j in range(*i.indices(len(self)))]
         return self._one(operator.index(i))
     @property
-    def nbytes(self)->int: return len(self._buf) + self._ends.itemsize * len(self._ends) + self._kidx.itemsize * len(self._kidx)
+    def nbytes(self)->int: return len(self._buf) + self._ends.itemsize * len(self) + self._kidx.itemsize * len(self)
     def __repr__(self): return f"PackedRecords({len(self)} records, {self.nbytes:,} bytes)"
 
 class PackedIndex(Mapping):
@@ -340,7 +340,7 @@ class PackedIndex(Mapping):
     def __repr__(self): return f"PackedIndex({len(self)} records, {self._recs.nbytes:,} bytes)"
 
 class CaptionFile:
-    "The caption records of a `lazy` dataset: `captions.jsonl` read again on every pass (checked when the dataset was opened)"
+    "Caption records of a `lazy` dataset: `captions.jsonl` read on every pass (checked when the dataset was opened)"
     def __init__(self, path:Path, n:int): self.path, self.n = Path(path), n
     def __len__(self): return self.n
     def __iter__(self): return _read_jsonl(self.path)
@@ -381,10 +381,12 @@ class Dataset:
         self.classes, self.lazy = list(self.meta['classes']), lazy
         self.images = PackedIndex() if lazy else {}
         recs = _read_jsonl(self.path/'images.jsonl')
-        if not lazy: recs = list(recs); _unique(recs, 'image_id', 'images.jsonl')   # a repeated id would move an image to another split
+        if not lazy:                                      # a repeated id would move an image to another split
+            recs = list(recs); _unique(recs, 'image_id', 'images.jsonl')
         for r in recs:
             if validate: _check_image(r, 'images.jsonl', text_only=bool(self.meta.get('text_only')))
-            if lazy and r['image_id'] in self.images: _unique(_read_jsonl(self.path/'images.jsonl'), 'image_id', 'images.jsonl')
+            if lazy and r['image_id'] in self.images:    # name both records
+                _unique(_read_jsonl(self.path/'images.jsonl'), 'image_id', 'images.jsonl')
             self.images[r['image_id']] = r
         cp = self.path/'captions.jsonl'
         if lazy: self.captions = CaptionFile(cp, self._check_captions(_read_jsonl(cp), validate))
@@ -405,7 +407,7 @@ class Dataset:
             if not isinstance(c, Mapping) or c.get('image_id') not in self.images:
                 raise DataError(f"captions.jsonl caption {c.get('caption_id') if isinstance(c, Mapping) else c!r}: field image_id: unknown image {c.get('image_id') if isinstance(c, Mapping) else None!r}")
             validate_caption(c, self.images[c['image_id']])
-        if self.lazy and len(np.unique(np.frombuffer(hashes, np.int64))) < n:   # a repeated id (or a hash collision): name it
+        if self.lazy and len(np.unique(np.frombuffer(hashes, np.int64))) < n:   # a repeated id (or a collision): name it
             _unique(_read_jsonl(self.path/'captions.jsonl'), 'caption_id', 'captions.jsonl')
         return n
 
@@ -464,7 +466,7 @@ class Dataset:
 
 def load_dataset(path:str|os.PathLike, # dataset folder (holding meta.json)
                  validate:bool=True,   # validate every image and caption record
-                 lazy:bool=False,      # captions read from disk on each pass, images packed (memory ~flat in the dataset size)
+                 lazy:bool=False,      # captions read from disk on each pass, images packed (memory ~flat in size)
                 )->Dataset:
     "Open a dataset folder in the canonical format"
     return Dataset(path, validate=validate, lazy=lazy)

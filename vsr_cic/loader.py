@@ -177,7 +177,7 @@ BOS, EOS = '<bos>', '<eos>'
 WORD_SPECIALS = (PAD, UNK, BOS, EOS)
 
 def _as_data(data):
-    "A loaded dataset (`vsr_cic.data.load_dataset`, which validates every record; lazy: captions stay on disk), from a path or as given"
+    "A loaded dataset (`vsr_cic.data.load_dataset`: validated, lazy: captions stay on disk), from a path or as given"
     return load_dataset(data, lazy=True) if isinstance(data, (str, os.PathLike)) else data
 
 def _split_captions(data, split:str|None):
@@ -190,7 +190,8 @@ def build_vocabs(data,                  # dataset folder or loaded dataset
                 )->dict:                # {'words': Vocab, 'verbs': Vocab}
     "Word and verb vocabularies from the captions of one split"
     data = _as_data(data)
-    words = Vocab.build((t for c in _split_captions(data, split) for t in c['tokens']), min_freq=min_freq, specials=WORD_SPECIALS, name='word')
+    words = Vocab.build((t for c in _split_captions(data, split) for t in c['tokens']), min_freq=min_freq, specials=WORD_SPECIALS,
+                        name='word')
     return {'words': words, 'verbs': verb_vocab([f['verb'] for c in _split_captions(data, split) for f in c['frames']])}
 
 def save_vocabs(vocabs:dict, folder:str|os.PathLike)->Path:
@@ -251,7 +252,7 @@ class TaskDataset(Dataset):
         self.store = FeatureStore(self.path/self.data.meta.get('feature_file', 'features.hdf5'), limits.proposals, reopen, cache,
                                   cache_bytes)
         self.skipped, self._set_memo = Counter(), {}
-        self.examples = PackedRecords(ex for c in _split_captions(self.data, split) for ex in self._examples(c))  # ~0.3 KB each
+        self.examples = PackedRecords(ex for c in _split_captions(self.data, split) for ex in self._examples(c))  # ~0.4 KB
 
     def __len__(self): return len(self.examples)
     def __getitem__(self, i): return self.examples[i]
