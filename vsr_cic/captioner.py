@@ -145,7 +145,7 @@ class ControllableCaptioner(nn.Module):
     def prepare(self, ctx:SlotContext)->SlotContext: return ctx
     def map_slots(self, slot_idx:torch.Tensor, ctx:SlotContext)->torch.Tensor: return slot_idx.long().clamp(min=0)
     def init_state(self, ctx:SlotContext)->tuple: raise NotImplementedError
-    def word_terms(self, words, ctx)->torch.Tensor|None: return None   # teacher forcing's word inputs at once (subclasses)
+    def step_terms(self, words, ptrs, ctx)->list|None: return None     # teacher forcing's per-step inputs at once (subclasses)
     def step(self, prev_word, ptr, state, ctx)->tuple: raise NotImplementedError
 
     def forced_shift(self, ptr:torch.Tensor, ctx:SlotContext)->torch.Tensor:
@@ -159,12 +159,12 @@ class ControllableCaptioner(nn.Module):
         state, wl, gl, traces = self.init_state(ctx), [], [], []
         last = (ctx.n_slots - 1)[:, None]                              # (B, 1)
         ptrs = torch.minimum(slot_idx.long().clamp(min=0), last)       # (B, T)
-        xw = self.word_terms(words[:, :-1], ctx)                       # None or (B, T-1, ·): `step_hidden`, one `readout`
+        pre = self.step_terms(words[:, :-1], ptrs[:, 1:], ctx)         # None or per step: `step_hidden`, one `readout`
         for t in range(T - 1):                                         # word t+1 is generated under its own slot
-            if xw is None: w, g, state, tr = self.step(words[:, t], ptrs[:, t + 1], state, ctx)
-            else: w, g, state, tr = self.step_hidden(words[:, t], ptrs[:, t + 1], state, ctx, xw[:, t])
+            if pre is None: w, g, state, tr = self.step(words[:, t], ptrs[:, t + 1], state, ctx)
+            else: w, g, state, tr = self.step_hidden(words[:, t], ptrs[:, t + 1], state, ctx, pre[t])
             wl.append(w); gl.append(g); traces.append(tr)
-        wl = torch.stack(wl, 1) if xw is None else self.readout(torch.stack(wl, 1))
+        wl = torch.stack(wl, 1) if pre is None else self.readout(torch.stack(wl, 1))
         out = wl, torch.stack(gl, 1)                                   # (B, T-1, V), (B, T-1, 2)
         if not return_trace: return out
         return (*out, {k: torch.stack([tr[k] for tr in traces], 1) for k in traces[0]})
@@ -325,10 +325,14 @@ class RoleShiftCaptioner(ControllableCaptioner):
         if self.use_roles: ctx['x_slot'] = F.linear(ctx.slot_emb, W[:, e + d + H:])      # (B, K, G)
         ctx['x_weights'] = (W[:, :e], torch.cat([W[:, e + d:e + d + H], U], 1))          # a tuple: not per sample
 
-    def word_terms(self, words, ctx)->torch.Tensor|None:
-        "With `precompute` and an eager `step`: x_t's word terms of all teacher-forced steps at once (B, T-1, G)"
+    def step_terms(self, words, ptrs, ctx)->list|None:
+        "With `precompute` and an eager `step`: per teacher-forced step, x_t's non-recurrent terms and the slot's regions"
         if not self.precompute or 'step' in vars(self): return None     # `compile_step` keeps its captured per-step graph
-        return F.linear(self.drop(self.embed(words)), ctx.x_weights[0])
+        b = torch.arange(words.shape[0], device=words.device)[:, None]
+        x = ctx.x_static[:, None] + F.linear(self.drop(self.embed(words)), ctx.x_weights[0])   # (B, T-1, G)
+        if self.use_roles: x = x + ctx.x_slot[b, ptrs]
+        cols = [x, ctx.regions[b, ptrs], ctx.reg_proj[b, ptrs], ctx.region_mask[b, ptrs]]  # gathered once for all steps
+        return [dict(zip(('x', 'regions', 'reg_proj', 'mask'), s)) for s in zip(*(c.unbind(1) for c in cols))]  # 1 backward
 
     def init_state(self, ctx:SlotContext)->tuple:
         z = ctx.global_feat.new_zeros(ctx.batch_size, self.hidden)
@@ -343,7 +347,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
 
     def readout(self, h:torch.Tensor)->torch.Tensor: return torch.log_softmax(self.out(h), -1)   # FC_b: (.., H) -> (.., V)
 
-    def _lstm1(self, prev_word, ptr, b, state, ctx, x_word=None)->tuple:
+    def _lstm1(self, prev_word, ptr, b, state, ctx, pre=None)->tuple:
         "h¹_t, m¹_t and both sentinels (Eq. 7, supp. Eq. 9, 12); `precompute`: only the word and recurrent terms are new"
         h1, m1, h2, _ = state
         if not self.precompute:
@@ -355,21 +359,24 @@ class RoleShiftCaptioner(ControllableCaptioner):
             sr_g = torch.sigmoid(self.W_ig(x) + self.W_hg(h1)) * torch.tanh(m1n) if self.has_gate else None
             return h1n, m1n, sr_v, sr_g
         H, (Ww, Wr) = self.hidden, ctx.x_weights
-        if x_word is None: x_word = F.linear(self.drop(self.embed(prev_word)), Ww)
-        z = ctx.x_static + x_word + F.linear(torch.cat([h2, h1], 1), Wr)   # (B, G): LSTM₁ gates i f g o, then sentinels
-        if self.use_roles: z = z + ctx.x_slot[b, ptr]
+        if pre is not None: x = pre['x']                               # from `step_terms`
+        else:
+            x = ctx.x_static + F.linear(self.drop(self.embed(prev_word)), Ww)
+            if self.use_roles: x = x + ctx.x_slot[b, ptr]
+        z = x + F.linear(torch.cat([h2, h1], 1), Wr)                   # (B, G): LSTM₁ gates i f g o, then sentinels
         i, f, g, o = z[:, :4 * H].chunk(4, 1)
         m1n = torch.sigmoid(f) * m1 + torch.sigmoid(i) * torch.tanh(g)
         tm = torch.tanh(m1n)
         sr_g = torch.sigmoid(z[:, 5 * H:]) * tm if self.has_gate else None
         return torch.sigmoid(o) * tm, m1n, torch.sigmoid(z[:, 4 * H:5 * H]) * tm, sr_g
 
-    def step_hidden(self, prev_word, ptr, state, ctx, x_word=None)->tuple:
-        "`step` up to the dropped h²_t (B, H) that `readout` maps to word log-probs; `x_word` (B, G): see `word_terms`"
+    def step_hidden(self, prev_word, ptr, state, ctx, pre:dict|None=None)->tuple:
+        "`step` up to the dropped h²_t (B, H) that `readout` maps to word log-probs; `pre`: this step's `step_terms`"
         h1, m1, h2, m2 = state
         b = torch.arange(ptr.shape[0], device=ptr.device)
-        h1n, m1n, sr_v, sr_g = self._lstm1(prev_word, ptr, b, state, ctx, x_word)
-        c, gate, tr = self.attn(h1n, ctx.regions[b, ptr], ctx.reg_proj[b, ptr], ctx.region_mask[b, ptr], sr_g, sr_v)
+        h1n, m1n, sr_v, sr_g = self._lstm1(prev_word, ptr, b, state, ctx, pre)
+        if pre is None: pre = dict(regions=ctx.regions[b, ptr], reg_proj=ctx.reg_proj[b, ptr], mask=ctx.region_mask[b, ptr])
+        c, gate, tr = self.attn(h1n, pre['regions'], pre['reg_proj'], pre['mask'], sr_g, sr_v)
         if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch (`compile_step`)
             gate = torch.where(self.forced_shift(ptr, ctx)[:, None], gate.new_tensor([float('-inf'), 0.]), gate)
         h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), (h2, m2))
