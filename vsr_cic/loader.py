@@ -252,7 +252,8 @@ class TaskDataset(Dataset):
         self.store = FeatureStore(self.path/self.data.meta.get('feature_file', 'features.hdf5'), limits.proposals, reopen, cache,
                                   cache_bytes)
         self.skipped, self._set_memo = Counter(), {}
-        self.examples = PackedRecords(ex for c in _split_captions(self.data, split) for ex in self._examples(c))  # ~0.4 KB
+        exs = (ex for c in _split_captions(self.data, split) for ex in self._examples(c))
+        self.examples = PackedRecords(exs) if getattr(self.data, 'lazy', False) else list(exs)   # lazy: ~0.4 KB each, copies
 
     def __len__(self): return len(self.examples)
     def __getitem__(self, i): return self.examples[i]
