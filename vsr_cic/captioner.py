@@ -145,7 +145,7 @@ class ControllableCaptioner(nn.Module):
     def prepare(self, ctx:SlotContext)->SlotContext: return ctx
     def map_slots(self, slot_idx:torch.Tensor, ctx:SlotContext)->torch.Tensor: return slot_idx.long().clamp(min=0)
     def init_state(self, ctx:SlotContext)->tuple: raise NotImplementedError
-    def step_terms(self, words, ptrs, ctx)->list|None: return None     # teacher forcing's per-step inputs at once (subclasses)
+    def step_terms(self, words, ptrs, ctx)->list|None: return None     # per-step inputs at once (subclasses)
     def step(self, prev_word, ptr, state, ctx)->tuple: raise NotImplementedError
 
     def forced_shift(self, ptr:torch.Tensor, ctx:SlotContext)->torch.Tensor:
@@ -277,7 +277,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
                  use_gate:bool=True,        # predict shifts (False: the pointer never moves, C-UpDn)
                  verb_shift:str='gate',     # 'gate' | 'one_word', see above
                  feat_proj:int|None=None,   # width d of a learned linear map on regions and f̄, once per batch (None: raw D)
-                 precompute:bool=False,     # x_t's terms of f̄, slot and (teacher forcing) words once per batch, one readout
+                 precompute:bool=False,     # x_t's f̄, slot and (teacher forcing) word terms once per batch
                  **ids):                    # pad_id, bos_id, eos_id
         super().__init__(vocab_size, feat_dim, verb_shift=verb_shift, **ids)
         self.hidden, self.use_roles, self.has_gate, self.precompute = hidden, use_roles, use_gate, precompute

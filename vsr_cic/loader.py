@@ -190,8 +190,8 @@ def build_vocabs(data,                  # dataset folder or loaded dataset
                 )->dict:                # {'words': Vocab, 'verbs': Vocab}
     "Word and verb vocabularies from the captions of one split"
     data = _as_data(data)
-    words = Vocab.build((t for c in _split_captions(data, split) for t in c['tokens']), min_freq=min_freq, specials=WORD_SPECIALS,
-                        name='word')
+    words = Vocab.build((t for c in _split_captions(data, split) for t in c['tokens']), min_freq=min_freq,
+                        specials=WORD_SPECIALS, name='word')
     return {'words': words, 'verbs': verb_vocab([f['verb'] for c in _split_captions(data, split) for f in c['frames']])}
 
 def save_vocabs(vocabs:dict, folder:str|os.PathLike)->Path:
@@ -253,7 +253,7 @@ class TaskDataset(Dataset):
                                   cache_bytes)
         self.skipped, self._set_memo = Counter(), {}
         exs = (ex for c in _split_captions(self.data, split) for ex in self._examples(c))
-        self.examples = PackedRecords(exs) if getattr(self.data, 'lazy', False) else list(exs)   # lazy: ~0.4 KB each, copies
+        self.examples = PackedRecords(exs) if getattr(self.data, 'lazy', False) else list(exs)   # lazy: ~0.4 KB each
 
     def __len__(self): return len(self.examples)
     def __getitem__(self, i): return self.examples[i]
