@@ -11,7 +11,7 @@
    main process count once), whose excess over the after-build figure is the feature side and must stay within
    the cache budget + a fixed overhead (the batches in flight); plus ru_maxrss of the main process.
 3. The paper's width on the smaller dataset (`caption_data`, batch 100 as supp. D, hidden = embeddings =
-   attention = 512, `feat_proj=512`, verb_shift 'one_word', Adam, 1 thread): s/step of XE and of SCST (one
+   attention = 512, `feat_proj=512`, `precompute=True`, verb_shift 'one_word', Adam, 1 thread): s/step of XE and of SCST (one
    sample + greedy baseline, CIDEr-D reward), beam-5 captions/s (eval, 100 captions), peak RSS; projected
    wall time of one COCO Entities epoch (545,202 training captions / 100 x s/step) for each stage.
 Usage: python bench/bench_paperscale.py [--quick] [--sizes-gb 1,4.2] [--batches 30] [--keep]
@@ -66,8 +66,10 @@ def loader_pass(path:str, batches:int, budget_mb:float, workers:int)->dict:
         n += len(b['caption_id']); imgs += len(b['image_id']); nb += 1; peak = max(peak, _tree_mb())
         if nb >= batches: break
     dt = time.perf_counter() - t0
-    st = dl.dataset.store
-    return dict(workers=workers, samples=n, samples_per_s=n / dt, feature_mb_per_s=imgs * _image_mb(path) / dt, build_s=t_build,
+    st, ds = dl.dataset.store, dl.dataset
+    return dict(examples_kb=ds.examples.nbytes / 2**10 if hasattr(ds.examples, 'nbytes') else None,
+                images_kb=ds.data.images._recs.nbytes / 2**10 if hasattr(ds.data.images, '_recs') else None,
+                workers=workers, samples=n, samples_per_s=n / dt, feature_mb_per_s=imgs * _image_mb(path) / dt, build_s=t_build,
                 mem_after_build_mb=rss_build, peak_mem_mb=peak, feature_side_mb=peak - rss_build, cache_budget_mb=budget_mb,
                 peak_rss_main_mb=peak_rss_mb(),
                 main_cached_mb=st.cached_bytes / 2**20, cold_start=cold, features_gb=feat.stat().st_size / 1e9,
@@ -89,7 +91,8 @@ def width512(path:str, quick:bool=False, steps:int=XE_STEPS, scst_steps:int=SCST
     from vsr_cic.decoding import beam_search
     torch.set_num_threads(1); torch.manual_seed(0)
     cd = caption_data(path, verb_one_word=True); tr = cd.splits['train']
-    net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=WIDTH, emb=WIDTH, att=WIDTH, verb_shift='one_word', feat_proj=WIDTH)
+    net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=WIDTH, emb=WIDTH, att=WIDTH, verb_shift='one_word', feat_proj=WIDTH,
+                         precompute=True)
     rss0 = peak_rss_mb(); batch = 8 if quick else BATCH
     opt = torch.optim.Adam(net.parameters(), 5e-4); net.train()
     t_xe = time_steps(xe_step_fn(net, 'cpu'), opt, tr, steps, batch=batch); rss_xe = peak_rss_mb()
@@ -149,6 +152,8 @@ def _summary(rows:list, w5:dict, budget_mb:float)->dict:
     w0 = [r for r in rows if r['workers'] == 0]; small, big = w0[0], w0[-1]
     dgb = big['features_gb'] - small['features_gb']
     slope = lambda k: (big[k] - small[k]) / dgb if dgb else None
+    dcap = big['captions'] - small['captions']
+    per_cap = lambda k: (big[k] - small[k]) * 2**20 / dcap if dcap else None      # bytes per caption of the dataset
     return {'rows': rows, 'width512': w5,
             'paper_scale_loader_samples_per_s': big['samples_per_s'], 'paper_scale_peak_rss_mb': max(r['peak_rss_main_mb'] for r in w0),
             'paper_scale_peak_mem_workers_mb': max(r['peak_mem_mb'] for r in rows),
@@ -156,6 +161,9 @@ def _summary(rows:list, w5:dict, budget_mb:float)->dict:
             'paper_scale_sizes_gb': [r['features_gb'] for r in w0], 'paper_scale_peak_rss_slope_mb_per_gb': slope('peak_rss_main_mb'),
             'paper_scale_feature_side_slope_mb_per_gb': slope('feature_side_mb'),
             'paper_scale_after_build_slope_mb_per_gb': slope('mem_after_build_mb'),
+            'paper_scale_after_build_bytes_per_caption': per_cap('mem_after_build_mb'),
+            'paper_scale_peak_rss_bytes_per_caption': per_cap('peak_rss_main_mb'),
+            'paper_scale_captions': [r['captions'] for r in w0], 'paper_scale_size_ratio': big['features_gb'] / small['features_gb'],
             'w512_xe_captions_per_s': w5['xe_captions_per_s'], 'w512_scst_captions_per_s': w5['scst_captions_per_s'],
             'w512_beam5_captions_per_s': w5['beam5_captions_per_s'], 'w512_peak_rss_mb': w5['peak_rss_mb'],
             'coco_entities_epoch_projection_s': w5['xe_epoch_coco_entities_s'],
@@ -164,13 +172,15 @@ def _summary(rows:list, w5:dict, budget_mb:float)->dict:
 def report(r:dict)->str:
     w5 = r['width512']
     cols = ['images', 'captions', 'features_gb', 'generate_s', 'workers', 'samples', 'samples_per_s', 'feature_mb_per_s',
-            'mem_after_build_mb', 'peak_mem_mb', 'feature_side_mb', 'cache_budget_mb', 'peak_rss_main_mb']
+            'examples_kb', 'images_kb', 'mem_after_build_mb', 'peak_mem_mb', 'feature_side_mb', 'cache_budget_mb', 'peak_rss_main_mb']
     h = lambda s: float("nan") if s is None else s / 3600
     return '\n'.join([table('Paper-scale loader (float32 2048-d bottom-up layout, cold page cache, batch 100, dense)', r['rows'], cols), '',
         table('Paper width (hidden = emb = att = 512, feat_proj 512, batch %d, 1 thread)' % w5['batch'], [w5]), '',
         f"feature-side memory (peak - after build): max {r['paper_scale_feature_side_mb_max']:.0f} MB vs cache budget "
         f"{r['paper_scale_cache_budget_mb']:.0f} MB; slopes per GB of features: peak RSS {r['paper_scale_peak_rss_slope_mb_per_gb']}, "
-        f"feature side {r['paper_scale_feature_side_slope_mb_per_gb']}, after build {r['paper_scale_after_build_slope_mb_per_gb']} MB/GB",
+        f"feature side {r['paper_scale_feature_side_slope_mb_per_gb']}, after build {r['paper_scale_after_build_slope_mb_per_gb']} MB/GB; "
+        f"per caption: after build {r['paper_scale_after_build_bytes_per_caption']} B, peak RSS {r['paper_scale_peak_rss_bytes_per_caption']} B "
+        f"(sizes {r['paper_scale_size_ratio']:.1f}x apart)",
         f"COCO Entities epoch ({COCO_ENTITIES_TRAIN_CAPTIONS:,} captions) projected: XE {h(r['coco_entities_epoch_projection_s']):.1f} h, "
         f"SCST {h(r['coco_entities_scst_epoch_projection_s']):.1f} h (1 CPU thread)"])
 

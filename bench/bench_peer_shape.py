@@ -1,19 +1,23 @@
-"""Our captioner at the reference trainer's size: XE step and greedy / beam decoding, raw vs projected regions.
+"""Our captioner against a reference-shaped model at the reference trainer's size: XE step, greedy / beam decoding.
 
 The shape of issue #17's side-by-side with self-critical.pytorch's UpDownModel: width 512 (hidden, embeddings,
 attention), 36 regions x 2048-d per image, vocabulary 10,000, 16 generated tokens, batch 50, one CPU thread.
-Our captioner sees the 36 regions as K=4 slots x R=9 regions (slot 1 is the verb, grounded to f-bar), so each
-region is projected once per image. Inputs are random tensors of exactly that shape (no data set needed: the
-cost of a step does not depend on the values). Configurations:
+Our captioner sees the 36 regions as K=4 slots x R=9 regions (slot 1 is the verb, grounded to f-bar). Inputs are
+random tensors of exactly that shape (no data set needed: the cost of a step does not depend on the values).
+Configurations, timed in interleaved rounds (ref, proj512, ours, ref, ...) so load from other jobs hits all alike:
 
-* `raw`: `make_captioner('ours', ..., verb_shift='one_word')`, the 2048-d features enter the LSTMs and attentions
-  (the code before this benchmark: the issue's "2.54 s per XE step");
-* `proj512`: the same with `feat_proj=512` (one learned linear map 2048 -> 512 in front, once per batch).
+* `ref`: `updown_ref.UpDownRef`, the reference's layout (regions embedded once per image; per step: embedding,
+  attention LSTM, additive attention over 36 regions, language LSTM, logits, log-softmax), 20.2 M parameters;
+* `proj512`: `make_captioner('ours', ..., verb_shift='one_word', feat_proj=512)` (one learned linear map
+  2048 -> 512 in front of the regions and f-bar, once per batch);
+* `ours`: the same with `precompute=True` (x_t's terms of f-bar and of the slot embedding once per batch, the
+  teacher-forced words' terms and the readout FC_b + log-softmax over all steps at once: the same equations);
+* `raw` (`--with-raw`): no projection, the 2048-d features enter the LSTMs and attentions (slow).
 
-Rounds alternate the two (raw, proj512, raw, ...) so load from other jobs hits both alike; the reported
-figures are medians over rounds. XE step = loss + backward + Adam step. Decoding: eval mode, no grad,
-`greedy_decode` and `beam_search(beam_size=3, 5)` with max_len 16.
-Usage: python bench/bench_peer_shape.py [--quick] [--rounds 2] [--threads 1]
+Reported figures are medians over rounds, wall and CPU time of this process (the robust figure on a shared,
+loaded machine). XE step = loss + backward + Adam step. Decoding: eval mode, no grad, `greedy_decode` and
+`beam_search(beam_size=3, 5)` with max_len 16; the reference: greedy only.
+Usage: python bench/bench_peer_shape.py [--quick] [--rounds 2] [--threads 1] [--with-raw]
 """
 from __future__ import annotations
 import argparse, statistics, sys, time
@@ -44,18 +48,35 @@ def peer_controls(batch:int=BATCH, seed:int=0)->dict:
     return dict(words=words, slot_idx=slot_idx, regions=regions, region_mask=mask, slot_role=role,
                 slot_is_verb=verb, global_feat=gf, n_slots=torch.full((batch,), K))
 
-def make_model(feat_proj):
+CONFIGS = {'raw': dict(feat_proj=None), 'proj512': dict(feat_proj=WIDTH), 'ours': dict(feat_proj=WIDTH, precompute=True)}
+
+def make_model(feat_proj, precompute:bool=False):
     import torch
     from vsr_cic.baselines import make_captioner
     torch.manual_seed(0)
-    return make_captioner('ours', VOCAB, FEAT_D, hidden=WIDTH, emb=WIDTH, att=WIDTH, verb_shift='one_word', feat_proj=feat_proj)
+    return make_captioner('ours', VOCAB, FEAT_D, hidden=WIDTH, emb=WIDTH, att=WIDTH, verb_shift='one_word', feat_proj=feat_proj,
+                          precompute=precompute)
+
+def make_ref():
+    import torch
+    from updown_ref import UpDownRef
+    torch.manual_seed(0)
+    return UpDownRef(VOCAB, FEAT_D, WIDTH)
+
+def ref_inputs(ctl:dict, seed:int=1)->dict:
+    "The reference's inputs: 36 regions x 2048 per image (all real), the same captions"
+    import torch
+    B = ctl['words'].shape[0]
+    att = torch.randn(B, REGIONS, FEAT_D, generator=torch.Generator().manual_seed(seed))
+    return dict(att_feats=att, att_mask=torch.ones(B, REGIONS, dtype=torch.bool), words=ctl['words'])
 
 def xe_times(net, opt, ctl, n:int)->list[tuple]:
     "(wall, CPU) seconds of `n` XE steps; CPU time of this process is less inflated by other jobs on a loaded machine"
     out = []
     net.train()
     for _ in range(n):
-        t0, c0 = time.perf_counter(), time.process_time(); loss = net.loss(**ctl)['loss']
+        t0, c0 = time.perf_counter(), time.process_time()
+        loss = net.loss(**ctl) if 'att_feats' in ctl else net.loss(**ctl)['loss']
         opt.zero_grad(); loss.backward(); opt.step(); out.append((time.perf_counter() - t0, time.process_time() - c0))
     return out
 
@@ -65,54 +86,65 @@ def _timed(f)->tuple:
 def decode_times(net, ctl)->dict:
     import torch
     from vsr_cic.decoding import greedy_decode, beam_search
-    c = {k: v for k, v in ctl.items() if k not in ('words', 'slot_idx')}
+    from vsr_cic.captioner import BOS_ID
     net.eval(); out = {}
     with torch.no_grad():
+        if 'att_feats' in ctl:                                                  # the reference: greedy only
+            out['greedy'] = _timed(lambda: net.greedy(ctl['att_feats'], ctl['att_mask'], BOS_ID, WORDS)); return out
+        c = {k: v for k, v in ctl.items() if k not in ('words', 'slot_idx')}
         out['greedy'] = _timed(lambda: greedy_decode(net, max_len=WORDS, **c))
         for k in (3, 5): out[f'beam{k}'] = _timed(lambda: beam_search(net, beam_size=k, max_len=WORDS, **c))
     return out                                                                  # name -> (wall s, CPU s)
 
-def run(quick:bool=False, rounds:int|None=None, threads:int=1, batch:int|None=None)->dict:
+def _row(name, net, xe, dec, batch)->dict:
+    med = lambda k, j=0: statistics.median(d[k][j] for d in dec) if k in dec[0] else None
+    per_s = lambda k: batch / med(k) if k in dec[0] else None
+    s, c = statistics.median(w for w, _ in xe), statistics.median(c for _, c in xe)
+    return dict(config=name, params_m=sum(p.numel() for p in net.parameters()) / 1e6, xe_s_per_step=s, xe_cpu_s_per_step=c,
+                xe_captions_per_s=batch / s, xe_captions_per_cpu_s=batch / c, xe_steps=len(xe), greedy_s=med('greedy'),
+                greedy_cpu_s=med('greedy', 1), greedy_captions_per_s=per_s('greedy'), greedy_captions_per_cpu_s=batch / med('greedy', 1),
+                beam3_s=med('beam3'), beam3_cpu_s=med('beam3', 1), beam3_captions_per_s=per_s('beam3'),
+                beam5_s=med('beam5'), beam5_cpu_s=med('beam5', 1), beam5_captions_per_s=per_s('beam5'))
+
+def run(quick:bool=False, rounds:int|None=None, threads:int=1, batch:int|None=None, with_raw:bool=False)->dict:
     import torch
     torch.set_num_threads(threads)
     batch = batch or (QUICK['batch'] if quick else BATCH)
     rounds = rounds or (QUICK['rounds'] if quick else ROUNDS)
     steps = QUICK['steps'] if quick else XE_PER_ROUND
     ctl = peer_controls(batch)
-    cfgs = {'raw': None, 'proj512': WIDTH}
-    nets = {n: make_model(p) for n, p in cfgs.items()}
+    nets = {'ref': make_ref(), **{n: make_model(**kw) for n, kw in CONFIGS.items() if with_raw or n != 'raw'}}
+    inputs = {n: ref_inputs(ctl) if n == 'ref' else ctl for n in nets}
     opts = {n: torch.optim.Adam(m.parameters(), 5e-4) for n, m in nets.items()}
-    for n in nets: xe_times(nets[n], opts[n], ctl, 1)                           # warm-up (allocator, Adam state)
+    for n in nets: xe_times(nets[n], opts[n], inputs[n], 1)                     # warm-up (allocator, Adam state)
     xe, dec = {n: [] for n in nets}, {n: [] for n in nets}
-    for _ in range(rounds):                                                     # interleaved: raw, proj512, raw, ...
+    for _ in range(rounds):                                                     # interleaved: ref, proj512, ours, ref, ...
         for n in nets:
-            xe[n].extend(xe_times(nets[n], opts[n], ctl, steps)); dec[n].append(decode_times(nets[n], ctl))
-    rows = []
-    for n in nets:
-        med = lambda k, j=0: statistics.median(d[k][j] for d in dec[n])
-        s, c = statistics.median(w for w, _ in xe[n]), statistics.median(c for _, c in xe[n])
-        rows.append(dict(config=n, params_m=sum(p.numel() for p in nets[n].parameters()) / 1e6, xe_s_per_step=s, xe_cpu_s_per_step=c,
-                         xe_captions_per_s=batch / s, xe_steps=len(xe[n]), greedy_s=med('greedy'), greedy_cpu_s=med('greedy', 1),
-                         greedy_captions_per_s=batch / med('greedy'), beam3_s=med('beam3'), beam3_cpu_s=med('beam3', 1),
-                         beam3_captions_per_s=batch / med('beam3'), beam5_s=med('beam5'), beam5_cpu_s=med('beam5', 1),
-                         beam5_captions_per_s=batch / med('beam5')))
-    raw, new = rows
+            xe[n].extend(xe_times(nets[n], opts[n], inputs[n], steps)); dec[n].append(decode_times(nets[n], inputs[n]))
+    rows = [_row(n, nets[n], xe[n], dec[n], batch) for n in nets]
+    r = {x['config']: x for x in rows}; ours, ref = r['ours'], r['ref']
     # headline: CPU seconds of the process per step (one thread): on a shared, oversubscribed machine wall time
     # mostly measures the run queue (2026-11-26: load 20-27 on 2 cores, wall 10-15x the CPU time)
-    return {'rows': rows, 'w512_b50_xe_s_per_step': new['xe_cpu_s_per_step'], 'w512_b50_xe_s_per_step_raw': raw['xe_cpu_s_per_step'],
-            'w512_b50_xe_wall_s_per_step': new['xe_s_per_step'], 'w512_b50_xe_wall_s_per_step_raw': raw['xe_s_per_step'],
-            'peer_xe_speedup': raw['xe_cpu_s_per_step'] / new['xe_cpu_s_per_step'],
-            'peer_xe_speedup_wall': raw['xe_s_per_step'] / new['xe_s_per_step'], 'peer_batch': batch, 'peer_rounds': rounds,
-            'peer_xe_all_s': xe, 'peer_peak_rss_mb': peak_rss_mb(), 'peer_threads': threads}
+    out = {'rows': rows, 'w512_b50_xe_s_per_step': ours['xe_cpu_s_per_step'], 'w512_b50_xe_s_per_step_ref': ref['xe_cpu_s_per_step'],
+           'w512_b50_xe_s_per_step_proj512': r['proj512']['xe_cpu_s_per_step'],
+           'w512_b50_xe_wall_s_per_step': ours['xe_s_per_step'], 'w512_b50_xe_wall_s_per_step_ref': ref['xe_s_per_step'],
+           'peer_xe_vs_ref': ref['xe_cpu_s_per_step'] / ours['xe_cpu_s_per_step'],
+           'peer_greedy_vs_ref': ref['greedy_cpu_s'] / ours['greedy_cpu_s'],
+           'peer_xe_precompute_speedup': r['proj512']['xe_cpu_s_per_step'] / ours['xe_cpu_s_per_step'],
+           'peer_batch': batch, 'peer_rounds': rounds, 'peer_xe_all_s': xe, 'peer_peak_rss_mb': peak_rss_mb(), 'peer_threads': threads}
+    if 'raw' in r: out['w512_b50_xe_s_per_step_raw'] = r['raw']['xe_cpu_s_per_step']
+    return out
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(); ap.add_argument('--quick', action='store_true'); ap.add_argument('--rounds', type=int)
     ap.add_argument('--threads', type=int, default=1); ap.add_argument('--batch', type=int); ap.add_argument('--json')
+    ap.add_argument('--with-raw', action='store_true', help='also time the raw 2048-d configuration (slow)')
     a = ap.parse_args()
-    r = run(a.quick, a.rounds, a.threads, a.batch)
+    r = run(a.quick, a.rounds, a.threads, a.batch, a.with_raw)
     print(table(f"Peer shape: width {WIDTH}, {REGIONS} regions x {FEAT_D}-d, vocab {VOCAB}, {WORDS} tokens, batch {r['peer_batch']}, "
                 f"{a.threads} thread(s); medians of {r['peer_rounds']} interleaved rounds", r['rows']))
-    print(f"XE speed-up proj512 vs raw: {r['peer_xe_speedup']:.2f}x CPU time, {r['peer_xe_speedup_wall']:.2f}x wall; peak RSS {r['peer_peak_rss_mb']:.0f} MB")
+    print(f"ours vs the reference (CPU time, >1 = ours faster): XE {r['peer_xe_vs_ref']:.2f}x, greedy {r['peer_greedy_vs_ref']:.2f}x; "
+          f"precompute vs proj512 alone: {r['peer_xe_precompute_speedup']:.2f}x; peak RSS {r['peer_peak_rss_mb']:.0f} MB")
     if a.json:
         from common import dump, machine
         dump({**r, 'machine': machine()}, a.json)

@@ -110,6 +110,9 @@ def paper_scale(a)->dict:
         print(table(f"{name} ({r['wall_s']:.0f} s)", r['rows']) if name == 'peer_shape' else bench_paperscale.report(r), flush=True); print()
     flat = {k: v for r in res['benches'].values() for k, v in r.items() if k not in ('rows', 'wall_s', 'error', 'peer_xe_all_s')}
     for k in PAPER_REQUIRED: flat.setdefault(k, None)
+    if flat.get('w512_b50_xe_s_per_step'):   # the epoch from the peer shape's CPU-s per step (batch 50), robust under load
+        from bench_paperscale import COCO_ENTITIES_TRAIN_CAPTIONS
+        flat['coco_entities_epoch_projection_cpu_s'] = COCO_ENTITIES_TRAIN_CAPTIONS / flat.get('peer_batch', 50) * flat['w512_b50_xe_s_per_step']
     res.update(flat); res['machine_end'] = machine(); res['total_wall_s'] = time.perf_counter() - t0
     print(table('Paper-scale summary', [dict(metric=k, value=res.get(k)) for k in PAPER_REQUIRED]))
     out = Path(a.out)

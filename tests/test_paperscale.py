@@ -59,3 +59,18 @@ def test_run_all_paper_scale_quick(tmp_path):
     from run_all import PAPER_REQUIRED
     for k in PAPER_REQUIRED: assert isinstance(r.get(k), float), (k, r.get(k), r['paper_scale']['benches'])
     assert r['paper_scale']['mode'] == 'quick' and 'Paper-scale summary' in p.stdout
+
+def test_lazy_dataset_same_examples_compact(ps):
+    "A loader dataset opened from a path keeps no caption records (lazy, packed) and gives what an eager one gives"
+    from vsr_cic.loader import CaptionDataset, GSRLDataset
+    from vsr_cic.data import load_dataset, CaptionFile
+    p, _ = ps
+    eager_data = load_dataset(p)
+    for cls in (CaptionDataset, GSRLDataset):
+        lazy, eager = cls(p), cls(eager_data)
+        assert isinstance(lazy.data.captions, CaptionFile) and isinstance(eager.data.captions, list)
+        assert len(lazy) == len(eager) > 8 and list(lazy.examples) == list(eager.examples)
+        assert lazy.examples.nbytes / len(lazy) < 1024          # bytes per example; a dict of lists is several KB
+        b1, b2 = lazy.collate([lazy[i] for i in range(8)]), eager.collate([eager[i] for i in range(8)])
+        assert b1.keys() == b2.keys()
+        for k in b1: assert torch.equal(b1[k], b2[k]) if torch.is_tensor(b1[k]) else b1[k] == b2[k], k

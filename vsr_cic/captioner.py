@@ -145,6 +145,7 @@ class ControllableCaptioner(nn.Module):
     def prepare(self, ctx:SlotContext)->SlotContext: return ctx
     def map_slots(self, slot_idx:torch.Tensor, ctx:SlotContext)->torch.Tensor: return slot_idx.long().clamp(min=0)
     def init_state(self, ctx:SlotContext)->tuple: raise NotImplementedError
+    def step_terms(self, words, ptrs, ctx)->list|None: return None     # per-step inputs at once (subclasses)
     def step(self, prev_word, ptr, state, ctx)->tuple: raise NotImplementedError
 
     def forced_shift(self, ptr:torch.Tensor, ctx:SlotContext)->torch.Tensor:
@@ -158,10 +159,13 @@ class ControllableCaptioner(nn.Module):
         state, wl, gl, traces = self.init_state(ctx), [], [], []
         last = (ctx.n_slots - 1)[:, None]                              # (B, 1)
         ptrs = torch.minimum(slot_idx.long().clamp(min=0), last)       # (B, T)
-        for t in range(T - 1):
-            w, g, state, tr = self.step(words[:, t], ptrs[:, t + 1], state, ctx)  # word t+1 is generated under its own slot
+        pre = self.step_terms(words[:, :-1], ptrs[:, 1:], ctx)         # None or per step: `step_hidden`, one `readout`
+        for t in range(T - 1):                                         # word t+1 is generated under its own slot
+            if pre is None: w, g, state, tr = self.step(words[:, t], ptrs[:, t + 1], state, ctx)
+            else: w, g, state, tr = self.step_hidden(words[:, t], ptrs[:, t + 1], state, ctx, pre[t])
             wl.append(w); gl.append(g); traces.append(tr)
-        out = torch.stack(wl, 1), torch.stack(gl, 1)                   # (B, T-1, V), (B, T-1, 2)
+        wl = torch.stack(wl, 1) if pre is None else self.readout(torch.stack(wl, 1))
+        out = wl, torch.stack(gl, 1)                                   # (B, T-1, V), (B, T-1, 2)
         if not return_trace: return out
         return (*out, {k: torch.stack([tr[k] for tr in traces], 1) for k in traces[0]})
 
@@ -273,9 +277,10 @@ class RoleShiftCaptioner(ControllableCaptioner):
                  use_gate:bool=True,        # predict shifts (False: the pointer never moves, C-UpDn)
                  verb_shift:str='gate',     # 'gate' | 'one_word', see above
                  feat_proj:int|None=None,   # width d of a learned linear map on regions and f̄, once per batch (None: raw D)
+                 precompute:bool=False,     # x_t's f̄, slot and (teacher forcing) word terms once per batch
                  **ids):                    # pad_id, bos_id, eos_id
         super().__init__(vocab_size, feat_dim, verb_shift=verb_shift, **ids)
-        self.hidden, self.use_roles, self.has_gate = hidden, use_roles, use_gate
+        self.hidden, self.use_roles, self.has_gate, self.precompute = hidden, use_roles, use_gate, precompute
         re_dim = (role_emb or emb) if use_roles else 0
         if feat_proj is not None and feat_proj < 1:
             raise ValueError(f"feat_proj must be a positive width or None, got {feat_proj}")
@@ -302,7 +307,32 @@ class RoleShiftCaptioner(ControllableCaptioner):
             e = self.role_embed(ctx.slot_role) + self.sub_embed(ctx.slot_sub)            # (B, K, E_r)
             if self.verb_embed is not None: e = e + self.verb_embed(ctx.slot_verb.clamp(0, self.verb_embed.num_embeddings - 1))
             ctx['slot_emb'] = e
+        if self.precompute: self._precompute(ctx)
         return ctx
+
+    def _x_weights(self)->tuple:
+        "LSTM₁'s input / recurrent weights and biases stacked with the sentinel gates' (Eq. 7, supp. Eq. 9, 12)"
+        gates = [(self.W_is, self.W_hs)] + ([(self.W_ig, self.W_hg)] if self.has_gate else [])
+        W = torch.cat([self.lstm1.weight_ih] + [wi.weight for wi, _ in gates])
+        U = torch.cat([self.lstm1.weight_hh] + [wh.weight for _, wh in gates])
+        return W, U, torch.cat([self.lstm1.bias_ih + self.lstm1.bias_hh] + [wi.bias for wi, _ in gates])
+
+    def _precompute(self, ctx:SlotContext):
+        "Once per batch: x_t's terms of f̄ (+ biases) and of each slot's embedding; the word and recurrent weights"
+        W, U, bias = self._x_weights()
+        e, d, H = self.embed.embedding_dim, ctx.global_feat.shape[-1], self.hidden
+        ctx['x_static'] = F.linear(ctx.global_feat, W[:, e:e + d], bias)                 # (B, G), G = 4H + H (+ H)
+        if self.use_roles: ctx['x_slot'] = F.linear(ctx.slot_emb, W[:, e + d + H:])      # (B, K, G)
+        ctx['x_weights'] = (W[:, :e], torch.cat([W[:, e + d:e + d + H], U], 1))          # a tuple: not per sample
+
+    def step_terms(self, words, ptrs, ctx)->list|None:
+        "With `precompute` and an eager `step`: per teacher-forced step, x_t's non-recurrent terms and the slot's regions"
+        if not self.precompute or 'step' in vars(self): return None     # `compile_step` keeps its captured per-step graph
+        b = torch.arange(words.shape[0], device=words.device)[:, None]
+        x = ctx.x_static[:, None] + F.linear(self.drop(self.embed(words)), ctx.x_weights[0])   # (B, T-1, G)
+        if self.use_roles: x = x + ctx.x_slot[b, ptrs]
+        cols = [x, ctx.regions[b, ptrs], ctx.reg_proj[b, ptrs], ctx.region_mask[b, ptrs]]  # gathered once for all steps
+        return [dict(zip(('x', 'regions', 'reg_proj', 'mask'), s)) for s in zip(*(c.unbind(1) for c in cols))]  # 1 backward
 
     def init_state(self, ctx:SlotContext)->tuple:
         z = ctx.global_feat.new_zeros(ctx.batch_size, self.hidden)
@@ -312,20 +342,45 @@ class RoleShiftCaptioner(ControllableCaptioner):
              ptr:torch.Tensor,             # (B,) 0-based current slot
              state:tuple, ctx:SlotContext):
         "One time step: word log-probs (B, V), gate log-probs (B, 2), new state, trace"
+        h, gate, state, tr = self.step_hidden(prev_word, ptr, state, ctx)
+        return self.readout(h), gate, state, tr
+
+    def readout(self, h:torch.Tensor)->torch.Tensor: return torch.log_softmax(self.out(h), -1)   # FC_b: (.., H) -> (.., V)
+
+    def _lstm1(self, prev_word, ptr, b, state, ctx, pre=None)->tuple:
+        "h¹_t, m¹_t and both sentinels (Eq. 7, supp. Eq. 9, 12); `precompute`: only the word and recurrent terms are new"
+        h1, m1, h2, _ = state
+        if not self.precompute:
+            parts = [self.drop(self.embed(prev_word)), ctx.global_feat, h2]
+            if self.use_roles: parts.append(ctx.slot_emb[b, ptr])
+            x = torch.cat(parts, 1)                                    # (B, x_dim)
+            h1n, m1n = self.lstm1(x, (h1, m1))
+            sr_v = torch.sigmoid(self.W_is(x) + self.W_hs(h1)) * torch.tanh(m1n)   # visual sentinel (B, H)
+            sr_g = torch.sigmoid(self.W_ig(x) + self.W_hg(h1)) * torch.tanh(m1n) if self.has_gate else None
+            return h1n, m1n, sr_v, sr_g
+        H, (Ww, Wr) = self.hidden, ctx.x_weights
+        if pre is not None: x = pre['x']                               # from `step_terms`
+        else:
+            x = ctx.x_static + F.linear(self.drop(self.embed(prev_word)), Ww)
+            if self.use_roles: x = x + ctx.x_slot[b, ptr]
+        z = x + F.linear(torch.cat([h2, h1], 1), Wr)                   # (B, G): LSTM₁ gates i f g o, then sentinels
+        i, f, g, o = z[:, :4 * H].chunk(4, 1)
+        m1n = torch.sigmoid(f) * m1 + torch.sigmoid(i) * torch.tanh(g)
+        tm = torch.tanh(m1n)
+        sr_g = torch.sigmoid(z[:, 5 * H:]) * tm if self.has_gate else None
+        return torch.sigmoid(o) * tm, m1n, torch.sigmoid(z[:, 4 * H:5 * H]) * tm, sr_g
+
+    def step_hidden(self, prev_word, ptr, state, ctx, pre:dict|None=None)->tuple:
+        "`step` up to the dropped h²_t (B, H) that `readout` maps to word log-probs; `pre`: this step's `step_terms`"
         h1, m1, h2, m2 = state
         b = torch.arange(ptr.shape[0], device=ptr.device)
-        parts = [self.drop(self.embed(prev_word)), ctx.global_feat, h2]
-        if self.use_roles: parts.append(ctx.slot_emb[b, ptr])
-        x = torch.cat(parts, 1)                                        # (B, x_dim)
-        h1n, m1n = self.lstm1(x, (h1, m1))
-        sr_v = torch.sigmoid(self.W_is(x) + self.W_hs(h1)) * torch.tanh(m1n)   # visual sentinel (B, H)
-        sr_g = torch.sigmoid(self.W_ig(x) + self.W_hg(h1)) * torch.tanh(m1n) if self.has_gate else None
-        c, gate, tr = self.attn(h1n, ctx.regions[b, ptr], ctx.reg_proj[b, ptr], ctx.region_mask[b, ptr], sr_g, sr_v)
+        h1n, m1n, sr_v, sr_g = self._lstm1(prev_word, ptr, b, state, ctx, pre)
+        if pre is None: pre = dict(regions=ctx.regions[b, ptr], reg_proj=ctx.reg_proj[b, ptr], mask=ctx.region_mask[b, ptr])
+        c, gate, tr = self.attn(h1n, pre['regions'], pre['reg_proj'], pre['mask'], sr_g, sr_v)
         if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch (`compile_step`)
             gate = torch.where(self.forced_shift(ptr, ctx)[:, None], gate.new_tensor([float('-inf'), 0.]), gate)
         h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), (h2, m2))
-        word = torch.log_softmax(self.out(self.drop(h2n)), 1)          # (B, V)
-        return word, gate, (h1n, m1n, h2n, m2n), tr
+        return self.drop(h2n), gate, (h1n, m1n, h2n, m2n), tr
 
 # %% ../nbs/13_captioner.ipynb #0000001d4
 def compile_step(model:ControllableCaptioner, # any captioner with the step interface

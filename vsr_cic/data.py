@@ -4,7 +4,8 @@
 
 # %% ../nbs/02_data.ipynb #00000002
 from __future__ import annotations
-import os, json, difflib
+import os, json, difflib, marshal, pickle, operator
+from array import array
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -16,8 +17,8 @@ from .vsr import VSR, VERB, ROLES, normalize_role, subrole_names
 # %% auto #0
 __all__ = ['META_KEYS', 'GROUPINGS', 'SPLITS', 'BACKGROUND', 'FORMAT_VERSION', 'FEATURE_FILE', 'BOX_TOL', 'PROB_TOL',
            'MAX_ABS_FEATURE', 'DataError', 'validate_caption', 'frame_structure', 'caption_vsrs', 'build_slots',
-           'group_proposals', 'check_boxes', 'check_feature_arrays', 'check_proposals', 'write_dataset', 'Dataset',
-           'load_dataset']
+           'group_proposals', 'check_boxes', 'check_feature_arrays', 'check_proposals', 'write_dataset',
+           'PackedRecords', 'PackedIndex', 'CaptionFile', 'Dataset', 'load_dataset']
 
 # %% ../nbs/02_data.ipynb #00000008
 class DataError(ValueError):
@@ -293,6 +294,58 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
     tmp = _atomic(out/'meta.json'); tmp.write_text(json.dumps(meta, indent=1)); os.replace(tmp, out/'meta.json')
     return out
 
+# %% ../nbs/02_data.ipynb #0000001a1
+class PackedRecords(Sequence):
+    "JSON-like records (dicts of ints, floats, str, None, lists, tuples) in one byte buffer; each access: a fresh dict"
+    def __init__(self, records:Iterable[dict]=()):
+        self._keys, self._key_ids, self._kidx, self._buf, self._ends = [], {}, array('I'), bytearray(), array('Q')
+        for r in records: self.append(r)
+
+    def append(self, r:dict):
+        k = tuple(r); j = self._key_ids.get(k)
+        if j is None: j = self._key_ids[k] = len(self._keys); self._keys.append(k)
+        v = tuple(r.values())
+        try: b = marshal.dumps(v)                                  # fast, compact, keeps list vs tuple
+        except ValueError: b = None
+        b = b'm' + b if b is not None and marshal.loads(b) == v else b'p' + pickle.dumps(v, 5)  # numpy scalars: pickle
+        self._kidx.append(j); self._buf += b; self._ends.append(len(self._buf))
+
+    def __len__(self): return len(self._ends)
+    def _one(self, i:int)->dict:
+        n = len(self._ends)
+        if not -n <= i < n: raise IndexError(f"record {i} out of range ({n} records)")
+        i %= n; a = self._ends[i - 1] if i else 0
+        with memoryview(self._buf) as m:
+            vals = (marshal.loads if m[a] == 109 else pickle.loads)(m[a + 1:self._ends[i]])
+        return dict(zip(self._keys[self._kidx[i]], vals))
+    def __getitem__(self, i):
+        if isinstance(i, slice): return [self._one(j) for j in range(*i.indices(len(self)))]
+        return self._one(operator.index(i))
+    @property
+    def nbytes(self)->int: return len(self._buf) + self._ends.itemsize * len(self) + self._kidx.itemsize * len(self)
+    def __repr__(self): return f"PackedRecords({len(self)} records, {self.nbytes:,} bytes)"
+
+class PackedIndex(Mapping):
+    "A read-only `{id: record}` over `PackedRecords` (ids kept in a dict of row numbers); each access returns a fresh dict"
+    def __init__(self, items:Iterable=()):
+        self._rows, self._recs = {}, PackedRecords()
+        for k, r in items: self[k] = r
+    def __setitem__(self, k, r:dict):
+        if k in self._rows: raise KeyError(f"PackedIndex: {k!r} is already present (records are append-only)")
+        self._rows[k] = len(self._recs); self._recs.append(r)
+    def __getitem__(self, k)->dict: return self._recs[self._rows[k]]
+    def __contains__(self, k): return k in self._rows
+    def __iter__(self): return iter(self._rows)
+    def __len__(self): return len(self._rows)
+    def __repr__(self): return f"PackedIndex({len(self)} records, {self._recs.nbytes:,} bytes)"
+
+class CaptionFile:
+    "Caption records of a `lazy` dataset: `captions.jsonl` read on every pass (checked when the dataset was opened)"
+    def __init__(self, path:Path, n:int): self.path, self.n = Path(path), n
+    def __len__(self): return self.n
+    def __iter__(self): return _read_jsonl(self.path)
+    def __repr__(self): return f"CaptionFile({str(self.path)!r}, {self.n} captions)"
+
 # %% ../nbs/02_data.ipynb #0000001b
 def _read_jsonl(path:Path):
     ln = 0
@@ -316,7 +369,8 @@ def _unique(recs, key:str, where:str):
 
 class Dataset:
     "A dataset folder in the canonical format: `.meta`, `.images`, `.captions`, `.features(image_id)`"
-    def __init__(self, path:str|os.PathLike, validate:bool=True):
+    def __init__(self, path:str|os.PathLike, validate:bool=True,
+                 lazy:bool=False):   # captions stay on disk (`CaptionFile`), images packed (`PackedIndex`): COCO-sized data
         self.path = Path(path)
         mp = self.path/'meta.json'
         if not mp.exists(): raise FileNotFoundError(f"{str(mp)!r} not found: {str(self.path)!r} is not a dataset folder (or it was not fully written)")
@@ -324,21 +378,38 @@ class Dataset:
         except json.JSONDecodeError as e: raise DataError(f"{mp}: not valid JSON ({e.msg})") from None
         except UnicodeDecodeError: raise DataError(f"{mp}: not UTF-8 text") from None
         _check_meta(self.meta, str(mp))
-        self.classes = list(self.meta['classes'])
-        self.images = {}
-        recs = list(_read_jsonl(self.path/'images.jsonl'))
-        _unique(recs, 'image_id', 'images.jsonl')           # a repeated id would move an image to another split
+        self.classes, self.lazy = list(self.meta['classes']), lazy
+        self.images = PackedIndex() if lazy else {}
+        recs = _read_jsonl(self.path/'images.jsonl')
+        if not lazy:                                      # a repeated id would move an image to another split
+            recs = list(recs); _unique(recs, 'image_id', 'images.jsonl')
         for r in recs:
             if validate: _check_image(r, 'images.jsonl', text_only=bool(self.meta.get('text_only')))
+            if lazy and r['image_id'] in self.images:    # name both records
+                _unique(_read_jsonl(self.path/'images.jsonl'), 'image_id', 'images.jsonl')
             self.images[r['image_id']] = r
-        self.captions = list(_read_jsonl(self.path/'captions.jsonl'))
-        _unique(self.captions, 'caption_id', 'captions.jsonl')
-        if validate:
-            for c in self.captions:
-                if not isinstance(c, Mapping) or c.get('image_id') not in self.images:
-                    raise DataError(f"captions.jsonl caption {c.get('caption_id') if isinstance(c, Mapping) else c!r}: field image_id: unknown image {c.get('image_id') if isinstance(c, Mapping) else None!r}")
-                validate_caption(c, self.images[c['image_id']])
+        cp = self.path/'captions.jsonl'
+        if lazy: self.captions = CaptionFile(cp, self._check_captions(_read_jsonl(cp), validate))
+        else:
+            self.captions = list(_read_jsonl(cp))
+            _unique(self.captions, 'caption_id', 'captions.jsonl')
+            self._check_captions(self.captions, validate)
         self._h5, self._pid, self._splits = None, None, None
+
+    def _check_captions(self, caps, validate:bool)->int:
+        "Validate caption records (against `self.images`) as they stream past; ids unique (hashed when lazy); their number"
+        n, hashes = 0, array('q')
+        for c in caps:
+            n += 1
+            k = c.get('caption_id') if isinstance(c, Mapping) else None
+            if self.lazy: hashes.append(hash(k) if isinstance(k, (str, int)) else -n)
+            if not validate: continue
+            if not isinstance(c, Mapping) or c.get('image_id') not in self.images:
+                raise DataError(f"captions.jsonl caption {c.get('caption_id') if isinstance(c, Mapping) else c!r}: field image_id: unknown image {c.get('image_id') if isinstance(c, Mapping) else None!r}")
+            validate_caption(c, self.images[c['image_id']])
+        if self.lazy and len(np.unique(np.frombuffer(hashes, np.int64))) < n:   # a repeated id (or a collision): name it
+            _unique(_read_jsonl(self.path/'captions.jsonl'), 'caption_id', 'captions.jsonl')
+        return n
 
     @property
     def feature_path(self)->Path: return self.path/self.meta['feature_file']
@@ -395,6 +466,7 @@ class Dataset:
 
 def load_dataset(path:str|os.PathLike, # dataset folder (holding meta.json)
                  validate:bool=True,   # validate every image and caption record
+                 lazy:bool=False,      # captions read from disk on each pass, images packed (memory ~flat in size)
                 )->Dataset:
     "Open a dataset folder in the canonical format"
-    return Dataset(path, validate=validate)
+    return Dataset(path, validate=validate, lazy=lazy)

@@ -14,16 +14,17 @@ import numpy as np, h5py, torch
 from torch.utils.data import Dataset, DataLoader, get_worker_info
 from .core import MAX_SUBROLES, MAX_PER_ROLE, MAX_REGIONS_PER_SET, MAX_PROPOSALS
 from .vsr import ROLE_VOCAB, VERB, PAD, UNK, Vocab, parse_subrole, verb_vocab
-from .data import write_dataset, load_dataset, DataError
+from .data import write_dataset, load_dataset, DataError, PackedRecords
 
 # %% auto #0
-__all__ = ['CACHE_BYTES', 'TOY_D', 'TOY_CLASSES', 'TOY_IMAGES', 'TOY_CAPTIONS', 'BOS', 'EOS', 'WORD_SPECIALS', 'GATE_PAD',
-           'GLOBAL', 'TASKS', 'FeatureStore', 'toy_features', 'make_toy_dataset', 'build_vocabs', 'save_vocabs',
-           'load_vocabs', 'Limits', 'TaskDataset', 'frame_slots', 'frame_roles', 'GSRLDataset', 'SLevelDataset',
-           'RLevelDataset', 'CaptionDataset', 'to_device', 'box_position', 'densify', 'make_loader']
+__all__ = ['CACHE_BYTES', 'SET_MEMO', 'TOY_D', 'TOY_CLASSES', 'TOY_IMAGES', 'TOY_CAPTIONS', 'BOS', 'EOS', 'WORD_SPECIALS',
+           'GATE_PAD', 'GLOBAL', 'TASKS', 'FeatureStore', 'toy_features', 'make_toy_dataset', 'build_vocabs',
+           'save_vocabs', 'load_vocabs', 'Limits', 'TaskDataset', 'frame_slots', 'frame_roles', 'GSRLDataset',
+           'SLevelDataset', 'RLevelDataset', 'CaptionDataset', 'to_device', 'box_position', 'densify', 'make_loader']
 
 # %% ../nbs/02a_loader.ipynb #00000006
 CACHE_BYTES = 2**30   # default feature cache budget: bytes of float32 arrays in memory (per loader, workers together)
+SET_MEMO = 4096       # images whose checked proposal-set tables a dataset keeps
 
 def _open_h5(path)->h5py.File:
     "Open an HDF5 feature file for reading; a damaged file raises `DataError` naming it"
@@ -176,20 +177,22 @@ BOS, EOS = '<bos>', '<eos>'
 WORD_SPECIALS = (PAD, UNK, BOS, EOS)
 
 def _as_data(data):
-    "A loaded dataset (`vsr_cic.data.load_dataset`, which validates every record), from a path or as given"
-    return load_dataset(data) if isinstance(data, (str, os.PathLike)) else data
+    "A loaded dataset (`vsr_cic.data.load_dataset`: validated, lazy: captions stay on disk), from a path or as given"
+    return load_dataset(data, lazy=True) if isinstance(data, (str, os.PathLike)) else data
 
 def _split_captions(data, split:str|None):
-    return [c for c in data.captions if split is None or data.images[c['image_id']]['split'] == split]
+    "The captions of `split` (all: None), one at a time (a lazy dataset reads them from disk on each pass)"
+    return (c for c in data.captions if split is None or data.images[c['image_id']]['split'] == split)
 
 def build_vocabs(data,                  # dataset folder or loaded dataset
                  split:str|None='train', # captions to count (None: all)
                  min_freq:int=1,        # drop rarer words (they become <unk>)
                 )->dict:                # {'words': Vocab, 'verbs': Vocab}
     "Word and verb vocabularies from the captions of one split"
-    caps = _split_captions(_as_data(data), split)
-    words = Vocab.build((t for c in caps for t in c['tokens']), min_freq=min_freq, specials=WORD_SPECIALS, name='word')
-    return {'words': words, 'verbs': verb_vocab([f['verb'] for c in caps for f in c['frames']])}
+    data = _as_data(data)
+    words = Vocab.build((t for c in _split_captions(data, split) for t in c['tokens']), min_freq=min_freq,
+                        specials=WORD_SPECIALS, name='word')
+    return {'words': words, 'verbs': verb_vocab([f['verb'] for c in _split_captions(data, split) for f in c['frames']])}
 
 def save_vocabs(vocabs:dict, folder:str|os.PathLike)->Path:
     "Write each vocabulary as `<folder>/<name>_vocab.json`"
@@ -249,7 +252,8 @@ class TaskDataset(Dataset):
         self.store = FeatureStore(self.path/self.data.meta.get('feature_file', 'features.hdf5'), limits.proposals, reopen, cache,
                                   cache_bytes)
         self.skipped, self._set_memo = Counter(), {}
-        self.examples = [ex for c in _split_captions(self.data, split) for ex in self._examples(c)]
+        exs = (ex for c in _split_captions(self.data, split) for ex in self._examples(c))
+        self.examples = PackedRecords(exs) if getattr(self.data, 'lazy', False) else list(exs)   # lazy: ~0.4 KB each
 
     def __len__(self): return len(self.examples)
     def __getitem__(self, i): return self.examples[i]
@@ -271,6 +275,7 @@ class TaskDataset(Dataset):
                                      f"but {self.store.path.name} key '{image_id}_features' has {n_rows} rows (limit {self.limits.proposals})")
             if not s: raise ValueError(f"{self.path/'images.jsonl'}: image {image_id!r} set {j} is empty")
             out.append(list(s[:self.limits.regions]))
+        if len(self._set_memo) >= SET_MEMO: self._set_memo.clear()   # bounded: it would grow to every image of an epoch
         self._set_memo[image_id, n_rows] = out
         return out
 
