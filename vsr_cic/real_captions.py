@@ -4,7 +4,7 @@
 
 # %% ../nbs/25_real_captions.ipynb #a3a3390e
 from __future__ import annotations
-import json
+import json, time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -18,8 +18,8 @@ from .vsr import VERB
 # %% auto #0
 __all__ = ['VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS', 'concat_records', 'sample_records', 'coco_test_files',
            'photo_test_set', 'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate', 'caption_keys', 'key_score',
-           'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores', 'load_photo_spec',
-           'coco_photo_pipeline', 'own_photo']
+           'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job', 'cpu_seconds',
+           'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
 
 # %% ../nbs/25_real_captions.ipynb #62d86adc
 def concat_records(parts:Mapping[str, Records])->Records:
@@ -179,6 +179,34 @@ def photo_scores(preds:Sequence[dict], refs:Mapping[str, Sequence[str]], corpus_
     return {**{k: res.get(k) for k in ('CIDEr-D', 'BLEU-4', 'METEOR', 'ROUGE-L', 'R_V', 'R_SR1', 'R_SR2')}, 'CIDEr-D_5ref': five['CIDEr-D'],
             'repeat_rate': repeat_rate(toks), 'unseen_bigram_rate': unseen_bigram_rate(toks, corpus_bigrams),
             'empty': sum(not t for t in toks), 'n_captions': len(preds), 'n_images': len({p['image_id'] for p in preds})}
+
+# %% ../nbs/25_real_captions.ipynb #aae95b7e
+def _run_job(target, kwargs:dict, threads:int):
+    import torch
+    torch.set_num_threads(threads)
+    target(**kwargs)
+
+class Job:
+    "`target(**kwargs)` in a spawned second process (`target` a module-level function); `wait()` joins it"
+    def __init__(self, target, kwargs:dict, threads:int=1):
+        import multiprocessing as mp
+        self.target, self.t0 = getattr(target, '__qualname__', str(target)), time.time()
+        self.proc = mp.get_context('spawn').Process(target=_run_job, args=(target, dict(kwargs), threads), daemon=False)
+        self.proc.start()
+
+    def wait(self)->float:
+        "Seconds since the start, once the process has ended; RuntimeError if it failed"
+        self.proc.join()
+        if self.proc.exitcode != 0:
+            raise RuntimeError(f"{self.target} failed in its own process (exit code {self.proc.exitcode}); "
+                               "its traceback is on the kernel's stderr; rerun with parallel=False to see it here")
+        return time.time() - self.t0
+
+def cpu_seconds()->float:
+    "CPU time (user + system) of this process and of its children that have ended"
+    import resource
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 # %% ../nbs/25_real_captions.ipynb #786f7479
 def load_photo_spec(spec, # a dict, a .json path, or (hdf5 path, image id, picture path)
