@@ -191,7 +191,8 @@ class Job:
     def __init__(self, target, kwargs:dict, threads:int=1):
         import multiprocessing as mp
         self.target, self.t0 = getattr(target, '__qualname__', str(target)), time.time()
-        self.proc = mp.get_context('spawn').Process(target=_run_job, args=(target, dict(kwargs), threads), daemon=False)
+        from vsr_cic import real_captions as lib              # the library's function (picklable also when this runs as __main__)
+        self.proc = mp.get_context('spawn').Process(target=lib._run_job, args=(target, dict(kwargs), threads), daemon=False)
         self.proc.start()
 
     def wait(self)->float:
