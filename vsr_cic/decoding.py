@@ -8,7 +8,7 @@ import itertools
 
 from dataclasses import dataclass, field
 import torch
-from .captioner import ControllableCaptioner, SlotContext, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID
+from .captioner import ControllableCaptioner, SlotContext, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 # %% auto #0
 __all__ = ['MAX_LEN', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'repeat_ban', 'constrained_step', 'Decoded', 'ends_ok',
@@ -41,7 +41,8 @@ def repeat_ban(hist:torch.Tensor, # (N, 3) the last three words said, oldest fir
 
 def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
                      eos_ok:torch.Tensor|None=None, # (N,) bool: rows that may end now (None: all)
-                     hist:torch.Tensor|None=None):  # (N, 3) last three words: ban immediate repeats (`no_repeat`)
+                     hist:torch.Tensor|None=None,   # (N, 3) last three words: ban immediate repeats (`no_repeat`)
+                     no_unk:bool=False):            # never say `<unk>` (the placeholder of rare words), where anything else is allowed
     "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
     wl, gl, state, tr = model.step(prev, ptr, state, ctx)                        # (N, V), (N, 2)
     ban = torch.zeros_like(wl, dtype=torch.bool); ban[:, [model.pad_id, model.bos_id]] = True
@@ -49,8 +50,9 @@ def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.T
     if 'allowed_words' in ctx:
         allow = ctx.allowed_words[torch.arange(ptr.shape[0], device=ptr.device), ptr]   # (N, V)
         ban = ban | (allow.any(1, keepdim=True) & ~allow)
-    if hist is not None:                                                         # never where it would leave no word
-        more = ban | repeat_ban(hist, wl.shape[1])
+    if hist is not None or no_unk:                                               # never where it would leave no word
+        more = ban | repeat_ban(hist, wl.shape[1]) if hist is not None else ban.clone()
+        if no_unk: more[:, UNK_ID] = True
         ban = torch.where(more.all(1, keepdim=True), ban, more)
     wl = wl.masked_fill(ban, float('-inf'))
     return wl - torch.logsumexp(wl, 1, keepdim=True), gl, state, tr
@@ -83,7 +85,8 @@ def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
     "Rows that may emit `<eos>` under `complete=True`: at the last sub-role, with at least one word in it (see below)"
     return (ptr >= last) & ~fresh
 
-def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True, no_repeat:bool=False)->Decoded:
+def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True, no_repeat:bool=False,
+             no_unk:bool=False)->Decoded:
     N, dev = ctx.batch_size, ctx.device
     hist = torch.full((N, 3), -1, dtype=torch.long, device=dev) if no_repeat else None   # last three words said
     state, ptr = model.init_state(ctx), torch.zeros(N, dtype=torch.long, device=dev)
@@ -92,7 +95,7 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
     fresh = torch.ones(N, dtype=torch.bool, device=dev)                          # the current sub-role has no word yet
     last, steps, traces = ctx.n_slots - 1, [], []
     for _ in range(max_len):
-        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None, hist)
+        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None, hist, no_unk)
         w, g, wlp, glp = pick(wl, gl)                                            # (N,) each
         if hist is not None: hist = torch.cat([hist[:, 1:], w[:, None]], 1)
         g = torch.where(w == model.eos_id, torch.zeros_like(g), g)              # the gate chosen with <eos> is void
@@ -113,6 +116,7 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
                   max_len:int=MAX_LEN,         # at most this many tokens, <eos> included
                   complete:bool=True,          # `<eos>` only once the last sub-role has a word (see below)
                   no_repeat:bool=False,        # never repeat the previous word or 2-gram immediately (see below)
+                  no_unk:bool=False,           # never say `<unk>` (see below)
                   **controls,                  # regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots[, slot_sub, slot_verb, allowed_words]
                  )->Decoded:
     "Argmax decoding of the joint (word, gate) distribution, batched"
@@ -120,7 +124,7 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
         flat = joint_candidates(wl, gl, model.eos_id).view(wl.shape[0], -1).argmax(1)   # (N,)
         w, g = flat // 2, flat % 2
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
-    return _rollout(model, model.encode(**controls), max_len, pick, complete, no_repeat)
+    return _rollout(model, model.encode(**controls), max_len, pick, complete, no_repeat, no_unk)
 
 def sample_decode(model:ControllableCaptioner,
                   n:int=1,                  # samples per input
@@ -148,6 +152,7 @@ def beam_search(model:ControllableCaptioner,
                 complete:bool=True,        # `<eos>` only once the last sub-role has a word
                 compact:bool=True,         # stop computing images whose k beams have all ended (same result, less work)
                 no_repeat:bool=False,      # never repeat the previous word or 2-gram immediately (see below)
+                no_unk:bool=False,         # never say `<unk>` (see below)
                 **controls)->Decoded:
     "Joint word × gate beam search, vectorised over batch × beam, with frozen finished beams"
     if beam_size < 1: raise ValueError(f"beam_size must be >= 1, got {beam_size}")
@@ -185,7 +190,7 @@ def beam_search(model:ControllableCaptioner,
                 img, Bw = img[keep], n_live
                 rows = torch.arange(Bw, device=dev)[:, None] * k
         wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None,
-                                             hist)                               # (Bw·k, V), (Bw·k, 2)
+                                             hist, no_unk)                       # (Bw·k, V), (Bw·k, 2)
         V = wl.shape[1]
         cand = joint_candidates(wl, gl, model.eos_id)                             # (Bw·k, V, 2)
         frozen = torch.full_like(cand, float('-inf')); frozen[:, model.pad_id, STAY] = 0.

@@ -247,7 +247,8 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     pipe = Pipeline.from_dirs(run/'gsrl', run/'planner', run/'captioner', device, data_dir=run/'data'/'train')
     pipe.data = load_dataset(run/'photos'/'scene')          # images are looked up here; verb forms stay the training corpus's
     m = run/'metrics.json'                                  # decode as the run did (its `no_repeat` decoding rule)
-    pipe.no_repeat = bool(json.loads(m.read_text()).get('settings', {}).get('no_repeat', False)) if m.exists() else False
+    settings = json.loads(m.read_text()).get('settings', {}) if m.exists() else {}
+    pipe.no_repeat, pipe.no_unk = bool(settings.get('no_repeat', False)), bool(settings.get('no_unk', False))
     return pipe, ''
 
 def own_photo(pipe, spec, image_id:str='my_photo')->dict:
