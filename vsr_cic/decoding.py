@@ -42,7 +42,7 @@ def repeat_ban(hist:torch.Tensor, # (N, 3) the last three words said, oldest fir
 def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
                      eos_ok:torch.Tensor|None=None, # (N,) bool: rows that may end now (None: all)
                      hist:torch.Tensor|None=None,   # (N, 3) last three words: ban immediate repeats (`no_repeat`)
-                     no_unk:bool=False):            # never say `<unk>` (the placeholder of rare words), where anything else is allowed
+                     no_unk:bool=False):            # never say `<unk>` (rare words' placeholder) where another word is allowed
     "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
     wl, gl, state, tr = model.step(prev, ptr, state, ctx)                        # (N, V), (N, 2)
     ban = torch.zeros_like(wl, dtype=torch.bool); ban[:, [model.pad_id, model.bos_id]] = True
@@ -95,7 +95,8 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
     fresh = torch.ones(N, dtype=torch.bool, device=dev)                          # the current sub-role has no word yet
     last, steps, traces = ctx.n_slots - 1, [], []
     for _ in range(max_len):
-        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None, hist, no_unk)
+        eos_ok = ends_ok(ptr, fresh, last) if complete else None
+        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, eos_ok, hist, no_unk)
         w, g, wlp, glp = pick(wl, gl)                                            # (N,) each
         if hist is not None: hist = torch.cat([hist[:, 1:], w[:, None]], 1)
         g = torch.where(w == model.eos_id, torch.zeros_like(g), g)              # the gate chosen with <eos> is void
