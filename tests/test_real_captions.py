@@ -85,7 +85,8 @@ def test_notebook(nb_run):
     "metrics.json holds every method and metric"
     out, m = nb_run
     assert 'skipped' not in m, m.get('skipped')
-    assert set(m['photos']) == set(METHODS), m['photos'].keys()      # visual_small is left out when its run is missing
+    have = set(m['photos'])                                            # visual_small is left out when its run is missing
+    assert have == set(METHODS) | {f'{x}_no_rule' for x in ('ours', 'ours_gt')}, have   # no_repeat (default): each also without the rule
     assert 'not run' in m['visual_small']
     for meth in METHODS:
         s = m['photos'][meth]
@@ -94,7 +95,9 @@ def test_notebook(nb_run):
         assert 0 < s['n_images'] <= 4 and s['n_captions'] >= s['n_images']
         assert 0 <= s['repeat_rate'] <= 1 and 0 <= s['unseen_bigram_rate'] <= 1
     assert m['photos']['retrieval']['unseen_bigram_rate'] == 0        # retrieved captions are training captions
-    assert sum(m['training_captions']['sampled'].values()) >= 400 and m['wall_s'] > 0
+    assert sum(m['training_captions']['sampled'].values()) >= 400 and m['wall_s'] > 0 and m['cpu_s'] > 0
+    assert m['settings']['no_repeat'] and len(m['load_average']) == 3
+    assert m['photos']['ours']['repeat_rate'] <= m['photos']['ours_no_rule']['repeat_rate']
     assert (out/'real_captions.png').read_bytes()[:4] == b'\x89PNG'
 
 

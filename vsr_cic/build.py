@@ -39,25 +39,33 @@ def analyse(token_lists:Sequence[Sequence[str]], srl=None, batch_size:int=256)->
     "Noun chunks ({span, head, lemma}) and SRL frames of each token list, from one spaCy pass"
     from vsr_cic.srl import get_srl, load_nlp
     from spacy.tokens import Doc
-    srl = get_srl('spacy') if srl is None else srl
+    srl = get_srl() if srl is None else srl                  # the project's default backend
     if hasattr(srl, 'docs') and hasattr(srl, 'parse_doc'):
         docs = list(srl.docs([list(t) for t in token_lists], batch_size))
-        parses = [srl.parse_doc(d) for d in docs]
+        parses = srl.parse_docs(docs) if hasattr(srl, 'parse_docs') else [srl.parse_doc(d) for d in docs]
     else:                                          # gold / AllenNLP frames, spaCy only for the chunks
         nlp = load_nlp()
         docs = list(nlp.pipe([Doc(nlp.vocab, words=list(t)) for t in token_lists], batch_size=batch_size))
         parses = srl.parse_many([list(t) for t in token_lists], batch_size)
     return [{'chunks': noun_chunks(d), 'frames': [_frame_json(f) for f in p.frames]} for d, p in zip(docs, parses)]
 
+def _default_srl()->str:
+    "Class name of `get_srl()`'s default backend (what a build with `srl=None` uses)"
+    from vsr_cic.srl import DEFAULT_BACKEND
+    return {'learned': 'LearnedSRL', 'spacy': 'SpacySRL'}.get(DEFAULT_BACKEND, DEFAULT_BACKEND)
+
 def analyse_cached(captions:Sequence[dict], # caption records (caption_id, tokens)
                    cache_dir,               # folder for srl_<k>.jsonl
                    srl=None, chunk:int=SRL_CHUNK, progress:bool=True)->list[dict]:
     "`analyse` over many captions with a resumable on-disk cache"
     from tqdm.auto import tqdm
+    from vsr_cic.srl import get_srl
     cache = Path(cache_dir); cache.mkdir(parents=True, exist_ok=True)
+    srl = get_srl() if srl is None else srl
+    tag = type(srl).__name__                       # one cache per backend: another labeller never reuses these frames
     out = []
     for k in tqdm(range(0, len(captions), chunk), disable=not progress, desc='SRL', unit=f'×{chunk} captions'):
-        part, f = captions[k:k + chunk], cache/f'srl_{k // chunk:05d}.jsonl'
+        part, f = captions[k:k + chunk], cache/f'srl_{tag}_{k // chunk:05d}.jsonl'
         if f.exists():
             rows = [json.loads(l) for l in f.read_text().splitlines() if l.strip()]
             if [(r['caption_id'], r['tokens']) for r in rows] == [(c['caption_id'], c['tokens']) for c in part]:
@@ -221,7 +229,7 @@ def build(records:Records,          # from a reader (`read_coco`, `read_multi30k
     used = {c['image_id'] for c in kept}
     images = [im for im in images if im['image_id'] in used]
     meta = {**{k: v for k, v in records.meta.items() if k not in ('skipped_images',)}, 'name': name or out.name, 'classes': classes,
-            'builder': 'vsr_cic.build', 'srl': type(srl).__name__ if srl is not None else 'SpacySRL'}
+            'builder': 'vsr_cic.build', 'srl': type(srl).__name__ if srl is not None else _default_srl()}
     # 4. features + write
     if text_only:
         for im in images: im.update(file=None)
@@ -321,7 +329,7 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
     images = [im for im in images if im['image_id'] in used]
     meta = {**{k: v for k, v in records.meta.items() if k not in ('skipped_images', 'text_only')}, 'name': name or out.name,
             'classes': cls, 'grouping': 'class', 'builder': 'vsr_cic.build.build_text_proposals',
-            'srl': type(srl).__name__ if srl is not None else 'SpacySRL', 'features': {'kind': 'class', 'dim': len(cls)},
+            'srl': type(srl).__name__ if srl is not None else _default_srl(), 'features': {'kind': 'class', 'dim': len(cls)},
             'proposals': f'caption mentions + {n_distractors} co-mention distractors + {SCENE_CLASS!r} per image (seed {seed})'}
     write_dataset(out, meta, images, kept, ((im['image_id'], *feats[im['image_id']]) for im in images))
     times['total_s'] = round(time.time() - t0, 2)

@@ -12,7 +12,7 @@ import torch
 from torch.utils.data import DataLoader
 from .core import seed_everything, get_device
 from .data import load_dataset, frame_structure
-from .vsr import VERB
+from .vsr import VERB, Vocab
 from .loader import CaptionDataset, Limits, build_vocabs, save_vocabs, densify, to_device
 from .captioner import caption_inputs
 from .baselines import make_captioner, CAPTIONERS
@@ -92,6 +92,13 @@ def verb_forms(data, vocab:dict, split:str='train',
             prev = e
     return {v: sorted(ws) for v, ws in forms.items()}, tuple(sorted(extra))
 
+def _with_verb_forms(words:Vocab, data)->Vocab:
+    "`words` plus every train verb surface form it lacks (a rare control verb can still be said)"
+    forms = {t for c in data.captions if data.images[c['image_id']]['split'] == 'train'
+             for f in c['frames'] for t in c['tokens'][slice(*f['verb_span'])]}
+    extra = sorted(forms - set(words.itos))
+    return Vocab([*words.itos[len(words.specials):], *extra], specials=words.specials, unk=words.unk, name=words.name)
+
 UNGROUNDED = ('drop', 'fill', 'keep')   # what `caption_data` does with a caption whose sub-role has no region set
 TRAIN_UNGROUNDED = {'train': 'fill', 'val': 'drop', 'test': 'drop'}   # supp. §D (after SCT)
 
@@ -120,7 +127,7 @@ def fill_ungrounded(ds:CaptionDataset)->int:
 def caption_data(data_dir,                              # dataset folder (canonical format) or a loaded dataset
                  splits:tuple=('train', 'val', 'test'), # splits to load (missing ones are skipped)
                  limits:Limits=CAPTION_LIMITS,
-                 min_freq:int=1,
+                 min_freq:int=1,             # rarer train words become <unk> (a verb's surface forms are always kept)
                  drop_ungrounded:bool=True,  # skip captions with an ungrounded non-verb sub-role (`ungrounded` None)
                  verb_one_word:bool=False,   # words before a verb slot join the previous slot (`verb_shift='one_word'`)
                  ungrounded:str|dict|None=None, # 'drop' | 'fill' | 'keep', or {split: one of them}; None: drop_ungrounded
@@ -128,6 +135,7 @@ def caption_data(data_dir,                              # dataset folder (canoni
     "Load a dataset for captioner training: vocabularies, per-split datasets, verb forms"
     data = load_dataset(data_dir) if isinstance(data_dir, (str, os.PathLike)) else data_dir
     vocab = build_vocabs(data, 'train', min_freq=min_freq)
+    if min_freq > 1: vocab['words'] = _with_verb_forms(vocab['words'], data)
     have = {r['split'] for r in data.images.values()}
     ds = {s: CaptionDataset(data, split=s, vocab=vocab, limits=limits, verb_one_word=verb_one_word) for s in splits if s in have}
     if ungrounded is None: ungrounded = 'drop' if drop_ungrounded else 'keep'
@@ -366,6 +374,7 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
                     constrain_verbs:bool|None=None, # addition: verb slots say only the verb's forms (None: the preset's)
                     lr_decay_rl:bool=True,    # lr × lr_decay every lr_step epochs in the self-critical stage (supp. §D)
                     ungrounded:str='fill',    # training captions with an ungrounded sub-role: 'fill' (supp. §D) | 'drop'
+                    min_freq:int=1,           # vocabulary threshold: rarer train words become <unk> (verb forms always kept)
                     verb_shift:str='one_word', # 'one_word': a verb slot is the verb token, shift forced after it (paper, official); 'gate': learned
                     test_split:str='test',
                     metrics:bool=True, control:bool=True, # full pycocoevalcap metrics; R_V/R_SR1/R_SR2 via SRL
@@ -391,7 +400,7 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     run_cfg = {'model': model, **data_entry(data_at, out),
                'world_images': world_images, 'batch_size': batch_size, 'lr_xe': lr_xe, 'lr_rl': lr_rl, 'seed': seed,
                'lr_decay': lr_decay, 'lr_step': lr_step, 'rl_samples': rl_samples, 'preset': preset, **opts,
-               'lr_decay_rl': lr_decay_rl, 'ungrounded': ungrounded,
+               'lr_decay_rl': lr_decay_rl, 'ungrounded': ungrounded, **({'min_freq': min_freq} if min_freq != 1 else {}),
                **{k: v for k, v in cfg.items() if isinstance(v, (int, float, str, bool))}}
     check_run_config(out, run_cfg, resume)                 # before any world is generated or vocabulary written (`vsr_cic.runs`)
     if data_dir is None:
@@ -403,7 +412,7 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
     else: path = Path(data_dir)
     if main: check_inputs(path)                            # every feature array read once: NaN, huge values, widths, boxes
     cd = caption_data(path, splits=tuple(dict.fromkeys(('train', 'val', test_split))), verb_one_word=verb_shift == 'one_word',
-                      ungrounded=TRAIN_UNGROUNDED if ungrounded == 'fill' else 'drop')
+                      ungrounded=TRAIN_UNGROUNDED if ungrounded == 'fill' else 'drop', min_freq=min_freq)
     if main: check_vocabs_unchanged(out/'vocab', cd.vocab, out, resume); save_vocabs(cd.vocab, out/'vocab'); write_run_config(out, run_cfg)
     net = make_captioner(model, cd.vocab_size, cd.feat_dim, **cfg).to(dev)
     if env.rank: torch.manual_seed(seed + 1000 * env.rank)  # other ranks: own dropout/sampling streams (weights come from rank 0)
@@ -493,7 +502,7 @@ def train_captioner(data_dir=None,            # dataset folder; None -> the buil
                    'test': test, 'test_split': test_split, 'beam': beam, 'n_test': len(preds),
                    'config': {'hidden': hidden, 'batch_size': batch_size, 'lr_xe': lr_xe, 'lr_rl': lr_rl, 'seed': seed, 'dropout': dropout,
                               'epochs_xe': epochs_xe, 'epochs_rl': epochs_rl, 'rl_samples': rl_samples, 'verb_shift': verb_shift,
-                              'preset': preset, 'lr_decay_rl': lr_decay_rl, 'ungrounded': ungrounded, **opts,
+                              'preset': preset, 'lr_decay_rl': lr_decay_rl, 'ungrounded': ungrounded, 'min_freq': min_freq, **opts,
                               'device': str(dev), 'threads': threads, 'amp': amp, **{k: v for k, v in model_cfg.items() if isinstance(v, (int, float, str, bool))}},
                    'dataset': str(path)}
     if env.distributed: metrics_out['world_size'] = env.world_size

@@ -8,11 +8,11 @@ import itertools
 
 from dataclasses import dataclass, field
 import torch
-from .captioner import ControllableCaptioner, SlotContext, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID
+from .captioner import ControllableCaptioner, SlotContext, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 # %% auto #0
-__all__ = ['MAX_LEN', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'constrained_step', 'Decoded', 'ends_ok', 'greedy_decode',
-           'sample_decode', 'beam_search', 'verb_constraint', 'toy_ordering_task', 'scst_loss']
+__all__ = ['MAX_LEN', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'repeat_ban', 'constrained_step', 'Decoded', 'ends_ok',
+           'greedy_decode', 'sample_decode', 'beam_search', 'verb_constraint', 'toy_ordering_task', 'scst_loss']
 
 # %% ../nbs/13a_decoding.ipynb #00000005
 MAX_LEN = 20     # longest generated caption, `<eos>` included (official seq_len)
@@ -28,8 +28,21 @@ def joint_candidates(word_logp:torch.Tensor, # (N, V)
     cand[:, eos_id] = eos
     return cand
 
+def repeat_ban(hist:torch.Tensor, # (N, 3) the last three words said, oldest first (-1: none yet)
+               V:int)->torch.Tensor: # (N, V) bool
+    "Words that would repeat immediately: the previous word (`a a`), or the word completing `x y x y`"
+    ban = torch.zeros(hist.shape[0], V, dtype=torch.bool, device=hist.device)
+    p3, p2, p1 = hist.unbind(1)
+    rows = torch.arange(hist.shape[0], device=hist.device)
+    ban[rows[p1 >= 0], p1[p1 >= 0]] = True                                       # w == w_{t-1}
+    two = (p2 >= 0) & (p1 == p3)                                                 # w_{t-3} w_{t-2} w_{t-1} = x y x
+    ban[rows[two], p2[two]] = True                                               # w == y would say "x y x y"
+    return ban
+
 def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
-                     eos_ok:torch.Tensor|None=None): # (N,) bool: rows that may end now (None: all)
+                     eos_ok:torch.Tensor|None=None, # (N,) bool: rows that may end now (None: all)
+                     hist:torch.Tensor|None=None,   # (N, 3) last three words: ban immediate repeats (`no_repeat`)
+                     no_unk:bool=False):            # never say `<unk>` (rare words' placeholder) where another word is allowed
     "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
     wl, gl, state, tr = model.step(prev, ptr, state, ctx)                        # (N, V), (N, 2)
     ban = torch.zeros_like(wl, dtype=torch.bool); ban[:, [model.pad_id, model.bos_id]] = True
@@ -37,6 +50,10 @@ def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.T
     if 'allowed_words' in ctx:
         allow = ctx.allowed_words[torch.arange(ptr.shape[0], device=ptr.device), ptr]   # (N, V)
         ban = ban | (allow.any(1, keepdim=True) & ~allow)
+    if hist is not None or no_unk:                                               # never where it would leave no word
+        more = ban | repeat_ban(hist, wl.shape[1]) if hist is not None else ban.clone()
+        if no_unk: more[:, UNK_ID] = True
+        ban = torch.where(more.all(1, keepdim=True), ban, more)
     wl = wl.masked_fill(ban, float('-inf'))
     return wl - torch.logsumexp(wl, 1, keepdim=True), gl, state, tr
 
@@ -68,16 +85,20 @@ def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
     "Rows that may emit `<eos>` under `complete=True`: at the last sub-role, with at least one word in it (see below)"
     return (ptr >= last) & ~fresh
 
-def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True)->Decoded:
+def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True, no_repeat:bool=False,
+             no_unk:bool=False)->Decoded:
     N, dev = ctx.batch_size, ctx.device
+    hist = torch.full((N, 3), -1, dtype=torch.long, device=dev) if no_repeat else None   # last three words said
     state, ptr = model.init_state(ctx), torch.zeros(N, dtype=torch.long, device=dev)
     prev = torch.full((N,), model.bos_id, dtype=torch.long, device=dev)
     done = torch.zeros(N, dtype=torch.bool, device=dev)
     fresh = torch.ones(N, dtype=torch.bool, device=dev)                          # the current sub-role has no word yet
     last, steps, traces = ctx.n_slots - 1, [], []
     for _ in range(max_len):
-        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None)
+        eos_ok = ends_ok(ptr, fresh, last) if complete else None
+        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, eos_ok, hist, no_unk)
         w, g, wlp, glp = pick(wl, gl)                                            # (N,) each
+        if hist is not None: hist = torch.cat([hist[:, 1:], w[:, None]], 1)
         g = torch.where(w == model.eos_id, torch.zeros_like(g), g)              # the gate chosen with <eos> is void
         glp = torch.where((w == model.eos_id) | done, torch.zeros_like(glp), glp)
         w = torch.where(done, torch.full_like(w, model.pad_id), w); g = g.masked_fill(done, STAY)
@@ -95,6 +116,8 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
 def greedy_decode(model:ControllableCaptioner, # any captioner with the step interface
                   max_len:int=MAX_LEN,         # at most this many tokens, <eos> included
                   complete:bool=True,          # `<eos>` only once the last sub-role has a word (see below)
+                  no_repeat:bool=False,        # never repeat the previous word or 2-gram immediately (see below)
+                  no_unk:bool=False,           # never say `<unk>` (see below)
                   **controls,                  # regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots[, slot_sub, slot_verb, allowed_words]
                  )->Decoded:
     "Argmax decoding of the joint (word, gate) distribution, batched"
@@ -102,7 +125,7 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
         flat = joint_candidates(wl, gl, model.eos_id).view(wl.shape[0], -1).argmax(1)   # (N,)
         w, g = flat // 2, flat % 2
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
-    return _rollout(model, model.encode(**controls), max_len, pick, complete)
+    return _rollout(model, model.encode(**controls), max_len, pick, complete, no_repeat, no_unk)
 
 def sample_decode(model:ControllableCaptioner,
                   n:int=1,                  # samples per input
@@ -129,6 +152,8 @@ def beam_search(model:ControllableCaptioner,
                 length_norm:float=0.,      # α: final ranking by score / length**α
                 complete:bool=True,        # `<eos>` only once the last sub-role has a word
                 compact:bool=True,         # stop computing images whose k beams have all ended (same result, less work)
+                no_repeat:bool=False,      # never repeat the previous word or 2-gram immediately (see below)
+                no_unk:bool=False,         # never say `<unk>` (see below)
                 **controls)->Decoded:
     "Joint word × gate beam search, vectorised over batch × beam, with frozen finished beams"
     if beam_size < 1: raise ValueError(f"beam_size must be >= 1, got {beam_size}")
@@ -140,6 +165,7 @@ def beam_search(model:ControllableCaptioner,
     prev = torch.full((B * k,), model.bos_id, dtype=torch.long, device=dev)
     done = torch.zeros(B * k, dtype=torch.bool, device=dev)
     fresh = torch.ones(B * k, dtype=torch.bool, device=dev)                    # the current sub-role has no word yet
+    hist = torch.full((B * k, 3), -1, dtype=torch.long, device=dev) if no_repeat else None   # last three words of each beam
     score = torch.full((B, k), float('-inf'), device=dev, dtype=ctx0.global_feat.dtype); score[:, 0] = 0.      # only beam 0 is live at t=0
     last, rows = ctx.n_slots - 1, torch.arange(B, device=dev)[:, None] * k      # (B·k,), (B, 1)
     # the working set: images still in the batch (all of them until `compact` drops finished ones)
@@ -161,9 +187,11 @@ def beam_search(model:ControllableCaptioner,
                 keep = live.nonzero()[:, 0]; sel = (keep[:, None] * k + ar_k).view(-1)
                 ctx, state = ctx.select(sel), tuple(s_[sel] for s_ in state)
                 ptr, prev, done, fresh, last, score = ptr[sel], prev[sel], done[sel], fresh[sel], last[sel], score[keep]
+                if hist is not None: hist = hist[sel]
                 img, Bw = img[keep], n_live
                 rows = torch.arange(Bw, device=dev)[:, None] * k
-        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None)  # (Bw·k, V), (Bw·k, 2)
+        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None,
+                                             hist, no_unk)                       # (Bw·k, V), (Bw·k, 2)
         V = wl.shape[1]
         cand = joint_candidates(wl, gl, model.eos_id)                             # (Bw·k, V, 2)
         frozen = torch.full_like(cand, float('-inf')); frozen[:, model.pad_id, STAY] = 0.
@@ -178,6 +206,7 @@ def beam_search(model:ControllableCaptioner,
         glp = torch.where((w == model.eos_id) | was_done, torch.zeros_like(glp), glp)
         wlp = torch.where(was_done, torch.zeros_like(wlp), wlp)
         state, ptr, fresh = tuple(s[src] for s in state), ptr[src], fresh[src]
+        if hist is not None: hist = torch.cat([hist[src, 1:], w[:, None]], 1)
         steps.append(dict(words=full(w, model.pad_id, Bw), slots=full(ptr, ptr_all, Bw), gates=full(g, STAY, Bw),
                           word_logp=full(wlp, 0., Bw), gate_logp=full(glp, 0., Bw), mask=full(~was_done, False, Bw),
                           running=full(score.reshape(-1), score_all.view(-1), Bw)))

@@ -129,12 +129,16 @@ def caption_vsrs(rec:Mapping)->list[VSR]:
 
 def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', structure:str='ssp', beam:int=5,
                          unknown_verbs:str='unk', # a test verb the models never saw: 'unk' captions it as <unk> (noted), 'error' fails
+                         no_repeat:bool|None=None, # the decoding rule against immediate repetition (None: the pipeline's)
+                         no_unk:bool|None=None,    # the decoding rule against saying <unk> (None: the pipeline's)
                         )->tuple[list, int]:
     "(one record per caption of `split` (None: every caption) with the pipeline's caption, number of captions it failed on)"
     if grounding not in ('gsrl', 'gt') or structure not in ('ssp', 'gt'): raise ValueError(f"grounding must be 'gsrl'|'gt' and structure 'ssp'|'gt', got {grounding!r}, {structure!r}")
     p = copy.copy(pipe)
     if grounding == 'gt': p.gsrl = None
     if structure == 'gt': p.ssp = None
+    if no_repeat is not None: p.no_repeat = no_repeat
+    if no_unk is not None: p.no_unk = no_unk
     out, failed = [], 0
     for rec in data.captions:
         if split is not None and data.images[rec['image_id']]['split'] != split: continue

@@ -117,9 +117,11 @@ class Pipeline:
     "GSRL → SSP → merge → captioner, for one image and one or more VSRs (paper Eq. 3)"
     def __init__(self, gsrl=None, slevel=None, rlevel=None, captioner=None, vocabs:dict|None=None, data=None,
                  device='cpu', missing:dict|None=None, constrain_verbs:bool=True,
-                 complete:bool=True):    # the end-of-caption rule (`vsr_cic.decoding`); from_dirs: the captioner's preset
+                 complete:bool=True,     # the end-of-caption rule (`vsr_cic.decoding`); from_dirs: the captioner's preset
+                 no_repeat:bool=False,   # decoding rule: never repeat the previous word or 2-gram (`vsr_cic.decoding`)
+                 no_unk:bool=False):     # decoding rule: never say <unk> where another word is allowed
         self.gsrl, self.captioner, self.data, self.device = gsrl, captioner, data, torch.device(device)
-        self.complete = complete
+        self.complete, self.no_repeat, self.no_unk = complete, no_repeat, no_unk
         self.ssp = SemanticStructurePlanner(slevel, rlevel) if slevel is not None else None
         self.vocabs, self.missing = vocabs or {}, dict(missing or {})
         self.verb_words = None
@@ -239,7 +241,8 @@ class Pipeline:
     def caption(self, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping, beam:int=5, max_len:int=MAX_LEN)->list[dict]:
         "Caption each plan; words tagged with the slot they were generated under, gate trace included"
         ctl = self.controls(plans, vsrs, image)
-        kw = dict(max_len=max_len, complete=self.complete, **ctl)
+        kw = dict(max_len=max_len, complete=self.complete, no_repeat=getattr(self, 'no_repeat', False),
+                  no_unk=getattr(self, 'no_unk', False), **ctl)
         dec = greedy_decode(self.captioner, **kw) if beam <= 1 else beam_search(self.captioner, beam_size=beam, **kw)
         W, out = self.vocabs['captioner'], []
         ag = dec.trace.get('alpha_g')

@@ -4,7 +4,7 @@
 
 # %% ../nbs/25_real_captions.ipynb #a3a3390e
 from __future__ import annotations
-import json
+import json, time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -18,8 +18,8 @@ from .vsr import VERB
 # %% auto #0
 __all__ = ['VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS', 'concat_records', 'sample_records', 'coco_test_files',
            'photo_test_set', 'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate', 'caption_keys', 'key_score',
-           'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores', 'load_photo_spec',
-           'coco_photo_pipeline', 'own_photo']
+           'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job', 'cpu_seconds',
+           'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
 
 # %% ../nbs/25_real_captions.ipynb #62d86adc
 def concat_records(parts:Mapping[str, Records])->Records:
@@ -180,6 +180,35 @@ def photo_scores(preds:Sequence[dict], refs:Mapping[str, Sequence[str]], corpus_
             'repeat_rate': repeat_rate(toks), 'unseen_bigram_rate': unseen_bigram_rate(toks, corpus_bigrams),
             'empty': sum(not t for t in toks), 'n_captions': len(preds), 'n_images': len({p['image_id'] for p in preds})}
 
+# %% ../nbs/25_real_captions.ipynb #aae95b7e
+def _run_job(target, kwargs:dict, threads:int):
+    import torch
+    torch.set_num_threads(threads)
+    target(**kwargs)
+
+class Job:
+    "`target(**kwargs)` in a spawned second process (`target` a module-level function); `wait()` joins it"
+    def __init__(self, target, kwargs:dict, threads:int=1):
+        import multiprocessing as mp
+        self.target, self.t0 = getattr(target, '__qualname__', str(target)), time.time()
+        from vsr_cic import real_captions as lib              # the library's function (picklable also when this runs as __main__)
+        self.proc = mp.get_context('spawn').Process(target=lib._run_job, args=(target, dict(kwargs), threads), daemon=False)
+        self.proc.start()
+
+    def wait(self)->float:
+        "Seconds since the start, once the process has ended; RuntimeError if it failed"
+        self.proc.join()
+        if self.proc.exitcode != 0:
+            raise RuntimeError(f"{self.target} failed in its own process (exit code {self.proc.exitcode}); "
+                               "its traceback is on the kernel's stderr; rerun with parallel=False to see it here")
+        return time.time() - self.t0
+
+def cpu_seconds()->float:
+    "CPU time (user + system) of this process and of its children that have ended"
+    import resource
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
 # %% ../nbs/25_real_captions.ipynb #786f7479
 def load_photo_spec(spec, # a dict, a .json path, or (hdf5 path, image id, picture path)
                     classes:Sequence[str]|None=None, # the model's classes (needed for HDF5 cls_prob)
@@ -217,6 +246,9 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     if missing: return None, f"no real_captions run in {run} (missing {', '.join(missing)}): run nbs/real_captions.ipynb first"
     pipe = Pipeline.from_dirs(run/'gsrl', run/'planner', run/'captioner', device, data_dir=run/'data'/'train')
     pipe.data = load_dataset(run/'photos'/'scene')          # images are looked up here; verb forms stay the training corpus's
+    m = run/'metrics.json'                                  # decode as the run did (its `no_repeat` decoding rule)
+    settings = json.loads(m.read_text()).get('settings', {}) if m.exists() else {}
+    pipe.no_repeat, pipe.no_unk = bool(settings.get('no_repeat', False)), bool(settings.get('no_unk', False))
     return pipe, ''
 
 def own_photo(pipe, spec, image_id:str='my_photo')->dict:
