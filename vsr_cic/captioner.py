@@ -18,7 +18,7 @@ __all__ = ['PAD_ID', 'UNK_ID', 'BOS_ID', 'EOS_ID', 'GATE_WEIGHT', 'N_ROLES', 'HI
 
 # %% ../nbs/13_captioner.ipynb #00000005
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3  # caption vocabulary specials (<pad>, <unk>, <bos>, <eos>)
-GATE_WEIGHT = 4.0    # λ in loss = NLL(words) + λ·NLL(gates) (official code, REFERENCE.md §1.8)
+GATE_WEIGHT = 4.0    # λ in loss = NLL(words) + λ·NLL(gates) (official code: nbs/official_code.ipynb#training)
 N_ROLES = len(ROLE_VOCAB)  # 26: <pad>, 24 roles, V
 HIDDEN = 512         # both LSTMs (paper supp. §D)
 MASK_LOGIT = -1e4    # logit of a padded region: finite, so an empty slot never gives NaN gradients

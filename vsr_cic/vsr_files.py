@@ -91,7 +91,7 @@ def apply_vsr_annotations(records:Records,      # COCO Entities records (chunks 
                 if ch is None: raise FormatError(f"{where}: slot {j} of class {s['class']!r} matches no noun chunk after position {pos}")
                 spans.append((ch['span'], ch['set'])); pos = ch['span'][1]
         frames = [{'verb': v, 'roleset': None, 'verb_span': None, 'args': []} for v in a['verbs']]
-        fidx = {v: i for i, v in enumerate(a['verbs'])}   # COCO VSR files key verbs by lemma (REFERENCE §1.13.14)
+        fidx = {v: i for i, v in enumerate(a['verbs'])}   # COCO VSR files key verbs by lemma (nbs/official_code.ipynb#quirks, defect 14)
         per_role = {}
         for (span, st), s in zip(spans, a['slots']):
             for v, r in s['labels']:
