@@ -41,3 +41,32 @@ def test_compiled_step_agrees_cpu():                               # 'one_word':
 @pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU (inductor + CUDA graphs)')
 def test_compiled_step_agrees_cuda():
     _agree('cuda', 'one_word')                                     # mode 'auto' = 'reduce-overhead' on CUDA
+
+def _loss_agree(device, **kw):
+    "`compile_loss` on padded inputs == the eager loss on unpadded inputs: loss, parts and every gradient"
+    from vsr_cic.captioner import compile_loss, pad_inputs
+    m, ctl, words, slots = _case(device, 'one_word')
+    inp = dict(words=words, slot_idx=slots, **ctl)
+    K, R = ctl['regions'].shape[1:3]
+    big = pad_inputs(inp, K + 1, R + 2, words.shape[1] + 3)
+    c = compile_loss(copy.deepcopy(m), **kw)
+    assert 'loss' in vars(c)
+    outs = []
+    for net, x in ((m, inp), (c, big)):
+        for step in range(2):                                      # twice: the second call replays the captured graphs
+            net.zero_grad(); out = net.loss(**x); out['loss'].backward()
+        outs.append(({k: v.detach().clone() for k, v in out.items()}, [p.grad.clone() for p in net.parameters() if p.grad is not None]))
+    (a, ga), (b, gb) = outs
+    for k in ('loss', 'word_nll', 'gate_nll'): torch.testing.assert_close(a[k], b[k], rtol=1e-5, atol=1e-6)
+    assert len(ga) == len(gb)
+    for x, y in zip(ga, gb): torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-6)
+    del c.loss
+    assert 'loss' not in vars(c)
+
+def test_compiled_loss_agrees_cpu():
+    torch.set_num_threads(1)
+    _loss_agree('cpu', backend='aot_eager')
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU (inductor + CUDA graphs)')
+def test_compiled_loss_agrees_cuda():
+    _loss_agree('cuda')                                            # mode 'auto' = 'reduce-overhead' on CUDA

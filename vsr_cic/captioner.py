@@ -14,7 +14,7 @@ from .vsr import ROLE_VOCAB
 __all__ = ['PAD_ID', 'UNK_ID', 'BOS_ID', 'EOS_ID', 'GATE_WEIGHT', 'N_ROLES', 'HIDDEN', 'MASK_LOGIT', 'SHIFT', 'STAY',
            'CONTROL_KEYS', 'CAPTION_KEYS', 'VERB_SHIFT_MODES', 'check_shape', 'SlotContext', 'make_context',
            'toy_controls', 'caption_inputs', 'ControllableCaptioner', 'gate_targets', 'caption_mask', 'caption_loss',
-           'SentinelAttention', 'RoleShiftCaptioner', 'compile_step']
+           'SentinelAttention', 'RoleShiftCaptioner', 'compile_step', 'pad_inputs', 'compile_loss']
 
 # %% ../nbs/13_captioner.ipynb #00000005
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3  # caption vocabulary specials (<pad>, <unk>, <bos>, <eos>)
@@ -383,12 +383,63 @@ class RoleShiftCaptioner(ControllableCaptioner):
         return self.drop(h2n), gate, (h1n, m1n, h2n, m2n), tr
 
 # %% ../nbs/13_captioner.ipynb #0000001d4
+def _detached_copy(x):
+    "Copies of every tensor in a (nested) step output, so that the next CUDA-graph replay cannot overwrite them"
+    if torch.is_tensor(x): return x.clone()
+    if isinstance(x, (tuple, list)): return type(x)(_detached_copy(v) for v in x)
+    if isinstance(x, dict): return {k: _detached_copy(v) for k, v in x.items()}
+    return x
+
 def compile_step(model:ControllableCaptioner, # any captioner with the step interface
                  mode:str|None='auto',        # torch.compile mode; 'auto': 'reduce-overhead' (CUDA graphs) on CUDA
                  backend:str='inductor',      # 'aot_eager' traces without code generation (tests on CPU)
                  **kw)->ControllableCaptioner:
     "Compile `model.step` in place (an instance attribute shadowing the method); `del model.step` restores eager"
     if mode == 'auto': mode = 'reduce-overhead' if next(model.parameters()).is_cuda and backend == 'inductor' else None
-    model.step = torch.compile(type(model).step.__get__(model), mode=mode, backend=backend, dynamic=None, **kw)
+    compiled = torch.compile(type(model).step.__get__(model), mode=mode, backend=backend, dynamic=None, **kw)
+    if mode != 'reduce-overhead':
+        model.step = compiled
+        return model
+    def step(*args, **kwargs):
+        # Without autograd (decoding) each replay is a new graph generation that reuses the last one's output
+        # buffers, while the decoding loop still reads them: copy them out. With autograd (teacher forcing,
+        # sampling for SCST) the graphs of one pass keep their outputs for backward, and nothing is copied.
+        out = compiled(*args, **kwargs)
+        return out if torch.is_grad_enabled() else _detached_copy(out)
+    model.step = step
     return model
 
+# %% ../nbs/13_captioner.ipynb #0000001d6
+_PAD_AXES = {'words': (None, 'T'), 'slot_idx': (None, 'T'), 'regions': (None, 'K', 'R', None),
+             'region_mask': (None, 'K', 'R'), 'slot_role': (None, 'K'), 'slot_is_verb': (None, 'K'),
+             'slot_sub': (None, 'K'), 'slot_verb': (None, 'K'), 'allowed_words': (None, 'K', None)}
+_AXIS_NAMES = dict(K='slot axis', R='region axis', T='caption axis')
+
+def pad_inputs(inputs:dict,          # `caption_inputs` of a batch (controls, with or without the caption)
+               K:int, R:int,         # slots and regions per slot to pad to
+               T:int|None=None,      # caption length to pad to (None: leave `words` / `slot_idx` as they are)
+               pad_id:int=PAD_ID)->dict:
+    "The same inputs with one shape for every batch (captured graphs): padding masked out everywhere, loss unchanged"
+    size, out = dict(K=K, R=R, T=T), dict(inputs)
+    for key, axes in _PAD_AXES.items():
+        if key not in inputs: continue
+        x = inputs[key]
+        for dim, ax in enumerate(axes):
+            if ax is None or size[ax] is None: continue
+            n = size[ax] - x.shape[dim]
+            if n < 0: raise ValueError(f"{key} has {x.shape[dim]} on its {_AXIS_NAMES[ax]}, more than the {ax}={size[ax]} to pad to")
+            if n == 0: continue
+            if key == 'slot_idx': tail = x.narrow(dim, x.shape[dim] - 1, 1).expand(*x.shape[:dim], n)   # stays in its last slot
+            else: tail = x.new_full((*x.shape[:dim], n, *x.shape[dim + 1:]), pad_id if key == 'words' else 0)
+            x = torch.cat([x, tail], dim)
+        out[key] = x
+    return out
+
+def compile_loss(model:ControllableCaptioner, # any captioner
+                 mode:str|None='auto',        # 'auto': 'reduce-overhead' (CUDA graphs) on CUDA
+                 backend:str='inductor',      # 'aot_eager' on CPU tests
+                 **kw)->ControllableCaptioner:
+    "Capture `model.loss` (forward + backward graphs) in place; batches must share one shape (`pad_inputs`); `del model.loss` restores"
+    if mode == 'auto': mode = 'reduce-overhead' if next(model.parameters()).is_cuda and backend == 'inductor' else None
+    model.loss = torch.compile(type(model).loss.__get__(model), mode=mode, backend=backend, dynamic=False, **kw)
+    return model
