@@ -2,7 +2,7 @@
 # The GPU checks, as one script (a GPU box's time is scarce): the CUDA-only tests, training throughput in fp32
 # and bf16 autocast with peak GPU memory, batched vs one-at-a-time beam search, and the main job end to end on
 # CUDA (fp32 and bf16). Results go to $OUT (default runs/gpu_check): one log and JSON files (the main job's
-# checkpoints go to /tmp). About 5 minutes on one H100/H200.
+# checkpoints go to /tmp). About 8 minutes on one H100/H200 (compiling the captured loss takes ~80 s).
 # Usage: bash bench/gpu_check.sh            (from anywhere; needs torch with CUDA and the package's deps importable)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,9 +26,9 @@ step "training throughput, CUDA fp32 and bf16 (batch 100), and batch 500"
 timeout 120 python3 bench/bench_train.py --device cuda --world "$W/vsr_world" --json "$OUT/train_cuda_fp32.json"
 timeout 120 python3 bench/bench_train.py --device cuda --world "$W/vsr_world" --amp bf16 --json "$OUT/train_cuda_bf16.json"
 timeout 120 python3 bench/bench_train.py --device cuda --world "$W/vsr_world" --batch 500 --json "$OUT/train_cuda_b500.json"
-step "training throughput, CUDA fp32, captured decoder step (compile_step: inductor + CUDA graphs), batch 100 (issue #17)"
-timeout 600 python3 bench/bench_train.py --device cuda --world "$W/vsr_world" --compile --json "$OUT/train_cuda_compiled.json"
-timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_compile.py -rs
+step "XE / SCST steps, eager vs captured (compile_loss / compile_step: inductor + CUDA graphs), batch 100 (issue #17)"
+timeout 400 python3 bench/bench_gpu_capture.py --world "$W/vsr_world" --json "$OUT/gpu_capture.json" --timeout 150
+timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_compile.py -k cuda -rs
 step "beam search on CUDA: batched (100) vs one at a time, 500 test captions"
 timeout 180 python3 bench/bench_decoding.py --device cuda --world "$W/vsr_world" --items 500 --json "$OUT/decoding_cuda.json"
 step "main job on CUDA, default epochs, fp32 (fast CIDEr-D only: no Java / spaCy on this machine)"
