@@ -11,8 +11,9 @@ import torch
 from .captioner import ControllableCaptioner, SlotContext, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 # %% auto #0
-__all__ = ['MAX_LEN', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'repeat_ban', 'constrained_step', 'Decoded', 'ends_ok',
-           'greedy_decode', 'sample_decode', 'beam_search', 'verb_constraint', 'toy_ordering_task', 'scst_loss']
+__all__ = ['MAX_LEN', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'joint_argmax', 'repeat_ban', 'constrained_step', 'Decoded',
+           'ends_ok', 'greedy_decode', 'sample_decode', 'beam_search', 'verb_constraint', 'toy_ordering_task',
+           'scst_loss']
 
 # %% ../nbs/13a_decoding.ipynb #00000005
 MAX_LEN = 20     # longest generated caption, `<eos>` included (official seq_len)
@@ -27,6 +28,19 @@ def joint_candidates(word_logp:torch.Tensor, # (N, V)
     eos = torch.stack([word_logp[:, eos_id], torch.full_like(word_logp[:, eos_id], float('-inf'))], 1)
     cand[:, eos_id] = eos
     return cand
+
+def joint_argmax(word_logp:torch.Tensor, # (N, V)
+                 gate_logp:torch.Tensor, # (N, 2)
+                 eos_id:int=EOS_ID,
+                )->tuple:                # (word, gate), (N,) each
+    "The argmax of `joint_candidates` (first maximum in (word, gate) order) without building the (N, V, 2) tensor"
+    g1 = gate_logp.argmax(1, keepdim=True)                                       # each row's better gate
+    s = word_logp + gate_logp.gather(1, g1)                                      # (N, V): every word with it, as the joint sums
+    s[:, eos_id] = word_logp[:, eos_id]                                          # `<eos>` takes gate 0 for free
+    w = s.argmax(1)
+    best = s.gather(1, w[:, None])[:, 0]
+    g = ((word_logp.gather(1, w[:, None])[:, 0] + gate_logp[:, 0]) < best).long()   # gate 0 unless gate 1 is strictly higher
+    return w, g.masked_fill(w == eos_id, 0)
 
 def repeat_ban(hist:torch.Tensor, # (N, 3) the last three words said, oldest first (-1: none yet)
                V:int)->torch.Tensor: # (N, V) bool
@@ -122,8 +136,7 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
                  )->Decoded:
     "Argmax decoding of the joint (word, gate) distribution, batched"
     def pick(wl, gl):
-        flat = joint_candidates(wl, gl, model.eos_id).view(wl.shape[0], -1).argmax(1)   # (N,)
-        w, g = flat // 2, flat % 2
+        w, g = joint_argmax(wl, gl, model.eos_id)                               # (N,) each
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
     return _rollout(model, model.encode(**controls), max_len, pick, complete, no_repeat, no_unk)
 
