@@ -150,17 +150,16 @@ def test_malicious_checkpoint_refused_by_load_checkpoint(tmp_path, kind):
     assert not marker.exists(), 'loading the checkpoint ran its payload'
 
 def test_malicious_checkpoint_refused_by_every_loader(toy, tmp_path):
-    "fit's resume, the pipeline's three loaders, the verb predictor and the suggestion GSRL: all refuse, none runs it"
-    from vsr_cic.pipeline import load_gsrl, load_planner, load_captioner
+    "fit's resume, the GSRL, planner and captioner loaders and the verb predictor: all refuse, none runs it"
+    from vsr_cic.runs import load_gsrl
+    from vsr_cic.pipeline import load_planner, load_captioner
     from vsr_cic.verbs import load_verb_predictor
-    from vsr_cic import vsr_suggest
     marker = tmp_path/'pwned'
     m, opt, sch, smp, loader, step = _toy()
     _evil(tmp_path/'fit'/'last.pt', marker)
     raises(lambda: fit(m, loader, smp, step, opt, epochs=1, ckpt_dir=tmp_path/'fit', progress=False), 'last.pt', 'refused')
     _evil(tmp_path/'g'/'gsrl'/'best.pt', marker)
     raises(lambda: load_gsrl(tmp_path/'g'), 'best.pt', 'refused')
-    raises(lambda: vsr_suggest.load_gsrl(tmp_path/'g'), 'best.pt', 'refused')
     _evil(tmp_path/'p'/'slevel_transformer'/'best.pt', marker)
     raises(lambda: load_planner(tmp_path/'p'), 'best.pt', 'refused')
     _evil(tmp_path/'c'/'model.pt', marker)

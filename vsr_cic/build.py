@@ -15,9 +15,9 @@ from .data import write_dataset, group_proposals, validate_caption, FEATURE_FILE
 from .core import MAX_REGIONS_PER_SET
 
 # %% auto #0
-__all__ = ['SRL_CHUNK', 'TEXT_ONLY_CLASS', 'N_DISTRACTORS', 'PRIOR_WEIGHT', 'MENTION_REGIONS', 'split_of', 'analyse',
-           'analyse_cached', 'ground', 'align_caption', 'build', 'chunk_classes', 'co_mentions', 'pick_distractors',
-           'build_text_proposals']
+__all__ = ['SRL_CHUNK', 'TEXT_ONLY_CLASS', 'TEXT_ONLY_DISTRACTORS', 'PRIOR_WEIGHT', 'MENTION_REGIONS', 'split_of', 'analyse',
+           'analyse_cached', 'ground_chunks', 'align_caption', 'build', 'chunk_classes', 'co_mentions',
+           'pick_distractors', 'build_text_proposals']
 
 # %% ../nbs/07b_build.ipynb #00000006
 def split_of(image_id:str, val_frac:float=0.1, test_frac:float=0.1)->str:
@@ -76,7 +76,7 @@ def analyse_cached(captions:Sequence[dict], # caption records (caption_id, token
     return out
 
 # %% ../nbs/07b_build.ipynb #0000000c
-def ground(tokens:Sequence[str], chunks:Sequence[dict], class_set:dict|None, stats:Counter)->list[dict]:
+def ground_chunks(tokens:Sequence[str], chunks:Sequence[dict], class_set:dict|None, stats:Counter)->list[dict]:
     "Chunks with `set` = the proposal set of the class they name (None when unmatched or text-only)"
     out = []
     for c in chunks:
@@ -93,7 +93,7 @@ def align_caption(cap:dict, analysis:dict, class_set:dict|None, stats:Counter,
     "Canonical caption record (frames, slots) from its analysis, or the reason it is dropped"
     if 'chunks' in cap:       # the source's own grounded phrases (COCO Entities, Flickr30k Entities)
         chunks = [{'span': c['span'], 'set': None if class_set is None else c['set']} for c in cap['chunks']]
-    else: chunks = ground(cap['tokens'], analysis['chunks'], class_set, stats)
+    else: chunks = ground_chunks(cap['tokens'], analysis['chunks'], class_set, stats)
     rec = attach_frames(cap, _parse_of(cap['tokens'], analysis['frames']), chunks, stats)
     if isinstance(rec, str): return rec
     if require_grounded and not any(s['set'] is not None for s in rec['slots']): return 'no grounded entity'
@@ -246,7 +246,7 @@ def build(records:Records,          # from a reader (`read_coco`, `read_multi30k
     return report
 
 # %% ../nbs/07b_build.ipynb #325aabe6
-N_DISTRACTORS = 2        # unmentioned classes added to each text-only image (see the markdown above)
+TEXT_ONLY_DISTRACTORS = 2        # unmentioned classes added to each text-only image (see the markdown above)
 PRIOR_WEIGHT = 0.25      # share of the class-frequency prior in the distractor distribution
 MENTION_REGIONS = 3      # most regions a mentioned class gets (entities of that class in one caption)
 
@@ -279,7 +279,7 @@ def _stable_seed(image_id:str, seed:int)->int: return int(hashlib.md5(f'{seed}:{
 
 def build_text_proposals(records:Records,     # text-only records (`read_coco` without instances, `read_multi30k`, …)
                          out_dir,
-                         n_distractors:int=N_DISTRACTORS, # unmentioned classes added per image
+                         n_distractors:int=TEXT_ONLY_DISTRACTORS, # unmentioned classes added per image
                          classes:Sequence[str]|None=None, # detection classes, background first (default: COCO's 80)
                          feature_kind:str='class',
                          limit:int|None=None, splits:tuple|None=(0.1, 0.1), srl=None, progress:bool=True,

@@ -5,31 +5,32 @@
 # %% ../nbs/16_captioning.ipynb #00000002
 from __future__ import annotations
 import json, os, sys, time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 import numpy as np
 import torch
 from torch.utils.data import DataLoader
 from .core import seed_everything, get_device
+from .world import world_dir, ensure_world
 from .data import load_dataset, frame_structure
 from .vsr import VERB, Vocab
-from .loader import CaptionDataset, Limits, build_vocabs, save_vocabs, densify, to_device
+from .loader import verb_forms, CaptionDataset, Limits, build_vocabs, save_vocabs, densify, to_device
 from .captioner import caption_inputs
 from .baselines import make_captioner, CAPTIONERS
 from .decoding import greedy_decode, sample_decode, beam_search, scst_loss, verb_constraint, BEAM_SIZE
 from .train import fit, EpochBatchSampler, load_checkpoint, atomic_save, sampler_for, TrainingInterrupted, check_inputs
-from .runs import data_entry, check_run_config, write_run_config, check_vocabs_unchanged, retire_stage, vocab_fingerprint
+from .runs import best_ckpt, data_entry, check_run_config, write_run_config, check_vocabs_unchanged, retire_stage, vocab_fingerprint
 from .distributed import init_distributed, cleanup_distributed, broadcast_module
 from fastcore.script import call_parse, bool_arg
 from .cider import CiderD, ids_to_seqs
 
 # %% auto #0
 __all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'TEST_METRICS', 'ADDITIONS',
-           'PRESETS', 'DEFAULT_PRESET', 'UNGROUNDED', 'TRAIN_UNGROUNDED', 'preset_options', 'CaptionData', 'verb_forms',
+           'PRESETS', 'DEFAULT_PRESET', 'UNGROUNDED', 'TRAIN_UNGROUNDED', 'MAIN_JOB', 'preset_options', 'CaptionData',
            'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn', 'prepare_batch', 'controls_of',
-           'gt_sequences', 'xe_step_fn', 'cider_score', 'CiderReward', 'scst_step_fn', 'slot_names',
-           'oracle_verb_words', 'decode_split', 'cider_d', 'evaluate_split', 'format_sample', 'plot_curves',
-           'train_captioner', 'train_captioner_cli']
+           'gt_sequences', 'xe_step_fn', 'CiderReward', 'scst_step_fn', 'slot_names', 'oracle_verb_words',
+           'decode_split', 'cider_d', 'evaluate_split', 'format_sample', 'plot_curves', 'MainJob', 'train_captioner',
+           'train_captioner_cli']
 
 # %% ../nbs/16_captioning.ipynb #00000005
 LR_XE, LR_RL = 5e-4, 5e-5    # supp. §D
@@ -71,26 +72,6 @@ class CaptionData:
     @property
     def vocab_size(self)->int: return len(self.vocab['words'])
     def records(self, split:str)->dict: return {c['caption_id']: c for c in self.splits[split].data.captions}
-
-def verb_forms(data, vocab:dict, split:str='train',
-               verb_one_word:bool=False, # the loader's option: words before a verb slot join the previous slot
-              )->tuple[dict, tuple]:
-    "Surface-form word ids per verb id, and the other word ids seen in verb slots, from one split's captions"
-    W, V = vocab['words'], vocab['verbs']
-    forms, extra = {}, set()
-    for c in data.captions:
-        if data.images[c['image_id']]['split'] != split: continue
-        toks = c['tokens']
-        for f in c['frames']:
-            s, e = f['verb_span']; forms.setdefault(V[f['verb']], set()).update(W[t] for t in toks[s:e])
-        prev = 0
-        for sl in c['slots']:               # tokens before a slot belong to it (data contract)
-            a, e = sl['span']
-            if any(l[1] == VERB for l in sl['labels']) and not verb_one_word:
-                vs = next(f['verb_span'] for g, f in enumerate(c['frames']) for l in sl['labels'] if l[0] == g and l[1] == VERB)
-                extra.update(W[t] for i, t in enumerate(toks[prev:e], prev) if not vs[0] <= i < vs[1])
-            prev = e
-    return {v: sorted(ws) for v, ws in forms.items()}, tuple(sorted(extra))
 
 def _with_verb_forms(words:Vocab, data)->Vocab:
     "`words` plus every train verb surface form it lacks (a rare control verb can still be said)"
@@ -185,12 +166,6 @@ def xe_step_fn(model, device):
     return step
 
 # %% ../nbs/16_captioning.ipynb #00000011
-def cider_score(c:CiderD, hyps:list, refs:list)->np.ndarray:
-    "`c.score(hyps, refs)`; all zeros when no hypothesis shares an n-gram with its references"
-    try: return c.score(hyps, refs)
-    except TypeError:   # vsr_cic.cider (current version) fails to cast an empty integer bincount in exactly that case
-        return np.zeros(len(hyps))
-
 class CiderReward:
     "CIDEr-D of token-id captions (with `<eos>`) against one reference each, df from training references"
     def __init__(self, train:CaptionDataset, eos_id:int):
@@ -203,7 +178,7 @@ class CiderReward:
                 )->np.ndarray:                 # (N,) CIDEr-D
         "Score each hypothesis against its reference"
         if torch.is_tensor(hyps): hyps = ids_to_seqs(hyps, eos=self.eos_id, keep_eos=True)
-        return cider_score(self.cider, [np.asarray(h) for h in hyps], [[np.asarray(r)] for r in refs])
+        return self.cider.score([np.asarray(h) for h in hyps], [[np.asarray(r)] for r in refs])
 
 # %% ../nbs/16_captioning.ipynb #00000015
 def scst_step_fn(model, reward:CiderReward, device, max_len:int, n:int=1, cd:CaptionData|None=None, constrain:bool=False,
@@ -288,7 +263,7 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
 
 def cider_d(preds:list[dict])->float:
     "CIDEr-D of decoded captions against their single ground truth (df from those references)"
-    return float(cider_score(CiderD(), [p['tokens'] for p in preds], [[p['gt']] for p in preds]).mean()) if preds else 0.
+    return float(CiderD().score([p['tokens'] for p in preds], [[p['gt']] for p in preds]).mean()) if preds else 0.
 
 # %% ../nbs/16_captioning.ipynb #0000001a
 def evaluate_split(preds:list[dict], metrics:bool=True, control:bool=True, srl='spacy')->dict:
@@ -297,10 +272,10 @@ def evaluate_split(preds:list[dict], metrics:bool=True, control:bool=True, srl='
     out['CIDEr-D'] = cider_d(preds)
     if not preds: return out
     if metrics:
-        from vsr_cic.metrics import evaluate_captions, java_available
+        from vsr_cic.metrics import evaluate_captions, java_available, EMPTY
         java = java_available()
         names = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
-        res = evaluate_captions({p['caption_id']: p['caption'] or '<empty>' for p in preds},
+        res = evaluate_captions({p['caption_id']: p['caption'] or EMPTY for p in preds},
                                 {p['caption_id']: ' '.join(p['gt']) for p in preds}, metrics=names, tokenizer='ptb' if java else 'simple')
         out.update({k: v for k, v in res.items() if k != 'per_image'})
     if control:
@@ -349,183 +324,268 @@ def plot_curves(xe_history:list, rl_history:list, path=None):
     return fig
 
 # %% ../nbs/16_captioning.ipynb #0000001e
+@dataclass(frozen=True)
+class MainJob:
+    "The main job's settings and their defaults, written once: `train_captioner`, its CLI and `train_captioner.ipynb` read `MAIN_JOB`"
+    data_dir: str|None = None         # dataset folder; None -> the built-in world (`vsr_cic.world.ensure_world`)
+    out_dir: str = 'runs/train_captioner'
+    model: str = 'ours'               # ours | c_lstm | c_updn | sct | no_verb
+    epochs_xe: int = 5                # cross-entropy epochs (early stopping on val CIDEr-D)
+    epochs_rl: int = 2                # self-critical epochs
+    batch_size: int = BATCH_SIZE      # global batch (split over ranks under torchrun)
+    lr_xe: float = LR_XE
+    lr_rl: float = LR_RL
+    hidden: int = 128                 # LSTM, embedding and attention width (paper: 512)
+    beam: int = BEAM_SIZE             # test decoding (paper: 5)
+    val_beam: int = 1                 # validation decoding for early stopping (1 = greedy, fast)
+    device: str = 'auto'              # auto | cpu | cuda (under torchrun: cuda:LOCAL_RANK unless cpu)
+    seed: int = 0
+    world_images: int|None = None     # a small world of this many images in `out_dir/world` (tests); None: the built-in one
+    patience: int = PATIENCE
+    lr_decay: float = LR_DECAY
+    lr_step: int = LR_STEP
+    dropout: float = 0.5
+    rl_samples: int = 1               # samples per caption in the self-critical stage
+    preset: str = DEFAULT_PRESET      # 'paper' | 'ours': the whole method (see "Two presets")
+    role_emb: bool|None = None        # addition: role/sub-index embeddings in x_t (None: the preset's)
+    complete: bool|None = None        # addition: end-of-caption rule, in SCST samples too (None: the preset's)
+    constrain_verbs: bool|None = None # addition: verb slots say only the verb's forms (None: the preset's)
+    lr_decay_rl: bool = True          # lr × lr_decay every lr_step epochs in the self-critical stage (supp. §D)
+    ungrounded: str = 'fill'          # training captions with an ungrounded sub-role: 'fill' (supp. §D) | 'drop'
+    min_freq: int = 1                 # vocabulary threshold: rarer train words become <unk> (verb forms always kept)
+    verb_shift: str = 'one_word'      # 'one_word': a verb slot is the verb token, shift forced after it (paper); 'gate': learned
+    test_split: str = 'test'
+    metrics: bool = True              # full pycocoevalcap metrics on the test split
+    control: bool = True              # R_V / R_SR1 / R_SR2 via SRL on the test split
+    threads: int|None = 1             # torch CPU threads per process (1 is fastest on a small shared CPU)
+    num_workers: int = 0
+    progress: bool = True
+    n_show: int = 8                   # sample captions written to samples.txt
+    resume: bool = True
+    stop_after: int|None = None       # stop after this many optimiser steps (tests of resuming)
+    ckpt_every: int = 50
+    clip: float|None = None
+    amp: str|None = None              # None | 'bf16' | 'auto' (bf16 autocast on a CUDA device that supports it)
+
+MAIN_JOB = MainJob()
+_J = MAIN_JOB   # short alias for the defaults of `train_captioner`
+
 def _ckpt_step(d:Path)->int:
     return load_checkpoint(d/'last.pt')['loop']['step'] if (d/'last.pt').exists() else 0
 
-def _best_ckpt(d:Path)->Path|None:
-    return d/'best.pt' if (d/'best.pt').exists() else d/'last.pt' if (d/'last.pt').exists() else None
+@dataclass
+class _Run:
+    "What the stages of one `train_captioner` call share"
+    job: MainJob
+    env: object            # `vsr_cic.distributed.DistEnv`
+    dev: torch.device
+    out: Path
+    opts: dict             # the preset's options, resolved
+    cfg: dict              # `make_captioner` options
+    path: Path             # the dataset folder
+    cd: CaptionData
+    net: torch.nn.Module
+    say: object            # print on rank 0 with progress, else nothing
+    spent: dict            # training seconds per stage (accumulated over resumed calls)
+    @property
+    def main(self)->bool: return self.env.rank == 0
+    def clock(self, stage:str, t:float):
+        "Add the seconds since `t` to `stage` (rank 0 keeps them in `train_seconds.json`)"
+        self.spent[stage] += time.time() - t
+        if self.main: (self.out/'train_seconds.json').write_text(json.dumps(self.spent))
 
-def train_captioner(data_dir=None,            # dataset folder; None -> the built-in world (`vsr_cic.world.ensure_world`)
-                    out_dir='runs/train_captioner',
-                    model:str='ours',         # ours | c_lstm | c_updn | sct | no_verb
-                    epochs_xe:int=5, epochs_rl:int=2,
-                    batch_size:int=BATCH_SIZE,
-                    lr_xe:float=LR_XE, lr_rl:float=LR_RL,
-                    hidden:int=128,           # LSTM, embedding and attention width (paper: 512)
-                    beam:int=BEAM_SIZE,       # test decoding (paper: 5)
-                    val_beam:int=1,           # validation decoding for early stopping (1 = greedy, fast)
-                    device='auto', seed:int=0,
-                    world_images:int|None=None, # a small world of this many images in `out_dir/world` (tests); None: the built-in one
-                    patience:int=PATIENCE, lr_decay:float=LR_DECAY, lr_step:int=LR_STEP, dropout:float=0.5,
-                    rl_samples:int=1,         # samples per caption in the self-critical stage
-                    preset:str=DEFAULT_PRESET, # 'paper' | 'ours': the whole method (see "Two presets")
-                    role_emb:bool|None=None,  # addition: role/sub-index embeddings in x_t (None: the preset's)
-                    complete:bool|None=None,  # addition: end-of-caption rule, in SCST samples too (None: the preset's)
-                    constrain_verbs:bool|None=None, # addition: verb slots say only the verb's forms (None: the preset's)
-                    lr_decay_rl:bool=True,    # lr × lr_decay every lr_step epochs in the self-critical stage (supp. §D)
-                    ungrounded:str='fill',    # training captions with an ungrounded sub-role: 'fill' (supp. §D) | 'drop'
-                    min_freq:int=1,           # vocabulary threshold: rarer train words become <unk> (verb forms always kept)
-                    verb_shift:str='one_word', # 'one_word': a verb slot is the verb token, shift forced after it (paper, official); 'gate': learned
-                    test_split:str='test',
-                    metrics:bool=True, control:bool=True, # full pycocoevalcap metrics; R_V/R_SR1/R_SR2 via SRL
-                    threads:int|None=1, num_workers:int=0, progress:bool=True, n_show:int=8,
-                    resume:bool=True, stop_after:int|None=None, ckpt_every:int=50, clip:float|None=None,
-                    amp:str|None=None,        # None | 'bf16' | 'auto' (bf16 autocast on a CUDA device that supports it; see `vsr_cic.train.autocast_for`)
-                    **model_cfg)->dict:       # more `make_captioner` options
-    "Train a captioner (XE then self-critical), select on validation CIDEr-D, evaluate on the test split; write everything to `out_dir`"
-    t_start = time.time()
-    if model not in CAPTIONERS: raise ValueError(f"model must be one of {', '.join(CAPTIONERS)}, got {model!r}")
-    if threads: torch.set_num_threads(threads)
-    env = init_distributed(device='cpu' if str(device) == 'cpu' else None)   # under torchrun: cuda:LOCAL_RANK (NCCL) or cpu (gloo)
-    main = env.rank == 0                                   # under torchrun: every rank trains its shard, rank 0 writes
-    seed_everything(seed); dev = env.device if env.distributed else get_device(device)
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    from vsr_cic.world import world_dir
-    opts = preset_options(preset, role_emb=role_emb, complete=complete, constrain_verbs=constrain_verbs)
-    constrain_verbs, complete = opts['constrain_verbs'], opts['complete']
-    if ungrounded not in ('fill', 'drop'): raise ValueError(f"ungrounded must be 'fill' or 'drop', got {ungrounded!r}")
-    cfg = dict(hidden=hidden, emb=hidden, att=hidden, dropout=dropout, verb_shift=verb_shift,
-               **({} if model in ('c_lstm', 'c_updn', 'sct') else {'use_roles': opts['role_emb']}), **model_cfg)
-    data_at = Path(data_dir) if data_dir is not None else world_dir(None if world_images is None else out/'world')
-    run_cfg = {'model': model, **data_entry(data_at, out),
-               'world_images': world_images, 'batch_size': batch_size, 'lr_xe': lr_xe, 'lr_rl': lr_rl, 'seed': seed,
-               'lr_decay': lr_decay, 'lr_step': lr_step, 'rl_samples': rl_samples, 'preset': preset, **opts,
-               'lr_decay_rl': lr_decay_rl, 'ungrounded': ungrounded, **({'min_freq': min_freq} if min_freq != 1 else {}),
+def _run_settings(job:MainJob, out:Path, model_cfg:dict)->tuple[dict, dict, Path, dict]:
+    "(preset options, model options, dataset folder, run_config entries) of a call"
+    opts = preset_options(job.preset, role_emb=job.role_emb, complete=job.complete, constrain_verbs=job.constrain_verbs)
+    if job.ungrounded not in ('fill', 'drop'): raise ValueError(f"ungrounded must be 'fill' or 'drop', got {job.ungrounded!r}")
+    roles = {} if job.model in ('c_lstm', 'c_updn', 'sct') else {'use_roles': opts['role_emb']}
+    cfg = dict(hidden=job.hidden, emb=job.hidden, att=job.hidden, dropout=job.dropout, verb_shift=job.verb_shift, **roles, **model_cfg)
+    data_at = Path(job.data_dir) if job.data_dir is not None else world_dir(None if job.world_images is None else out/'world')
+    keys = ('world_images', 'batch_size', 'lr_xe', 'lr_rl', 'seed', 'lr_decay', 'lr_step', 'rl_samples', 'preset')
+    run_cfg = {'model': job.model, **data_entry(data_at, out), **{k: getattr(job, k) for k in keys}, **opts,
+               'lr_decay_rl': job.lr_decay_rl, 'ungrounded': job.ungrounded,
+               **({'min_freq': job.min_freq} if job.min_freq != 1 else {}),
                **{k: v for k, v in cfg.items() if isinstance(v, (int, float, str, bool))}}
-    check_run_config(out, run_cfg, resume)                 # before any world is generated or vocabulary written (`vsr_cic.runs`)
-    if data_dir is None:
-        from vsr_cic.world import ensure_world
-        make = lambda: ensure_world() if world_images is None else ensure_world(out/'world', n_images=world_images, render=False)
-        if main: path = make()
-        if env.distributed: torch.distributed.barrier()     # rank 0 generates; the others then find it (or, on other nodes, make their own)
-        if not main: path = make()
-    else: path = Path(data_dir)
+    return opts, cfg, data_at, run_cfg
+
+def _dataset(job:MainJob, out:Path, env)->Path:
+    "The dataset folder: `data_dir`, or the world (rank 0 generates it; the other ranks then find it or make their own)"
+    if job.data_dir is not None: return Path(job.data_dir)
+    make = lambda: ensure_world() if job.world_images is None else ensure_world(out/'world', n_images=job.world_images, render=False)
+    if env.rank == 0: path = make()
+    if env.distributed: torch.distributed.barrier()
+    if env.rank != 0: path = make()
+    return path
+
+def _open_run(job:MainJob, model_cfg:dict)->_Run:
+    "Threads, distributed setup, seeds, run folder and config check, data, vocabularies and the model"
+    if job.model not in CAPTIONERS: raise ValueError(f"model must be one of {', '.join(CAPTIONERS)}, got {job.model!r}")
+    if job.threads: torch.set_num_threads(job.threads)
+    env = init_distributed(device='cpu' if str(job.device) == 'cpu' else None)   # torchrun: cuda:LOCAL_RANK (NCCL) or cpu (gloo)
+    main = env.rank == 0                                   # under torchrun: every rank trains its shard, rank 0 writes
+    seed_everything(job.seed)
+    dev = env.device if env.distributed else get_device(job.device)
+    out = Path(job.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    opts, cfg, data_at, run_cfg = _run_settings(job, out, model_cfg)
+    check_run_config(out, run_cfg, job.resume)             # before any world is generated or vocabulary written (`vsr_cic.runs`)
+    path = _dataset(job, out, env)
     if main: check_inputs(path)                            # every feature array read once: NaN, huge values, widths, boxes
-    cd = caption_data(path, splits=tuple(dict.fromkeys(('train', 'val', test_split))), verb_one_word=verb_shift == 'one_word',
-                      ungrounded=TRAIN_UNGROUNDED if ungrounded == 'fill' else 'drop', min_freq=min_freq)
-    if main: check_vocabs_unchanged(out/'vocab', cd.vocab, out, resume); save_vocabs(cd.vocab, out/'vocab'); write_run_config(out, run_cfg)
-    net = make_captioner(model, cd.vocab_size, cd.feat_dim, **cfg).to(dev)
-    if env.rank: torch.manual_seed(seed + 1000 * env.rank)  # other ranks: own dropout/sampling streams (weights come from rank 0)
-    tr, has_val = cd.splits['train'], 'val' in cd.splits
-    say = print if progress and main else (lambda *a, **k: None)
-    say(f"{model}: {len(tr)} train / {len(cd.splits.get('val', []))} val / {len(cd.splits.get(test_split, []))} {test_split} captions, "
+    cd = caption_data(path, splits=tuple(dict.fromkeys(('train', 'val', job.test_split))), verb_one_word=job.verb_shift == 'one_word',
+                      ungrounded=TRAIN_UNGROUNDED if job.ungrounded == 'fill' else 'drop', min_freq=job.min_freq)
+    if main:
+        check_vocabs_unchanged(out/'vocab', cd.vocab, out, job.resume)
+        save_vocabs(cd.vocab, out/'vocab')
+        write_run_config(out, run_cfg)
+    net = make_captioner(job.model, cd.vocab_size, cd.feat_dim, **cfg).to(dev)
+    if env.rank: torch.manual_seed(job.seed + 1000 * env.rank)  # other ranks: own dropout/sampling streams (weights from rank 0)
+    say = print if job.progress and main else (lambda *a, **k: None)
+    f_time = out/'train_seconds.json'
+    spent = json.loads(f_time.read_text()) if job.resume and f_time.exists() else {'xe': 0., 'rl': 0.}
+    n = {s: len(cd.splits.get(s, [])) for s in ('train', 'val', job.test_split)}
+    say(f"{job.model}: {n['train']} train / {n['val']} val / {n[job.test_split]} {job.test_split} captions, "
         f"{cd.vocab_size} words, D={cd.feat_dim}, {sum(p.numel() for p in net.parameters()):,} parameters, device {dev}"
         + (f", {env.world_size} ranks ({env.backend})" if env.distributed else ''))
+    return _Run(job, env, dev, out, opts, cfg, path, cd, net, say, spent)
 
-    def val_fn(stage):
-        def ev(epoch):
-            if not main: return {}                          # `fit` broadcasts rank 0's scores
-            c = cider_d(decode_split(net, cd, 'val', dev, beam=val_beam, batch_size=batch_size, constrain=constrain_verbs,
-                                     complete=complete))
-            say(f"{model} {stage} epoch {epoch}: val CIDEr-D {c:.4f}")
-            return {'CIDEr-D': c}
-        return ev if has_val else None
-    common = dict(monitor='CIDEr-D' if has_val else None, patience=patience, ckpt_every=ckpt_every, clip=clip, resume=resume, progress=progress, amp=amp)
-    d_xe, d_rl = out/'ckpt'/'xe', out/'ckpt'/'rl'
-    result = {'model': model, 'out_dir': str(out), 'interrupted': None}
+def _val_fn(r:_Run, stage:str):
+    "Validation CIDEr-D after each epoch (rank 0; `fit` broadcasts it), or None without a val split"
+    if 'val' not in r.cd.splits: return None
+    def ev(epoch):
+        if not r.main: return {}
+        c = cider_d(decode_split(r.net, r.cd, 'val', r.dev, beam=r.job.val_beam, batch_size=r.job.batch_size,
+                                 constrain=r.opts['constrain_verbs'], complete=r.opts['complete']))
+        r.say(f"{r.job.model} {stage} epoch {epoch}: val CIDEr-D {c:.4f}")
+        return {'CIDEr-D': c}
+    return ev
 
-    # XE stage (training time accumulates over resumed calls in `train_seconds.json`)
-    f_time = out/'train_seconds.json'
-    spent = json.loads(f_time.read_text()) if resume and f_time.exists() else {'xe': 0., 'rl': 0.}
-    def clock(stage, t):
-        spent[stage] += time.time() - t
-        if main: f_time.write_text(json.dumps(spent))
-    t0, s0 = time.time(), _ckpt_step(d_xe) if resume else 0
-    opt = torch.optim.Adam(net.parameters(), lr_xe)
-    sched = torch.optim.lr_scheduler.StepLR(opt, lr_step, lr_decay)
-    xe = fit(net, loader_fn(tr, num_workers), sampler_for(len(tr), batch_size, seed=seed), xe_step_fn(net, dev), opt, epochs_xe,
-             ckpt_dir=d_xe, sched=sched, eval_fn=val_fn('XE'), stop_after=stop_after, desc=f'{model} XE', **common)
-    used = xe.step - s0; clock('xe', t0)
+def _fit_options(r:_Run)->dict:
+    j = r.job
+    return dict(monitor='CIDEr-D' if 'val' in r.cd.splits else None, patience=j.patience, ckpt_every=j.ckpt_every, clip=j.clip,
+                resume=j.resume, progress=j.progress, amp=j.amp)
+
+def _train_xe(r:_Run):
+    "The cross-entropy stage: (fit state, optimiser steps this call made)"
+    j, tr, d = r.job, r.cd.splits['train'], r.out/'ckpt'/'xe'
+    t0, s0 = time.time(), _ckpt_step(d) if j.resume else 0
+    opt = torch.optim.Adam(r.net.parameters(), j.lr_xe)
+    sched = torch.optim.lr_scheduler.StepLR(opt, j.lr_step, j.lr_decay)
+    xe = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed), xe_step_fn(r.net, r.dev), opt,
+             j.epochs_xe, ckpt_dir=d, sched=sched, eval_fn=_val_fn(r, 'XE'), stop_after=j.stop_after, desc=f'{j.model} XE',
+             **_fit_options(r))
+    r.clock('xe', t0)
+    return xe, xe.step - s0
+
+def _train_rl(r:_Run, used:int):
+    "The self-critical stage, from the best XE weights (SCST checkpoints made from older XE weights are retired first)"
+    j, tr, d_xe, d_rl = r.job, r.cd.splits['train'], r.out/'ckpt'/'xe', r.out/'ckpt'/'rl'
+    if r.main and used > 0: retire_stage(d_rl, f'XE trained {used} more steps', r.say)
+    if r.main: r.net.load_state_dict(load_checkpoint(best_ckpt(d_xe))['model'])
+    broadcast_module(r.net)                                 # (other nodes may not see rank 0's files)
+    seed_everything(j.seed + 1 + 1000 * r.env.rank)
+    s1, t1 = _ckpt_step(d_rl) if j.resume else 0, time.time()
+    opt = torch.optim.Adam(r.net.parameters(), j.lr_rl)
+    sched = torch.optim.lr_scheduler.StepLR(opt, j.lr_step, j.lr_decay) if j.lr_decay_rl else None
+    reward = CiderReward(tr, r.net.eos_id)
+    step = scst_step_fn(r.net, reward, r.dev, r.cd.max_len, n=j.rl_samples, cd=r.cd, constrain=r.opts['constrain_verbs'],
+                        complete=r.opts['complete'])
+    rl = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed + 1), step,
+             opt, j.epochs_rl, ckpt_dir=d_rl, eval_fn=_val_fn(r, 'SCST'), sched=sched,
+             stop_after=None if j.stop_after is None else j.stop_after - used, desc=f'{j.model} SCST', **_fit_options(r))
+    r.clock('rl', t1)
+    return rl
+
+def _select(r:_Run, xe_best, rl_best)->tuple:
+    "Load the checkpoint with the best validation CIDEr-D of either stage and write `model.pt`: (val CIDEr-D, stage)"
+    j, d_xe, d_rl = r.job, r.out/'ckpt'/'xe', r.out/'ckpt'/'rl'
+    cands = [(b if b is not None else float('-inf'), st, best_ckpt(d)) for st, b, d in (('xe', xe_best, d_xe), ('rl', rl_best, d_rl))
+             if best_ckpt(d) is not None and (st == 'xe' or j.epochs_rl > 0)]
+    best_val, stage, ck = max(cands, key=lambda c: (c[0], c[1] == 'rl'))
+    r.net.load_state_dict(load_checkpoint(ck)['model'])
+    atomic_save({'model': r.net.state_dict(), 'name': j.model, 'config': r.cfg, 'vocab_size': r.cd.vocab_size,
+                 'feat_dim': r.cd.feat_dim, 'stage': stage, 'val_cider': best_val, 'vocab_dir': 'vocab',
+                 'vocab_sha': vocab_fingerprint(r.cd.vocab), 'preset': j.preset, 'options': r.opts}, r.out/'model.pt')
+    return best_val, stage
+
+def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_seconds:float, model_cfg:dict, t_start:float)->dict:
+    "Test decoding and metrics, samples.txt, curves.png and metrics.json"
+    j, out = r.job, r.out
+    t1 = time.time()
+    preds = decode_split(r.net, r.cd, j.test_split, r.dev, beam=j.beam, batch_size=j.batch_size, constrain=r.opts['constrain_verbs'],
+                         complete=r.opts['complete']) if j.test_split in r.cd.splits else []
+    test = evaluate_split(preds, metrics=j.metrics, control=j.control)
+    scores = ', '.join(f'{k} {v:.4f}' for k, v in test.items() if isinstance(v, float))
+    r.say(f"{j.model} {j.test_split} (beam {j.beam}): {scores}  [{time.time() - t1:.0f}s]")
+    step_pick = max(1, len(preds) // max(j.n_show, 1))
+    shown = preds[::step_pick][:j.n_show]
+    (out/'samples.txt').write_text('\n'.join(format_sample(p) for p in shown) + '\n')
+    import matplotlib.pyplot as plt
+    fig = plot_curves(xe.history, rl_hist, out/'curves.png')
+    plt.close(fig)
+    n_xe = max([e['epoch'] for e in xe.history if e['kind'] == 'eval'] + [xe.epoch])
+    n_rl = max([e['epoch'] for e in rl_hist if e['kind'] == 'eval'] + [0])
+    keys = ('hidden', 'batch_size', 'lr_xe', 'lr_rl', 'seed', 'dropout', 'epochs_xe', 'epochs_rl', 'rl_samples', 'verb_shift',
+            'preset', 'lr_decay_rl', 'ungrounded', 'min_freq')
+    config = {**{k: getattr(j, k) for k in keys}, **r.opts, 'device': str(r.dev), 'threads': j.threads, 'amp': j.amp,
+              **{k: v for k, v in model_cfg.items() if isinstance(v, (int, float, str, bool))}}
+    metrics_out = {'model': j.model, 'preset': j.preset, 'options': r.opts, 'epochs': {'xe': n_xe, 'rl': n_rl},
+                   'train_seconds': round(train_seconds, 1), 'stage_seconds': {k: round(v, 1) for k, v in r.spent.items()},
+                   'total_seconds': round(time.time() - t_start, 1), 'selected': stage,
+                   'val': {'CIDEr-D': None if best_val == float('-inf') else best_val},
+                   'test': test, 'test_split': j.test_split, 'beam': j.beam, 'n_test': len(preds), 'config': config,
+                   'dataset': str(r.path)}
+    if r.env.distributed: metrics_out['world_size'] = r.env.world_size
+    (out/'metrics.json').write_text(json.dumps(metrics_out, indent=1))
+    return {**metrics_out, 'interrupted': None, 'preds': preds, 'samples': shown,
+            'history': {'xe': xe.history, 'rl': rl_hist}, 'net': r.net, 'data': r.cd}
+
+def train_captioner(data_dir=_J.data_dir, out_dir=_J.out_dir, model:str=_J.model, epochs_xe:int=_J.epochs_xe,
+                    epochs_rl:int=_J.epochs_rl, batch_size:int=_J.batch_size, lr_xe:float=_J.lr_xe, lr_rl:float=_J.lr_rl,
+                    hidden:int=_J.hidden, beam:int=_J.beam, val_beam:int=_J.val_beam, device=_J.device, seed:int=_J.seed,
+                    world_images:int|None=_J.world_images, patience:int=_J.patience, lr_decay:float=_J.lr_decay,
+                    lr_step:int=_J.lr_step, dropout:float=_J.dropout, rl_samples:int=_J.rl_samples, preset:str=_J.preset,
+                    role_emb:bool|None=_J.role_emb, complete:bool|None=_J.complete, constrain_verbs:bool|None=_J.constrain_verbs,
+                    lr_decay_rl:bool=_J.lr_decay_rl, ungrounded:str=_J.ungrounded, min_freq:int=_J.min_freq,
+                    verb_shift:str=_J.verb_shift, test_split:str=_J.test_split, metrics:bool=_J.metrics, control:bool=_J.control,
+                    threads:int|None=_J.threads, num_workers:int=_J.num_workers, progress:bool=_J.progress, n_show:int=_J.n_show,
+                    resume:bool=_J.resume, stop_after:int|None=_J.stop_after, ckpt_every:int=_J.ckpt_every,
+                    clip:float|None=_J.clip, amp:str|None=_J.amp,
+                    **model_cfg)->dict:       # more `make_captioner` options; every other argument: see `MainJob`
+    "Train a captioner (XE then self-critical), select on validation CIDEr-D, evaluate on the test split; write everything to `out_dir`"
+    t_start, args = time.time(), dict(locals())
+    job = MainJob(**{f.name: args[f.name] for f in fields(MainJob)})
+    r = _open_run(job, model_cfg)
+    result = {'model': model, 'out_dir': str(r.out), 'interrupted': None}
+    xe, used = _train_xe(r)
     if not xe.done and xe.epoch < epochs_xe: return {**result, 'interrupted': 'xe', 'step': xe.step}
-
-    # self-critical stage, from the best XE weights
     rl_hist, rl_best = [], None
     if epochs_rl > 0:
         if stop_after is not None and used >= stop_after: return {**result, 'interrupted': 'rl', 'step': 0}
-        if main and used > 0: retire_stage(d_rl, f'XE trained {used} more steps', say)   # SCST made from older XE weights
-        if main: net.load_state_dict(load_checkpoint(_best_ckpt(d_xe))['model'])
-        broadcast_module(net)                               # (other nodes may not see rank 0's files)
-        seed_everything(seed + 1 + 1000 * env.rank)
-        s1, t1 = _ckpt_step(d_rl) if resume else 0, time.time()
-        opt = torch.optim.Adam(net.parameters(), lr_rl)
-        sched = torch.optim.lr_scheduler.StepLR(opt, lr_step, lr_decay) if lr_decay_rl else None
-        reward = CiderReward(tr, net.eos_id)
-        rl = fit(net, loader_fn(tr, num_workers), sampler_for(len(tr), batch_size, seed=seed + 1),
-                 scst_step_fn(net, reward, dev, cd.max_len, n=rl_samples, cd=cd, constrain=constrain_verbs, complete=complete),
-                 opt, epochs_rl, ckpt_dir=d_rl, eval_fn=val_fn('SCST'), sched=sched,
-                 stop_after=None if stop_after is None else stop_after - used,
-                 desc=f'{model} SCST', **common)
-        clock('rl', t1)
+        rl = _train_rl(r, used)
         if not rl.done and rl.epoch < epochs_rl: return {**result, 'interrupted': 'rl', 'step': rl.step}
         rl_hist, rl_best = rl.history, rl.best
-    train_seconds = spent['xe'] + spent['rl']
+    train_seconds = r.spent['xe'] + r.spent['rl']
     cleanup_distributed()                                   # training is over: the selection, test and files are rank 0's
-    if not main:
-        return {**result, 'rank': env.rank, 'train_seconds': round(train_seconds, 1)}
-
-    # the checkpoint with the best validation CIDEr-D of either stage
-    cands = [(b if b is not None else float('-inf'), st, _best_ckpt(d)) for st, b, d in (('xe', xe.best, d_xe), ('rl', rl_best, d_rl))
-             if _best_ckpt(d) is not None and (st == 'xe' or epochs_rl > 0)]
-    best_val, stage, ck = max(cands, key=lambda c: (c[0], c[1] == 'rl'))
-    net.load_state_dict(load_checkpoint(ck)['model'])
-    atomic_save({'model': net.state_dict(), 'name': model, 'config': cfg, 'vocab_size': cd.vocab_size, 'feat_dim': cd.feat_dim,
-                 'stage': stage, 'val_cider': best_val, 'vocab_dir': 'vocab', 'vocab_sha': vocab_fingerprint(cd.vocab),
-                 'preset': preset, 'options': opts}, out/'model.pt')
-
-    # test
-    t1 = time.time()
-    preds = decode_split(net, cd, test_split, dev, beam=beam, batch_size=batch_size, constrain=constrain_verbs,
-                         complete=complete) if test_split in cd.splits else []
-    test = evaluate_split(preds, metrics=metrics, control=control)
-    say(f"{model} {test_split} (beam {beam}): " + ', '.join(f'{k} {v:.4f}' for k, v in test.items() if isinstance(v, float)) + f"  [{time.time() - t1:.0f}s]")
-    step_pick = max(1, len(preds) // max(n_show, 1))
-    shown = preds[::step_pick][:n_show]
-    (out/'samples.txt').write_text('\n'.join(format_sample(p) for p in shown) + '\n')
-    import matplotlib.pyplot as plt
-    fig = plot_curves(xe.history, rl_hist, out/'curves.png'); plt.close(fig)
-    n_xe = max([e['epoch'] for e in xe.history if e['kind'] == 'eval'] + [xe.epoch])
-    n_rl = max([e['epoch'] for e in rl_hist if e['kind'] == 'eval'] + [0])
-    metrics_out = {'model': model, 'preset': preset, 'options': opts, 'epochs': {'xe': n_xe, 'rl': n_rl}, 'train_seconds': round(train_seconds, 1),
-                   'stage_seconds': {k: round(v, 1) for k, v in spent.items()},
-                   'total_seconds': round(time.time() - t_start, 1), 'selected': stage,
-                   'val': {'CIDEr-D': None if best_val == float('-inf') else best_val},
-                   'test': test, 'test_split': test_split, 'beam': beam, 'n_test': len(preds),
-                   'config': {'hidden': hidden, 'batch_size': batch_size, 'lr_xe': lr_xe, 'lr_rl': lr_rl, 'seed': seed, 'dropout': dropout,
-                              'epochs_xe': epochs_xe, 'epochs_rl': epochs_rl, 'rl_samples': rl_samples, 'verb_shift': verb_shift,
-                              'preset': preset, 'lr_decay_rl': lr_decay_rl, 'ungrounded': ungrounded, 'min_freq': min_freq, **opts,
-                              'device': str(dev), 'threads': threads, 'amp': amp, **{k: v for k, v in model_cfg.items() if isinstance(v, (int, float, str, bool))}},
-                   'dataset': str(path)}
-    if env.distributed: metrics_out['world_size'] = env.world_size
-    (out/'metrics.json').write_text(json.dumps(metrics_out, indent=1))
-    return {**metrics_out, 'interrupted': None, 'preds': preds, 'samples': shown,
-            'history': {'xe': xe.history, 'rl': rl_hist}, 'net': net, 'data': cd}
+    if not r.main: return {**result, 'rank': r.env.rank, 'train_seconds': round(train_seconds, 1)}
+    best_val, stage = _select(r, xe.best, rl_best)
+    return _test_and_report(r, xe, rl_hist, best_val, stage, train_seconds, model_cfg, t_start)
 
 # %% ../nbs/16_captioning.ipynb #00000020
 @call_parse
 def train_captioner_cli(data_dir:str=None,    # dataset folder (default: the built-in world)
-                        out_dir:str='runs/train_captioner', # where checkpoints, metrics.json, samples and curves go
-                        model:str='ours',     # ours | c_lstm | c_updn | sct | no_verb
-                        preset:str=DEFAULT_PRESET, # paper | ours: the whole method (captioner, decoding, schedule)
-                        epochs_xe:int=5,      # cross-entropy epochs
-                        epochs_rl:int=2,      # self-critical epochs
-                        batch_size:int=BATCH_SIZE, # global batch (split over ranks under torchrun)
-                        hidden:int=128,       # LSTM/embedding/attention width (paper: 512)
-                        beam:int=BEAM_SIZE,   # test beam size
-                        device:str='auto',    # auto | cpu | cuda (under torchrun: cuda:LOCAL_RANK unless cpu)
-                        seed:int=0,           # random seed
+                        out_dir:str=MAIN_JOB.out_dir, # where checkpoints, metrics.json, samples and curves go
+                        model:str=MAIN_JOB.model, # ours | c_lstm | c_updn | sct | no_verb
+                        preset:str=MAIN_JOB.preset, # paper | ours: the whole method (captioner, decoding, schedule)
+                        epochs_xe:int=MAIN_JOB.epochs_xe, # cross-entropy epochs
+                        epochs_rl:int=MAIN_JOB.epochs_rl, # self-critical epochs
+                        batch_size:int=MAIN_JOB.batch_size, # global batch (split over ranks under torchrun)
+                        hidden:int=MAIN_JOB.hidden, # LSTM/embedding/attention width (paper: 512)
+                        beam:int=MAIN_JOB.beam, # test beam size
+                        device:str=MAIN_JOB.device, # auto | cpu | cuda (under torchrun: cuda:LOCAL_RANK unless cpu)
+                        seed:int=MAIN_JOB.seed, # random seed
                         world_images:int=None, # a small world of this many images in out_dir/world
                         amp:str=None,         # bf16 | auto: bfloat16 autocast on CUDA
-                        threads:int=1,        # torch CPU threads per process
+                        threads:int=MAIN_JOB.threads, # torch CPU threads per process
                         metrics:bool_arg=True, # pycocoevalcap metrics on the test split
                         control:bool_arg=True, # R_V / R_SR1 / R_SR2 on the test split
                         progress:bool_arg=True, # progress bars and log lines
@@ -534,5 +594,9 @@ def train_captioner_cli(data_dir:str=None,    # dataset folder (default: the bui
     try: r = train_captioner(data_dir, out_dir, model=model, preset=preset, epochs_xe=epochs_xe, epochs_rl=epochs_rl,
                              batch_size=batch_size, hidden=hidden, beam=beam, device=device, seed=seed, world_images=world_images,
                              amp=amp, threads=threads, metrics=metrics, control=control, progress=progress)
-    except TrainingInterrupted as e: print(e, file=sys.stderr); raise SystemExit(130) from None   # Ctrl-C: the message, no traceback
-    if r.get('rank', 0) == 0: print(json.dumps({k: r[k] for k in ('model', 'out_dir', 'interrupted', 'test', 'train_seconds') if k in r}, default=str))
+    except TrainingInterrupted as e:                        # Ctrl-C: the message, no traceback
+        print(e, file=sys.stderr)
+        raise SystemExit(130) from None
+    if r.get('rank', 0) == 0:
+        keep = ('model', 'out_dir', 'interrupted', 'test', 'train_seconds')
+        print(json.dumps({k: r[k] for k in keep if k in r}, default=str))

@@ -15,19 +15,19 @@ from .loader import frame_roles, load_vocabs
 from .merge import Plan, merge_structures
 from .pipeline import Pipeline, load_captioner, image_proposals
 from .decoding import beam_search, MAX_LEN
+from .world import resolve_data
+from .metrics import EMPTY
 
 # %% auto #0
-__all__ = ['METHODS', 'TABLE1_COLS', 'EMPTY', 'TABLE2_COLS', 'SUBSETS', 'TRAIN_VARIANTS', 'ABLATION', 'ABLATION_COLS',
-           'default_ckpt_dirs', 'available_captioners', 'planned_examples', 'split_counts', 'with_examples',
-           'markdown_table', 'gt_plan', 'caption_k', 'sct_plans', 'ours_plans', 'safe_evaluate', 'subset_results',
-           'evaluate_table1', 'diverse_sets', 'table2_scores', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation',
-           'ablation_rows', 'ablation_table', 'evaluate_ablation_diversity', 'ablation_diversity_rows',
-           'write_tiny_checkpoints', 'verb_predictability']
+__all__ = ['METHODS', 'TABLE1_COLS', 'TABLE2_COLS', 'SUBSETS', 'TRAIN_VARIANTS', 'ABLATION', 'ABLATION_COLS', 'default_ckpt_dirs',
+           'available_captioners', 'planned_examples', 'split_counts', 'with_examples', 'markdown_table', 'gt_plan',
+           'caption_k', 'sct_plans', 'ours_plans', 'safe_evaluate', 'subset_results', 'evaluate_table1', 'diverse_sets',
+           'table2_scores', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation', 'ablation_rows', 'ablation_table',
+           'evaluate_ablation_diversity', 'ablation_diversity_rows', 'write_tiny_checkpoints', 'verb_predictability']
 
 # %% ../nbs/23_experiments.ipynb #00000005
 METHODS = ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb')   # paper Table 1 rows (Ours w/o verb = no_verb)
 TABLE1_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1', 'R_SR2')
-EMPTY = '<empty>'   # stands for an empty generated caption in the metrics (as `evaluate_split` does)
 TABLE2_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'Div-1', 'Div-2', 'self-CIDEr')
 
 def default_ckpt_dirs(root='.')->dict:
@@ -179,19 +179,11 @@ def _caption_data(path, verb_one_word:bool, cache:dict):
     return cache[key]
 
 def safe_evaluate(preds:list[dict], **kw)->dict:
-    "`evaluate_split`, except that a corpus sharing no n-gram with its references scores 0 instead of raising"
-    from vsr_cic.captioning import evaluate_split, TEST_METRICS
+    "`evaluate_split` after the tokens of an empty caption become `EMPTY` (scored as one unknown word)"
+    from vsr_cic.captioning import evaluate_split
     for p in preds:
         if not p['tokens']: p['tokens'] = [EMPTY]
-    if any(set(p['tokens']) & set(p['gt']) for p in preds): return evaluate_split(preds, **kw)
-    # vsr_cic.cider.CiderD.score raises numpy's UFuncTypeError when no candidate n-gram occurs in any reference
-    # (np.bincount of nothing is int64); the accuracy metrics are 0 by definition then
-    out = {**{k: None for k in TEST_METRICS}, **{k: 0. for k in ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D')}, 'no_overlap': True}
-    if kw.get('control', True):
-        from vsr_cic.control import controllability_from_text
-        c = controllability_from_text([p['tokens'] for p in preds], [p['controls'] for p in preds], srl=kw.get('srl', 'spacy'))
-        out.update({k: c[k] for k in ('R_V', 'R_SR1', 'R_SR2')})
-    return out
+    return evaluate_split(preds, **kw)
 
 SUBSETS = {'all': lambda n: True, 'one-verb': lambda n: n == 1, 'multi-verb': lambda n: n > 1}
 
@@ -237,7 +229,6 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
     caps = available_captioners(ckpt_dirs)
     if methods: caps = {m: d for m, d in caps.items() if m in methods}
     if not caps: raise FileNotFoundError(f"evaluate_table1: no captioner model.pt in {ckpt_dirs}")
-    from vsr_cic.train_planners import resolve_data
     path = resolve_data(data_dir)                                  # None -> the built-in world
     nv_dir = ckpt_dirs.get('planner_no_verb')
     nv_ok = nv_dir is not None and (Path(nv_dir)/'slevel_transformer').exists()
@@ -314,7 +305,6 @@ def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), b
                        seed:int=0, tokenizer:str|None=None, progress=print)->dict:
     "Table 2: {'rows': [...]} for BS / SCT / Ours with each k in `ks`"
     from vsr_cic.loader import build_vocabs
-    from vsr_cic.train_planners import resolve_data
     caps = available_captioners(ckpt_dirs)
     who = {'BS': 'c_updn', 'SCT': 'sct', 'Ours': 'ours'}
     path, pipes, skipped = resolve_data(data_dir), {}, {}
@@ -358,7 +348,6 @@ def evaluate_ablation(runs:dict,              # training variant -> {seed: capti
                       metrics:bool=True, control:bool=True, srl='spacy', progress=print)->dict:
     "Ablation rows (mean ± sd over seeds) and every seed's numbers, on the test split with annotated sets and structure"
     from vsr_cic.captioning import decode_split
-    from vsr_cic.train_planners import resolve_data
     path, cache, per_seed = resolve_data(data_dir), {}, []
     for row, (variant, dec) in ABLATION.items():
         for seed, d in sorted(runs.get(variant, {}).items()):
@@ -399,7 +388,6 @@ def evaluate_ablation_diversity(runs:dict,     # training variant -> {seed: capt
                                 limit:int|None=None, seed:int=0, tokenizer:str|None=None, split:str='test',
                                 progress=print)->dict:
     "Table 2 for Ours under every ablation row (the decoding switches change how the k structures are said): mean ± sd"
-    from vsr_cic.train_planners import resolve_data
     path, per_seed, recs = resolve_data(data_dir), [], None
     for row, (variant, dec) in ABLATION.items():
         for s, d in sorted(runs.get(variant, {}).items()):

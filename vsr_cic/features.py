@@ -13,12 +13,12 @@ import torch
 import torch.nn.functional as F
 import h5py
 from .core import get_device, MAX_PROPOSALS
+from .data import BOX_TOL
 
 # %% auto #0
-__all__ = ['CNN_NAME', 'CNN_SIZE', 'CNN_MEAN', 'CNN_SCALE', 'FEAT_DIM', 'BOX_SLACK', 'FEATURE_KINDS', 'BOX_GEOMETRY',
-           'FEATURE_KEYS', 'load_cnn', 'load_image', 'to_input', 'roi_align', 'check_boxes', 'RegionFeaturizer',
-           'class_probs', 'check_feature_kind', 'feature_kind_of', 'class_features', 'done_ids', 'extract_features',
-           'read_features']
+__all__ = ['CNN_NAME', 'CNN_SIZE', 'CNN_MEAN', 'CNN_SCALE', 'FEAT_DIM', 'FEATURE_KINDS', 'BOX_GEOMETRY', 'FEATURE_KEYS',
+           'load_cnn', 'load_image', 'to_input', 'roi_align', 'check_picture_boxes', 'RegionFeaturizer', 'class_probs',
+           'check_feature_kind', 'feature_kind_of', 'class_features', 'done_ids', 'extract_features', 'read_features']
 
 # %% ../nbs/06_features.ipynb #00000006
 CNN_NAME = 'efficientnet-lite0'
@@ -82,12 +82,10 @@ def roi_align(fmap:torch.Tensor,  # (B, C, h, w) feature maps
     return samples.reshape(R, C, out, sampling, out, sampling).mean((3, 5))  # (R, C, out, out)
 
 # %% ../nbs/06_features.ipynb #0000000f
-BOX_SLACK = 1.0   # pixels a box may overhang its picture (detector rounding)
-
-def check_boxes(boxes:np.ndarray, W:int, H:int, where:str='boxes'):
-    "Raise a ValueError naming the first box that is inverted or leaves the W×H picture by more than `BOX_SLACK`"
+def check_picture_boxes(boxes:np.ndarray, W:int, H:int, where:str='boxes'):
+    "Raise a ValueError naming the first box that is inverted or leaves the W×H picture by more than `BOX_TOL`"
     b = np.asarray(boxes, np.float32).reshape(-1, 4)
-    bad = (b[:, 2] < b[:, 0]) | (b[:, 3] < b[:, 1]) | (b[:, 0] < -BOX_SLACK) | (b[:, 1] < -BOX_SLACK) | (b[:, 2] > W + BOX_SLACK) | (b[:, 3] > H + BOX_SLACK)
+    bad = (b[:, 2] < b[:, 0]) | (b[:, 3] < b[:, 1]) | (b[:, 0] < -BOX_TOL) | (b[:, 1] < -BOX_TOL) | (b[:, 2] > W + BOX_TOL) | (b[:, 3] > H + BOX_TOL)
     if bad.any():
         j = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{where}: box {j} = {b[j].tolist()} (x1 y1 x2 y2) is outside the {W}x{H} picture")
@@ -110,7 +108,7 @@ class RegionFeaturizer:
                  boxes:Sequence[np.ndarray],          # B arrays (N_b, 4) x1 y1 x2 y2 pixels
                 )->list[np.ndarray]:                  # B arrays (N_b, D) float32
         "Features of every box of every picture"
-        for i, (im, b) in enumerate(zip(images, boxes)): check_boxes(b, im.shape[1], im.shape[0], f'picture {i}')
+        for i, (im, b) in enumerate(zip(images, boxes)): check_picture_boxes(b, im.shape[1], im.shape[0], f'picture {i}')
         return self._roi(images, boxes) if self.method == 'roi' else self._crop(images, boxes)
 
     def _roi(self, images, boxes):
@@ -240,7 +238,7 @@ def extract_features(items:Iterable[tuple],  # (image_id, picture path or array,
             if len(bx) > max_proposals: raise ValueError(f"image {iid}: {len(bx)} boxes, more than max_proposals={max_proposals}")
             cp = class_probs(names, classes, smoothing, where=f'image {iid}')
             img = load_image(src)
-            check_boxes(bx, img.shape[1], img.shape[0], f"image {iid} ({src if not isinstance(src, np.ndarray) else 'array'})")
+            check_picture_boxes(bx, img.shape[1], img.shape[0], f"image {iid} ({src if not isinstance(src, np.ndarray) else 'array'})")
             batch.append((iid, img, bx, cp))
             if len(batch) == batch_size: flush(batch, h)
         flush(batch, h)

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Sequence
 import xml.etree.ElementTree as ET
 import numpy as np
-from .readers import Records, FormatError, BACKGROUND, tokenize, _where, _image_size
+from .data import BACKGROUND
+from .readers import Records, FormatError, tokenize, _where, _image_size
 
 # %% auto #0
 __all__ = ['MULTI30K_SPLITS', 'parse_flickr_sentence', 'parse_flickr_xml', 'read_flickr_entities', 'read_multi30k']

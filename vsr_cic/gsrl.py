@@ -11,8 +11,8 @@ import torch.nn.functional as F
 from .vsr import ROLE_VOCAB
 
 # %% auto #0
-__all__ = ['GSRL_MLP_LAYERS', 'FEAT_DIM', 'WORD_DIM', 'HIDDEN_DIM', 'DROPOUT', 'masked_mean', 'GSRLConfig', 'GSRL', 'gsrl_loss',
-           'ground']
+__all__ = ['GSRL_MLP_LAYERS', 'BOTTOM_UP_DIM', 'WORD_DIM', 'HIDDEN_DIM', 'DROPOUT', 'masked_mean', 'GSRLConfig', 'GSRL',
+           'gsrl_loss', 'ground']
 
 # %% ../nbs/11_gsrl.ipynb #00000006
 def masked_mean(x:torch.Tensor,    # (..., L, D) values
@@ -25,7 +25,7 @@ def masked_mean(x:torch.Tensor,    # (..., L, D) values
 
 # %% ../nbs/11_gsrl.ipynb #00000009
 GSRL_MLP_LAYERS = 4   # MLP_a depth (supp. §C.1: "a four-layer MLP")
-FEAT_DIM = 2048       # width of bottom-up Faster R-CNN features (paper §4.2); real data gives its own D
+BOTTOM_UP_DIM = 2048       # width of bottom-up Faster R-CNN features (paper §4.2); real data gives its own D
 WORD_DIM = 300        # verb / role embedding width (the GloVe width the paper uses for words, supp. §C.2)
 HIDDEN_DIM = 512      # hidden and attention widths (the paper's hidden size, §4.2)
 DROPOUT = 0.1
@@ -35,7 +35,7 @@ class GSRLConfig:
     "Sizes of the GSRL model (supp. §C.1 names: d_v, d_s, a = d_att)"
     n_verbs:int                    # |V|, size of the verb vocabulary
     n_roles:int = len(ROLE_VOCAB)  # |SR| = 26 role ids (0 = padding)
-    feat_dim:int = FEAT_DIM        # v, width of the proposal features (read it from the data)
+    feat_dim:int = BOTTOM_UP_DIM        # v, width of the proposal features (read it from the data)
     d_v:int = WORD_DIM             # verb embedding width
     d_s:int = WORD_DIM             # role embedding width
     d_att:int = HIDDEN_DIM         # a, width of the common space of W_q q_i and W_f f_j
@@ -47,7 +47,7 @@ class GSRL(nn.Module):
     "Scores every (role of the VSR, proposal set) pair: logits of a_ij (supp. §C.1)"
     def __init__(self, n_verbs:int, # |V|
                  n_roles:int=len(ROLE_VOCAB), # |SR|, role ids (0 = padding)
-                 feat_dim:int=FEAT_DIM,       # D, proposal feature width
+                 feat_dim:int=BOTTOM_UP_DIM,       # D, proposal feature width
                  d_v:int=WORD_DIM, d_s:int=WORD_DIM, # verb and role embedding widths
                  d_att:int=HIDDEN_DIM,        # a, common space of the query and the set feature
                  hidden:int=HIDDEN_DIM,       # MLP_a hidden width

@@ -19,8 +19,9 @@ from .data import write_dataset, load_dataset, DataError, PackedRecords
 # %% auto #0
 __all__ = ['CACHE_BYTES', 'SET_MEMO', 'TOY_D', 'TOY_CLASSES', 'TOY_IMAGES', 'TOY_CAPTIONS', 'BOS', 'EOS', 'WORD_SPECIALS',
            'GATE_PAD', 'GLOBAL', 'TASKS', 'FeatureStore', 'toy_features', 'make_toy_dataset', 'build_vocabs',
-           'save_vocabs', 'load_vocabs', 'Limits', 'TaskDataset', 'frame_slots', 'frame_roles', 'GSRLDataset',
-           'SLevelDataset', 'RLevelDataset', 'CaptionDataset', 'to_device', 'box_position', 'densify', 'make_loader']
+           'save_vocabs', 'load_vocabs', 'verb_forms', 'Limits', 'TaskDataset', 'frame_slots', 'frame_roles',
+           'GSRLDataset', 'SLevelDataset', 'RLevelDataset', 'CaptionDataset', 'to_device', 'box_position', 'densify',
+           'make_loader']
 
 # %% ../nbs/02a_loader.ipynb #00000006
 CACHE_BYTES = 2**30   # default feature cache budget: bytes of float32 arrays in memory (per loader, workers together)
@@ -202,6 +203,26 @@ def save_vocabs(vocabs:dict, folder:str|os.PathLike)->Path:
 def load_vocabs(folder:str|os.PathLike, names=('words', 'verbs'))->dict:
     "Read the vocabularies written by `save_vocabs`"
     return {n: Vocab.load(Path(folder)/f'{n}_vocab.json') for n in names}
+
+def verb_forms(data, vocab:dict, split:str='train',
+               verb_one_word:bool=False, # the loader's option: words before a verb slot join the previous slot
+              )->tuple[dict, tuple]:
+    "Surface-form word ids per verb id, and the other word ids seen in verb slots, from one split's captions"
+    W, V = vocab['words'], vocab['verbs']
+    forms, extra = {}, set()
+    for c in data.captions:
+        if data.images[c['image_id']]['split'] != split: continue
+        toks = c['tokens']
+        for f in c['frames']:
+            s, e = f['verb_span']; forms.setdefault(V[f['verb']], set()).update(W[t] for t in toks[s:e])
+        prev = 0
+        for sl in c['slots']:               # tokens before a slot belong to it (data contract)
+            a, e = sl['span']
+            if any(l[1] == VERB for l in sl['labels']) and not verb_one_word:
+                vs = next(f['verb_span'] for g, f in enumerate(c['frames']) for l in sl['labels'] if l[0] == g and l[1] == VERB)
+                extra.update(W[t] for i, t in enumerate(toks[prev:e], prev) if not vs[0] <= i < vs[1])
+            prev = e
+    return {v: sorted(ws) for v, ws in forms.items()}, tuple(sorted(extra))
 
 # %% ../nbs/02a_loader.ipynb #0000000e
 @dataclass(frozen=True)

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Hashable, Mapping, Sequence
 
 # %% auto #0
-__all__ = ['METRIC_NAMES', 'DEFAULT_METRICS', 'SPICE_JARS', 'PTB_PUNCTUATION', 'java_available', 'spice_missing', 'metric_keys',
-           'ptb_tokenize', 'simple_tokenize', 'meteor_scorer', 'evaluate_captions']
+__all__ = ['METRIC_NAMES', 'EMPTY', 'DEFAULT_METRICS', 'SPICE_JARS', 'PTB_PUNCTUATION', 'java_available', 'spice_missing',
+           'metric_keys', 'ptb_tokenize', 'simple_tokenize', 'meteor_scorer', 'evaluate_captions']
 
 # %% ../nbs/20_metrics.ipynb #00000005
 METRIC_NAMES = ('BLEU-1', 'BLEU-2', 'BLEU-3', 'BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE')
+EMPTY = '<empty>'   # what an empty generated caption is scored as (one unknown word)
 DEFAULT_METRICS = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE')   # 'BLEU' gives BLEU-1..4
 _ALIASES = {'bleu': 'BLEU', 'bleu4': 'BLEU', 'bleu-4': 'BLEU', 'b4': 'BLEU', 'meteor': 'METEOR', 'm': 'METEOR',
             'rouge': 'ROUGE-L', 'rouge-l': 'ROUGE-L', 'rouge_l': 'ROUGE-L', 'r': 'ROUGE-L',

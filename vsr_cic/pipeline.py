@@ -11,7 +11,6 @@ from typing import Mapping, Sequence
 import torch
 from .core import MAX_REGIONS_PER_SET, get_device
 from .vsr import VSR, VERB, ROLE_VOCAB, parse_subrole, subrole_names
-from .loader import load_vocabs
 from .gsrl import GSRL, ground
 from .slevel import SLevelPlanner, SinkhornSLevel
 from .rlevel import RLevelPlanner
@@ -22,45 +21,24 @@ from .decoding import beam_search, greedy_decode, verb_constraint, MAX_LEN
 from .train import load_checkpoint, load_weights
 from .vsr import as_vsrs, check_known
 from .data import check_proposals
-from .runs import check_vocab_fits, data_path
+from .loader import verb_forms
+from .runs import check_vocab_fits, data_path, best_ckpt, find_ckpt, run_vocabs, load_gsrl
 
 # %% auto #0
-__all__ = ['CKPT_FILES', 'RUN_LOOKUP', 'find_ckpt', 'load_gsrl', 'load_planner', 'load_captioner', 'image_proposals',
-           'parse_vsrs', 'set_features', 'PipelineResult', 'Pipeline', 'tiny_pipeline', 'run_checkpoint', 'run_verbs',
-           'RunChoice', 'runs_root', 'find_runs', 'pipeline_from_runs']
+__all__ = ['RUN_LOOKUP', 'load_planner', 'load_captioner', 'image_proposals', 'set_features', 'PipelineResult', 'Pipeline',
+           'tiny_pipeline', 'run_checkpoint', 'run_verbs', 'RunChoice', 'runs_root', 'find_runs', 'pipeline_from_runs']
 
 # %% ../nbs/22_pipeline.ipynb #00000005
-CKPT_FILES = ('best.pt', 'last.pt')   # preferred checkpoint first (best validation score), then the latest
-
-def find_ckpt(folder, what:str)->Path:
-    "The best (else last) checkpoint in `folder`; FileNotFoundError naming the expected files otherwise"
-    folder = Path(folder)
-    for n in CKPT_FILES:
-        if (folder/n).exists(): return folder/n
-    raise FileNotFoundError(f"{what}: no checkpoint {folder/CKPT_FILES[0]} (nor {CKPT_FILES[1]}); train it first")
-
-def _vocabs(folder, what:str)->dict:
-    for n in ('words', 'verbs'):
-        if not (Path(folder)/f'{n}_vocab.json').exists(): raise FileNotFoundError(f"{what}: vocabulary {Path(folder)/f'{n}_vocab.json'} is missing")
-    return load_vocabs(folder)
-
-def load_gsrl(gsrl_dir, device='cpu')->tuple[GSRL, dict]:
-    "GSRL and its vocabularies from a `train_gsrl` out_dir"
-    f = find_ckpt(Path(gsrl_dir)/'gsrl', 'GSRL'); ck = load_checkpoint(f)
-    if 'config' not in ck: raise KeyError(f"GSRL: checkpoint in {gsrl_dir}/gsrl has no 'config' (keys {sorted(ck)})")
-    m = load_weights(GSRL(**ck['config']), ck['model'], f)
-    return m.to(device).eval(), _vocabs(gsrl_dir, 'GSRL')
-
 def load_planner(planner_dir, device='cpu', kind:str='transformer')->tuple:
     "(S-level planner, R-level planner or None, vocabularies) from a `train_planner` out_dir"
     d = Path(planner_dir)
     f = find_ckpt(d/f'slevel_{kind}', f'S-level planner ({kind})'); ck = load_checkpoint(f)
     s = load_weights((SLevelPlanner if kind == 'transformer' else SinkhornSLevel)(**ck['config']), ck['model'], f)
     r = None
-    if (d/'rlevel').exists() and any((d/'rlevel'/n).exists() for n in CKPT_FILES):
+    if (d/'rlevel').exists() and best_ckpt(d/'rlevel') is not None:
         f = find_ckpt(d/'rlevel', 'R-level planner'); ck = load_checkpoint(f)
         r = load_weights(RLevelPlanner(**ck['config']), ck['model'], f).to(device).eval()
-    return s.to(device).eval(), r, _vocabs(d, 'planner')
+    return s.to(device).eval(), r, run_vocabs(d, 'planner')
 
 def load_captioner(captioner_dir, device='cpu')->tuple:
     "(captioner, vocabularies, checkpoint info) from a `train_captioner` out_dir (`model.pt`)"
@@ -70,7 +48,7 @@ def load_captioner(captioner_dir, device='cpu')->tuple:
     for k in ('model', 'name', 'config', 'vocab_size', 'feat_dim'):
         if k not in ck: raise KeyError(f"captioner: {f} lacks key {k!r} (has {sorted(ck)})")
     m = load_weights(make_captioner(ck['name'], ck['vocab_size'], ck['feat_dim'], **ck['config']), ck['model'], f)
-    vocabs = _vocabs(d/ck.get('vocab_dir', 'vocab'), 'captioner'); check_vocab_fits(ck, vocabs, f)   # weights and ids agree
+    vocabs = run_vocabs(d/ck.get('vocab_dir', 'vocab'), 'captioner'); check_vocab_fits(ck, vocabs, f)   # weights and ids agree
     info = {k: v for k, v in ck.items() if k != 'model'}
     rc = d/'run_config.json'; mj = d/'metrics.json'
     data = data_path(json.loads(rc.read_text()), d) if rc.exists() else None      # resolved against the run folder
@@ -85,10 +63,6 @@ def image_proposals(data, image_id:str)->dict:
     return {'image_id': image_id, 'features': torch.as_tensor(f['feats'], dtype=torch.float32),
             'boxes': torch.as_tensor(f['boxes'], dtype=torch.float32), 'cls_prob': torch.as_tensor(f['cls_prob'], dtype=torch.float32),
             'sets': [list(s) for s in rec['sets']], 'size': (rec['width'], rec['height'])}
-
-def parse_vsrs(vsrs)->list[VSR]:
-    "VSR objects from a VSR, text like 'ride: ARG0, LOC*2' (several separated by ';'), or a list of either"
-    return as_vsrs(vsrs)   # text, VSR, dict or a list of these; anything else is a VSRError naming it (`vsr_cic.vsr.as_vsrs`)
 
 def set_features(image:Mapping, max_regions:int=MAX_REGIONS_PER_SET)->torch.Tensor: # -> (N, D)
     "f̄_j: the mean feature of each proposal set"
@@ -126,7 +100,6 @@ class Pipeline:
         self.vocabs, self.missing = vocabs or {}, dict(missing or {})
         self.verb_words = None
         if captioner is not None and data is not None and constrain_verbs:
-            from vsr_cic.captioning import verb_forms
             forms, extra = verb_forms(data, {'words': self.vocabs['captioner'], 'verbs': self.vocabs['captioner_verbs']}, verb_one_word=getattr(captioner, 'verb_shift', '') == 'one_word')
             self.verb_words, self.verb_extra = forms, extra + (captioner.eos_id,)
 
@@ -266,7 +239,7 @@ class Pipeline:
                  unknown_verbs:str='error',        # 'error': an unknown verb is a VSRError; 'unk': <unk>, noted in `missing`
                 )->PipelineResult:
         "Run GSRL → SSP → merge → captioner"
-        image, vsrs = self.image(proposals), parse_vsrs(vsrs)
+        image, vsrs = self.image(proposals), as_vsrs(vsrs)
         parts = (('GSRL', 'gsrl', self.gsrl), ('S-level planner', 'planner', self.ssp), ('captioner', 'captioner_verbs', self.captioner))
         notes = check_known(vsrs, {n: self.vocabs.get(k) for n, k, m in parts if m is not None}, unknown_verbs)
         check_proposals(image, self.feature_widths(image))
@@ -321,7 +294,7 @@ def run_checkpoint(component:str, # 'gsrl', 'planner', 'captioner' or 'verbs'
     subs = {'gsrl': [d/'gsrl'], 'planner': [d/'slevel_transformer'], 'captioner': [], 'verbs': [d/'verbs', d]}
     if component not in subs: raise ValueError(f"unknown component {component!r}; expected one of {sorted(subs)}")
     if component == 'captioner': return d/'model.pt' if (d/'model.pt').exists() else None
-    return next((s/n for s in subs[component] for n in CKPT_FILES if (s/n).exists()), None)
+    return best_ckpt(*subs[component])
 
 def run_verbs(component:str, folder)->Vocab|None:
     "The verb vocabulary `component` in run folder `folder` was trained with (None when the folder does not say)"

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from .core import MAX_REGIONS_PER_SET
 from .vsr import ROLE_VOCAB, VERB, subrole_names
-from .slevel import SLevelPlanner, SinkhornSLevel, slevel_loss, PAD_ID
+from .slevel import SLevelPlanner, SinkhornSLevel, slevel_loss, ROLE_PAD_ID
 from .rlevel import RLevelPlanner, rlevel_loss, box_encoding
 _all_ = ['SLevelPlanner', 'SinkhornSLevel', 'slevel_loss', 'RLevelPlanner', 'rlevel_loss', 'box_encoding']  # re-exported
 
@@ -79,5 +79,5 @@ class SemanticStructurePlanner(nn.Module):
         out = []
         for seq, sc in zip(seqs[0], scores[0]):
             if not torch.isfinite(sc): continue
-            out.append((expand_structure(ROLE_VOCAB.decode(seq[seq != PAD_ID]), ordered), sc.item()))
+            out.append((expand_structure(ROLE_VOCAB.decode(seq[seq != ROLE_PAD_ID]), ordered), sc.item()))
         return out

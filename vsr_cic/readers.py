@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['BACKGROUND', 'BOX_TOLERANCE', 'FormatError', 'tokenize', 'Records', 'read_coco_entities', 'read_coco']
+__all__ = ['BOX_TOLERANCE', 'FormatError', 'tokenize', 'Records', 'read_coco_entities', 'read_coco']
 
 # %% ../nbs/05_readers.ipynb #00000006
 class FormatError(ValueError):
@@ -35,7 +35,7 @@ def _need(d, key, file, where=None, typ=None):
     return v
 
 # %% ../nbs/05_readers.ipynb #00000007
-BACKGROUND = '__background__'
+from .data import BACKGROUND   # the class of proposal 0 (one owner: the data format)
 
 def tokenize(text:str)->list[str]:
     "Lowercase word tokens of a caption: punctuation dropped, clitics split like spaCy (`man's` -> `man`, `'s`)"

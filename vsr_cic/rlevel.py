@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from .core import MAX_PER_ROLE
 from .vsr import ROLE_VOCAB
 from .sinkhorn import sinkhorn, hungarian, invert_perm, perm_to_matrix, SINKHORN_ITERS, SINKHORN_TAU
-from .gsrl import masked_mean, FEAT_DIM, WORD_DIM, HIDDEN_DIM, DROPOUT
+from .gsrl import masked_mean, BOTTOM_UP_DIM, WORD_DIM, HIDDEN_DIM, DROPOUT
 
 # %% auto #0
 __all__ = ['BOX_ENCODINGS', 'POS_DIM', 'N_MAX', 'box_encoding', 'RLevelConfig', 'RLevelPlanner', 'rlevel_loss']
@@ -45,7 +45,7 @@ class RLevelConfig:
     n_verbs:int                      # |V|
     n_classes:int                    # |C|, detector classes (background column included)
     n_roles:int = len(ROLE_VOCAB)    # |SR|
-    feat_dim:int = FEAT_DIM          # v, region feature width (read it from the data)
+    feat_dim:int = BOTTOM_UP_DIM          # v, region feature width (read it from the data)
     d_vis:int = HIDDEN_DIM           # d_v, width of W^r_v f
     d_cls:int = WORD_DIM             # d_c, width of W^r_c Π_c (the paper's GloVe width)
     d_emb:int = WORD_DIM             # width of the verb and role embeddings
@@ -66,7 +66,7 @@ class RLevelPlanner(nn.Module):
     def __init__(self, n_verbs:int,          # |V|
                  n_classes:int,              # |C| detector classes (cls_prob width)
                  n_roles:int=len(ROLE_VOCAB),# |SR|
-                 feat_dim:int=FEAT_DIM,      # D, region feature width
+                 feat_dim:int=BOTTOM_UP_DIM,      # D, region feature width
                  d_vis:int=HIDDEN_DIM,       # width of W^r_v f
                  d_cls:int=WORD_DIM,         # width of W^r_c Π_c
                  d_emb:int=WORD_DIM,         # verb / role embedding width

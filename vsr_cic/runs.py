@@ -7,12 +7,19 @@ from __future__ import annotations
 import hashlib, json, os, time
 from pathlib import Path
 from typing import Mapping
+import torch
 from .vsr import Vocab
+from .loader import load_vocabs
+from .gsrl import GSRL
+from .train import load_checkpoint, load_weights
+from .core import seed_everything, get_device
+from .world import resolve_data
 
 # %% auto #0
-__all__ = ['RUN_CONFIG', 'IN_RUN', 'RunMismatch', 'has_checkpoints', 'data_entry', 'data_path', 'read_json', 'config_diff',
-           'check_run_config', 'write_run_config', 'vocab_fingerprint', 'check_vocabs_unchanged', 'check_vocab_fits',
-           'retire_stage']
+__all__ = ['RUN_CONFIG', 'IN_RUN', 'CKPT_FILES', 'NUM_THREADS', 'RunMismatch', 'has_checkpoints', 'data_entry', 'data_path',
+           'read_json', 'config_diff', 'check_run_config', 'write_run_config', 'vocab_fingerprint',
+           'check_vocabs_unchanged', 'check_vocab_fits', 'best_ckpt', 'find_ckpt', 'restore_best', 'run_vocabs',
+           'load_gsrl', 'start_run', 'retire_stage']
 
 # %% ../nbs/15b_runs.ipynb #c99459d5
 RUN_CONFIG = 'run_config.json'
@@ -119,6 +126,59 @@ def check_vocab_fits(ck:Mapping,            # a loaded `model.pt`
     if ck.get('vocab_sha') is not None and ck['vocab_sha'] != vocab_fingerprint(vocabs):
         raise RunMismatch(f"{path}: its vocabulary files are not the ones it was trained with (fingerprint "
                           f"{vocab_fingerprint(vocabs)}, checkpoint {ck['vocab_sha']}); word ids would decode as other words")
+
+# %% ../nbs/15b_runs.ipynb #c0a1b2c4
+CKPT_FILES = ('best.pt', 'last.pt')   # preferred checkpoint first (best validation score), then the latest
+
+def best_ckpt(*folders)->Path|None:
+    "The first of `CKPT_FILES` that exists, tried folder by folder in order; None when there is none"
+    return next((Path(d)/n for d in folders for n in CKPT_FILES if (Path(d)/n).exists()), None)
+
+def find_ckpt(folder, what:str)->Path:
+    "The best (else last) checkpoint in `folder`; FileNotFoundError naming the expected files otherwise"
+    f = best_ckpt(folder)
+    if f is None:
+        raise FileNotFoundError(f"{what}: no checkpoint {Path(folder)/CKPT_FILES[0]} (nor {CKPT_FILES[1]}); train it first")
+    return f
+
+def restore_best(model:torch.nn.Module, ckpt_dir, map_location='cpu')->bool:
+    "Load `ckpt_dir/best.pt` into `model` when it exists (a trainer's last step: keep the best validation epoch)"
+    f = Path(ckpt_dir)/CKPT_FILES[0]
+    if f.exists(): model.load_state_dict(load_checkpoint(f, map_location)['model'])
+    return f.exists()
+
+def run_vocabs(folder, what:str)->dict:
+    "The word and verb vocabularies a run folder holds; FileNotFoundError naming the missing file"
+    for n in ('words', 'verbs'):
+        f = Path(folder)/f'{n}_vocab.json'
+        if not f.exists(): raise FileNotFoundError(f"{what}: vocabulary {f} is missing")
+    return load_vocabs(folder)
+
+def load_gsrl(gsrl_dir, device='cpu')->tuple[GSRL, dict]:
+    "GSRL and its vocabularies ({'words', 'verbs'}) from a `train_gsrl` out_dir (`gsrl/best.pt`, else `last.pt`)"
+    f = find_ckpt(Path(gsrl_dir)/'gsrl', 'GSRL')
+    ck = load_checkpoint(f)
+    if 'config' not in ck: raise KeyError(f"GSRL: checkpoint in {gsrl_dir}/gsrl has no 'config' (keys {sorted(ck)})")
+    m = load_weights(GSRL(**ck['config']), ck['model'], f)
+    return m.to(device).eval(), run_vocabs(gsrl_dir, 'GSRL')
+
+NUM_THREADS = 1   # torch intra-op threads of the small trainers: their models are tiny, and on a shared 2-core CPU
+                  # 2 threads made a GSRL step 20x slower (36 ms -> 714 ms)
+
+def start_run(data_dir,                    # dataset folder; None -> the built-in world (`vsr_cic.world.resolve_data`)
+              out_dir,                     # the run folder (created)
+              seed:int=0,
+              world_images:int|None=None,  # a private world of this size, generated inside the run folder (tests)
+              device=None,                 # 'auto', 'cpu', 'cuda'…; None: the trainer picks it later
+              num_threads:int|None=NUM_THREADS,
+             )->tuple:                     # (run folder, dataset folder, torch device or None)
+    "The opening the GSRL, planner and verb trainers share: torch threads, seeds, device, run folder, dataset"
+    if num_threads: torch.set_num_threads(num_threads)
+    seed_everything(seed)
+    dev = get_device(device) if device is not None else None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return out, resolve_data(data_dir, world_images, seed, out), dev
 
 # %% ../nbs/15b_runs.ipynb #71835e75
 def retire_stage(d:str|os.PathLike, # a stage's checkpoint folder, e.g. out/ckpt/rl

@@ -13,9 +13,9 @@ from .data import BACKGROUND, group_proposals
 
 # %% auto #0
 __all__ = ['IMAGE_W', 'IMAGE_H', 'FEATURE_DIM', 'GEOM_DIM', 'WORLD_NAME', 'WORLD_VERSION', 'DEFAULT_N_IMAGES', 'PERSONS',
-           'ANIMALS', 'FOODS', 'OBJECTS', 'PLACES', 'LANDMARKS', 'LANDMARK_PREPS', 'CLASSES', 'CATEGORY', 'COLOURS',
-           'AGES', 'CLASS_AGES', 'SIZES', 'ANIMAL_COLOURS', 'FIXED_COLOURS', 'BASE_SIZE', 'CLASS_SIZE', 'P', 'A',
-           'ADULTS', 'CHILDREN', 'VERBS', 'GROUND_Y', 'MIN_DX', 'N_LANDMARKS_P', 'N_COMPANIONS', 'N_DISTRACTORS',
+           'ANIMAL_CLASSES', 'FOODS', 'OBJECTS', 'PLACES', 'LANDMARKS', 'LANDMARK_PREPS', 'CLASSES', 'CATEGORY',
+           'COLOURS', 'AGES', 'CLASS_AGES', 'SIZES', 'ANIMAL_COLOURS', 'FIXED_COLOURS', 'BASE_SIZE', 'CLASS_SIZE', 'P',
+           'A', 'ADULTS', 'CHILDREN', 'VERBS', 'GROUND_Y', 'MIN_DX', 'N_LANDMARKS_P', 'N_COMPANIONS', 'N_DISTRACTORS',
            'SKY_CLASSES', 'Y2_GROUND', 'Y1_SKY', 'Y2_LANDMARK', 'PERSPECTIVE', 'ENTITY_DEPTH', 'DISTRACTOR_DEPTH',
            'MIN_DZ', 'MIN_DZ_LANDMARK', 'ATTR_VALUES', 'EMB_SCALE', 'DET_MARGIN', 'PLACE_COLOURS', 'SKY', 'RENDER_DPI',
            'FONT_SIZE', 'SPRITE_PX', 'class_attrs', 'Verb', 'spaced_depths', 'Scene', 'sample_scene', 'nearest_first',
@@ -30,7 +30,7 @@ WORLD_VERSION = 2            # bump when generation changes: ensure_world regene
 DEFAULT_N_IMAGES = 3000
 
 PERSONS = ['man', 'woman', 'boy', 'girl']
-ANIMALS = ['horse', 'dog', 'cat', 'cow', 'sheep', 'goat', 'elephant', 'bird']
+ANIMAL_CLASSES = ['horse', 'dog', 'cat', 'cow', 'sheep', 'goat', 'elephant', 'bird']
 FOODS = ['apple', 'banana', 'carrot', 'pizza', 'cake', 'sandwich', 'bread']
 OBJECTS = ['umbrella', 'ball', 'frisbee', 'kite', 'book', 'newspaper', 'cup', 'bottle', 'bowl', 'bag', 'box',
            'surfboard', 'backpack', 'hat', 'helmet', 'cart', 'sled', 'wagon', 'stroller', 'bicycle', 'motorcycle',
@@ -39,8 +39,8 @@ PLACES = {'beach': ('on', 'a'), 'field': ('in', 'a'), 'street': ('on', 'a'), 'pa
           'snow': ('in', 'the'), 'grass': ('on', 'the')}          # place: (preposition, determiner)
 LANDMARKS = ['tree', 'building', 'house', 'fence', 'lake']
 LANDMARK_PREPS = [['near'], ['next', 'to'], ['beside']]
-CLASSES = [BACKGROUND, *PERSONS, *ANIMALS, *FOODS, *OBJECTS, *PLACES, *LANDMARKS]
-CATEGORY = {**{c: 'person' for c in PERSONS}, **{c: 'animal' for c in ANIMALS}, **{c: 'food' for c in FOODS},
+CLASSES = [BACKGROUND, *PERSONS, *ANIMAL_CLASSES, *FOODS, *OBJECTS, *PLACES, *LANDMARKS]
+CATEGORY = {**{c: 'person' for c in PERSONS}, **{c: 'animal' for c in ANIMAL_CLASSES}, **{c: 'food' for c in FOODS},
             **{c: 'object' for c in OBJECTS}, **{c: 'place' for c in PLACES}, **{c: 'landmark' for c in LANDMARKS}}
 
 COLOURS = {'red': '#d62728', 'blue': '#1f77b4', 'green': '#2ca02c', 'yellow': '#f5d000', 'orange': '#ff7f0e',
@@ -93,7 +93,7 @@ class Verb:
         if self.lemma == 'eat' and CATEGORY[subj] == 'animal': return obj in ('apple', 'carrot', 'banana', 'bread')
         return True
 
-P, A = PERSONS, ANIMALS
+P, A = PERSONS, ANIMAL_CLASSES
 ADULTS, CHILDREN = ['man', 'woman'], ['boy', 'girl']
 VERBS = {v.lemma: v for v in [
     Verb('ride', 'ride.01', ('rides', 'ride', 'riding', 'ridden'), P, ['horse', 'elephant', 'bicycle', 'motorcycle'], p_prog=.3),
@@ -195,7 +195,7 @@ def sample_scene(rng:np.random.Generator)->Scene:
         add([o for o in core.obj_pool if core.allowed(s, o)], 'entity')
         if core.multi_obj and rng.random() < .3: add(core.obj_pool, 'entity')
     if core.extra and rng.random() < .6: add(core.extra[2], 'entity')
-    companions = PERSONS + ANIMALS + [o for v in VERBS.values() if v.participle for o in v.obj_pool] + ['ball', 'kite', 'bench']
+    companions = PERSONS + ANIMAL_CLASSES + [o for v in VERBS.values() if v.participle for o in v.obj_pool] + ['ball', 'kite', 'bench']
     for _ in range(int(rng.integers(*N_COMPANIONS))): add(companions, 'entity')
     for _ in range(int(rng.integers(*N_DISTRACTORS))): add(FOODS + OBJECTS, 'distractor')
     kinds = [k for _, k in picked]

@@ -13,12 +13,12 @@ from .vsr import ROLE_VOCAB, PAD
 from .sinkhorn import sinkhorn, hungarian, invert_perm, SINKHORN_ITERS, SINKHORN_TAU
 
 # %% auto #0
-__all__ = ['BOS', 'EOS', 'PAD_ID', 'IGNORE', 'D_MODEL', 'N_HEADS', 'N_LAYERS', 'FFN_DIM', 'DROPOUT', 'MAX_ROLES', 'LOG_EPS',
-           'SLevelConfig', 'role_mask', 'targets_with_eos', 'as_target', 'check_structures', 'SLevelPlanner',
+__all__ = ['ROLE_BOS', 'ROLE_EOS', 'ROLE_PAD_ID', 'IGNORE', 'D_MODEL', 'N_HEADS', 'N_LAYERS', 'FFN_DIM', 'DROPOUT', 'MAX_ROLES',
+           'LOG_EPS', 'SLevelConfig', 'role_mask', 'targets_with_eos', 'as_target', 'check_structures', 'SLevelPlanner',
            'slevel_loss', 'is_ordering', 'occurrence', 'structure_matrix', 'compact', 'SinkhornSLevel']
 
 # %% ../nbs/12_slevel.ipynb #00000005
-BOS = EOS = PAD_ID = ROLE_VOCAB[PAD]  # 0: padding, begin- and end-of-sequence of role sequences
+ROLE_BOS = ROLE_EOS = ROLE_PAD_ID = ROLE_VOCAB[PAD]  # 0: padding, begin- and end-of-sequence of role sequences
 IGNORE = -100                          # target id ignored by the cross-entropy (F.cross_entropy's default)
 D_MODEL, N_HEADS, N_LAYERS, FFN_DIM, DROPOUT = 512, 8, 3, 2048, 0.1  # paper §4.2 / official S_SSP sizes
 MAX_ROLES = MAX_SUBROLES               # "the length of the transformer is set to 10" (§4.2)
@@ -42,7 +42,7 @@ def role_mask(roles:torch.Tensor, # (B, M) long role ids, 0 = padding
              )->torch.Tensor:     # (B, M) bool
     "Real (non-padding) roles; every row must have at least one"
     if roles.dim() != 2: raise ValueError(f"{what} must be (B, M) role ids, got shape {tuple(roles.shape)}")
-    m = roles != PAD_ID                                                   # (B, M)
+    m = roles != ROLE_PAD_ID                                                   # (B, M)
     empty = (~m.any(1)).nonzero().flatten()
     if len(empty): raise ValueError(f"{what}: row {empty[0].item()} has no role (every VSR has at least the verb V={ROLE_VOCAB['V']})")
     return m
@@ -50,9 +50,9 @@ def role_mask(roles:torch.Tensor, # (B, M) long role ids, 0 = padding
 def targets_with_eos(target:torch.Tensor)->torch.Tensor: # (B, K) ordered role ids, 0-padded -> (B, K+1)
     "Decoder targets: the roles, then EOS, then IGNORE"
     B, K = target.shape
-    lengths = (target != PAD_ID).sum(1, keepdim=True)                     # (B, 1)
+    lengths = (target != ROLE_PAD_ID).sum(1, keepdim=True)                     # (B, 1)
     pos = torch.arange(K + 1, device=target.device)[None]                 # (1, K+1)
-    out = F.pad(target, (0, 1), value=PAD_ID)                             # (B, K+1)
+    out = F.pad(target, (0, 1), value=ROLE_PAD_ID)                             # (B, K+1)
     return torch.where(pos <= lengths, out, torch.full_like(out, IGNORE)) # EOS (= 0) at pos == length
 
 def as_target(roles:torch.Tensor, target:torch.Tensor)->torch.Tensor: # (B, M), (B, M) or (B, M+1) -> (B, M)
@@ -122,8 +122,8 @@ class SLevelPlanner(nn.Module):
         "Teacher-forced logits of the role sequence"
         target = as_target(roles, target)                                         # (B, M)
         H, mem_pad = self.encode(verb, roles)                                     # (B, M, d), (B, M)
-        prefix = F.pad(target, (1, 0), value=BOS)                                 # (B, M+1) BOS s_1 … s_M
-        lengths = (target != PAD_ID).sum(1, keepdim=True)                         # (B, 1)
+        prefix = F.pad(target, (1, 0), value=ROLE_BOS)                                 # (B, M+1) BOS s_1 … s_M
+        lengths = (target != ROLE_PAD_ID).sum(1, keepdim=True)                         # (B, 1)
         prefix_pad = torch.arange(prefix.shape[1], device=target.device)[None] > lengths  # (B, M+1) BOS never masked
         return self.step_logits(H, mem_pad, prefix, prefix_pad)
 
@@ -145,7 +145,7 @@ def slevel_loss(logits:torch.Tensor,       # (B, M+1, n_roles) from `SLevelPlann
 def _allowed(remaining:torch.Tensor)->torch.Tensor: # (B, n_roles) counts still owed -> (B, n_roles) bool
     "Tokens allowed next: roles still owed; EOS only when none remain"
     allowed = remaining > 0                                                       # (B, n_roles)
-    allowed[:, EOS] = remaining.sum(1) == 0
+    allowed[:, ROLE_EOS] = remaining.sum(1) == 0
     return allowed
 
 def _step_logp(logits:torch.Tensor, allowed:torch.Tensor, renorm:bool)->torch.Tensor: # (B, n_roles) x2 -> (B, n_roles)
@@ -156,7 +156,7 @@ def _step_logp(logits:torch.Tensor, allowed:torch.Tensor, renorm:bool)->torch.Te
 def _counts(roles:torch.Tensor, n_roles:int)->torch.Tensor: # (B, M) -> (B, n_roles) long
     "How many times each role id occurs in each row (padding not counted)"
     c = torch.zeros(roles.shape[0], n_roles, dtype=torch.long, device=roles.device)
-    c.scatter_add_(1, roles, torch.ones_like(roles)); c[:, PAD_ID] = 0
+    c.scatter_add_(1, roles, torch.ones_like(roles)); c[:, ROLE_PAD_ID] = 0
     return c
 
 @torch.no_grad()
@@ -167,19 +167,19 @@ def _greedy(self:SLevelPlanner, verb:torch.Tensor, roles:torch.Tensor, # (B,), (
     H, mem_pad = self.encode(verb, roles)                                  # (B, M, d), (B, M)
     B, M = roles.shape
     remaining = _counts(roles, self.cfg.n_roles)                           # (B, n_roles)
-    prefix = torch.full((B, 1), BOS, dtype=torch.long, device=roles.device)  # (B, 1)
+    prefix = torch.full((B, 1), ROLE_BOS, dtype=torch.long, device=roles.device)  # (B, 1)
     score = torch.zeros(B, device=roles.device)                           # (B,)
     ended = torch.zeros(B, dtype=torch.bool, device=roles.device)         # (B,) EOS already emitted
     for _ in range(M + 1):                                                 # M roles at most, then EOS
         logp = _step_logp(self.step_logits(H, mem_pad, prefix)[:, -1], _allowed(remaining), renorm)  # (B, n_roles)
-        tok = logp.argmax(-1).masked_fill(ended, PAD_ID)                   # (B,) EOS (= padding) once complete
+        tok = logp.argmax(-1).masked_fill(ended, ROLE_PAD_ID)                   # (B,) EOS (= padding) once complete
         score += torch.where(ended, 0., logp.gather(1, tok[:, None]).squeeze(1))
-        remaining.scatter_add_(1, tok[:, None], -(tok != EOS).long()[:, None])  # owe one fewer
-        ended |= tok == EOS
+        remaining.scatter_add_(1, tok[:, None], -(tok != ROLE_EOS).long()[:, None])  # owe one fewer
+        ended |= tok == ROLE_EOS
         prefix = torch.cat([prefix, tok[:, None]], 1)                      # (B, t+1)
         if ended.all(): break
     seq = prefix[:, 1:M + 1]                                               # (B, <=M) drop BOS and the final EOS
-    return F.pad(seq, (0, M - seq.shape[1]), value=PAD_ID), score
+    return F.pad(seq, (0, M - seq.shape[1]), value=ROLE_PAD_ID), score
 SLevelPlanner.greedy = _greedy
 
 @torch.no_grad()
@@ -192,27 +192,27 @@ def _beam_search(self:SLevelPlanner, verb:torch.Tensor, roles:torch.Tensor, # (B
     H, mem_pad = self.encode(verb, roles)                                  # (B, M, d), (B, M)
     H, mem_pad = H.repeat_interleave(k, 0), mem_pad.repeat_interleave(k, 0)  # (B*k, M, d), (B*k, M)
     remaining = _counts(roles, V).repeat_interleave(k, 0)                  # (B*k, V)
-    prefix = torch.full((B * k, 1), BOS, dtype=torch.long, device=roles.device)  # (B*k, 1)
+    prefix = torch.full((B * k, 1), ROLE_BOS, dtype=torch.long, device=roles.device)  # (B*k, 1)
     scores = torch.full((B, k), float('-inf'), device=roles.device); scores[:, 0] = 0  # (B, k) one live beam at first
     finished = torch.zeros(B * k, dtype=torch.bool, device=roles.device)   # (B*k,)
     rows = torch.arange(B * k, device=roles.device)
     for _ in range(M + 1):                                                 # M roles at most, then EOS
         allowed = _allowed(remaining)                                      # (B*k, V)
-        allowed[~allowed.any(1), EOS] = True                               # dead beams (score -inf) just end
+        allowed[~allowed.any(1), ROLE_EOS] = True                               # dead beams (score -inf) just end
         logp = _step_logp(self.step_logits(H, mem_pad, prefix)[:, -1], allowed, renorm)  # (B*k, V)
-        logp[finished] = float('-inf'); logp[finished, EOS] = 0.           # frozen once finished
+        logp[finished] = float('-inf'); logp[finished, ROLE_EOS] = 0.           # frozen once finished
         cand = (scores.view(B * k, 1) + logp).view(B, k * V)               # (B, k*V)
         scores, idx = cand.topk(k, dim=1)                                  # (B, k) sorted best first
         src = (torch.arange(B, device=roles.device)[:, None] * k + idx // V).flatten()  # (B*k,) parent beam
         tok = (idx % V).flatten()                                          # (B*k,)
         remaining = remaining[src]; finished = finished[src]
-        remaining[rows, tok] -= (tok != EOS).long()
-        finished = finished | (tok == EOS)
+        remaining[rows, tok] -= (tok != ROLE_EOS).long()
+        finished = finished | (tok == ROLE_EOS)
         prefix = torch.cat([prefix[src], tok[:, None]], 1)                 # (B*k, t+1)
         if finished.all(): break
     seqs = prefix[:, 1:M + 1].reshape(B, k, -1)                            # (B, k, M)
-    seqs = F.pad(seqs, (0, M - seqs.shape[-1]), value=PAD_ID)
-    return seqs.masked_fill(torch.isinf(scores)[..., None], PAD_ID), scores
+    seqs = F.pad(seqs, (0, M - seqs.shape[-1]), value=ROLE_PAD_ID)
+    return seqs.masked_fill(torch.isinf(scores)[..., None], ROLE_PAD_ID), scores
 SLevelPlanner.beam_search = _beam_search
 
 def _decode(self:SLevelPlanner, verb:torch.Tensor, roles:torch.Tensor, # (B,), (B, M)
@@ -232,7 +232,7 @@ def is_ordering(roles:torch.Tensor, # (B, M) role ids, 0-padded anywhere
                )->torch.Tensor:     # (B, k) bool
     "Is each structure an ordering of exactly its VSR's roles, padding last? (the planners' `valid` metric)"
     same = (seqs.sort(-1).values == roles.sort(-1).values[:, None]).all(-1)                # (B, k) same multiset
-    real = (seqs != PAD_ID).long()                                                         # (B, k, M)
+    real = (seqs != ROLE_PAD_ID).long()                                                         # (B, k, M)
     return same & (real.cummin(-1).values == real).all(-1)                                 # (B, k) no gaps
 
 # %% ../nbs/12_slevel.ipynb #00000017
@@ -248,11 +248,11 @@ def structure_matrix(roles:torch.Tensor,  # (B, M) input role ids, 0-padded
     "Ground-truth permutation matrix from an unordered role list to its structure"
     check_structures(roles, target)
     same = (roles[:, :, None] == target[:, None, :]) & (occurrence(roles)[:, :, None] == occurrence(target)[:, None, :])  # (B, M, M)
-    return (same & (roles != PAD_ID)[:, :, None]).float()
+    return (same & (roles != ROLE_PAD_ID)[:, :, None]).float()
 
 def compact(roles:torch.Tensor)->torch.Tensor: # (B, M) -> (B, M)
     "Move padding to the end of each row, keeping the order of the real roles"
-    return roles.gather(1, (roles == PAD_ID).long().argsort(dim=1, stable=True))
+    return roles.gather(1, (roles == ROLE_PAD_ID).long().argsort(dim=1, stable=True))
 
 # %% ../nbs/12_slevel.ipynb #00000019
 class SinkhornSLevel(nn.Module):
@@ -282,13 +282,13 @@ class SinkhornSLevel(nn.Module):
     def soft(self, verb:torch.Tensor, roles:torch.Tensor): # -> P (B, M, M), compacted roles (B, M)
         "Soft permutation of the (compacted) roles"
         roles = compact(roles)
-        return sinkhorn(self(verb, roles), self.n_iters, self.tau, mask=roles != PAD_ID), roles
+        return sinkhorn(self(verb, roles), self.n_iters, self.tau, mask=roles != ROLE_PAD_ID), roles
 
     def loss(self, verb:torch.Tensor, roles:torch.Tensor, target:torch.Tensor)->torch.Tensor: # scalar
         "MSE between the soft and the ground-truth permutation over the real entries (Eq. 12 form)"
         P, roles = self.soft(verb, roles)                                         # (B, M, M)
         P_star = structure_matrix(roles, compact(as_target(roles, target)))      # (B, M, M)
-        valid = (roles != PAD_ID)[:, :, None] & (roles != PAD_ID)[:, None, :]      # (B, M, M)
+        valid = (roles != ROLE_PAD_ID)[:, :, None] & (roles != ROLE_PAD_ID)[:, None, :]      # (B, M, M)
         return ((P - P_star) ** 2)[valid].mean()
 
     @torch.no_grad()
@@ -298,7 +298,7 @@ class SinkhornSLevel(nn.Module):
         "Best structure via the Hungarian algorithm on the soft permutation"
         if beam_size != 1 or (n_best or 1) != 1: raise ValueError(f"SinkhornSLevel.decode gives one structure only, got beam_size={beam_size}, n_best={n_best}")
         P, roles = self.soft(verb, roles)                                         # (B, M, M)
-        mask = roles != PAD_ID                                                    # (B, M) a prefix
+        mask = roles != ROLE_PAD_ID                                                    # (B, M) a prefix
         perm = hungarian(P, mask)                                                 # (B, M) role -> position
         seq = roles.gather(1, invert_perm(perm))                                  # (B, M) role at each position
         score = (P.gather(2, perm[..., None]).squeeze(-1).clamp_min(LOG_EPS).log() * mask).sum(1)  # (B,)

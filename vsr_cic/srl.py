@@ -14,8 +14,9 @@ from .vsr import normalize_role, VERB
 
 # %% auto #0
 __all__ = ['LEXICON_FILE', 'LEXICON_FIELDS', 'PACKAGED_LEXICON', 'SPACY_MODELS', 'SPACY_DISABLE', 'DEFAULT_BACKEND', 'BACKENDS',
-           'SRLError', 'Arg', 'Frame', 'Parse', 'format_frame', 'asset_path', 'Lexicon', 'load_lexicon', 'pack_lexicon',
-           'load_nlp', 'verb_lemma', 'SRL', 'bio_to_frame', 'AllenNLPSRL', 'caption_parse', 'GoldSRL', 'get_srl']
+           'LATER_BACKENDS', 'SRLError', 'Arg', 'Frame', 'Parse', 'format_frame', 'asset_path', 'Lexicon',
+           'load_lexicon', 'pack_lexicon', 'load_nlp', 'verb_lemma', 'SRL', 'bio_to_frame', 'AllenNLPSRL',
+           'caption_parse', 'GoldSRL', 'get_srl']
 
 # %% ../nbs/04_srl.ipynb #00000005
 class SRLError(ValueError):
@@ -277,19 +278,19 @@ class GoldSRL(SRL):
         return out
 
 # %% ../nbs/04_srl.ipynb #0000001b
+import importlib
 DEFAULT_BACKEND = 'learned'   # chosen by eval_srl.ipynb's numbers (captions dev, UP-EWT, PropBank held-out, world)
 BACKENDS = ('learned', 'spacy', 'allennlp', 'gold')
+# backends defined in later modules (they import this one): looked up by name when asked for, so no import cycle
+LATER_BACKENDS = {'learned': ('vsr_cic.srl_learned', 'LearnedSRL'), 'spacy': ('vsr_cic.srl_rules', 'SpacySRL')}
 
 def get_srl(backend:str|None=None, # 'learned', 'spacy', 'allennlp', 'gold'; None or 'default': `DEFAULT_BACKEND`
             **kw)->SRL:
     "An SRL backend: 'learned' (rules + a labeller trained on PropBank), 'spacy' (rules), 'allennlp' (`source=`), 'gold' (`captions=`)"
     backend = DEFAULT_BACKEND if backend in (None, 'default') else backend
-    if backend == 'learned':
-        from vsr_cic.srl_learned import LearnedSRL
-        return LearnedSRL(**kw)
-    if backend == 'spacy':
-        from vsr_cic.srl_rules import SpacySRL
-        return SpacySRL(**kw)
+    if backend in LATER_BACKENDS:
+        module, name = LATER_BACKENDS[backend]
+        return getattr(importlib.import_module(module), name)(**kw)
     if backend == 'allennlp': return AllenNLPSRL(**kw)
     if backend == 'gold': return GoldSRL(**kw)
     raise SRLError(f"unknown SRL backend {backend!r}: use one of {BACKENDS}")

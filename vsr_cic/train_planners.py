@@ -12,6 +12,8 @@ import torch
 from torch.utils.data import DataLoader
 from .core import seed_everything, get_device
 from .data import load_dataset
+from .world import resolve_data
+from .runs import restore_best, start_run, NUM_THREADS
 from .vsr import ROLE_VOCAB, VSR, Vocab
 from .loader import (build_vocabs, save_vocabs, Limits, GSRLDataset, SLevelDataset, RLevelDataset, make_loader,
                             densify, to_device, frame_roles)
@@ -22,33 +24,17 @@ from .rlevel import RLevelPlanner, rlevel_loss
 
 # %% auto #0
 __all__ = ['GSRL_LR', 'SSP_LR', 'PAPER_GSRL_LR', 'PAPER_SSP_LR', 'GSRL_DECAY', 'SSP_DECAY', 'DECAY_EVERY', 'PAPER_EPOCHS',
-           'NUM_THREADS', 'COUNT_KEYS', 'resolve_data', 'has_features', 'gsrl_forward', 'gsrl_step', 'chosen_mask',
-           'eval_gsrl', 'set_classes', 'GroundingPrior', 'GSRLClsDataset', 'train_gsrl', 'vsr_key', 'pair_correct',
-           'eval_slevel', 'seen_vsrs', 'StructureBaseline', 'slevel_step', 'train_slevel', 'rlevel_args', 'rlevel_step',
-           'eval_rlevel', 'train_rlevel', 'train_planner', 'metric_history', 'top_structures', 'common_vsrs',
-           'novel_vsrs', 'structures_html']
+           'COUNT_KEYS', 'has_features', 'gsrl_forward', 'gsrl_step', 'chosen_mask', 'eval_gsrl', 'set_classes',
+           'GroundingPrior', 'GSRLClsDataset', 'train_gsrl', 'vsr_key', 'pair_correct', 'eval_slevel', 'seen_vsrs',
+           'StructureBaseline', 'slevel_step', 'train_slevel', 'rlevel_args', 'rlevel_step', 'eval_rlevel',
+           'train_rlevel', 'train_planner', 'metric_history', 'top_structures', 'common_vsrs', 'novel_vsrs',
+           'structures_html']
 
 # %% ../nbs/17_train_planners.ipynb #00000006
 GSRL_LR, SSP_LR = 1e-3, 1e-3          # defaults for the small world (paper: 1e-5 and 1e-4, see above)
 PAPER_GSRL_LR, PAPER_SSP_LR = 1e-5, 1e-4
 GSRL_DECAY, SSP_DECAY, DECAY_EVERY = 0.5, 0.6, 3   # supp. §D: ×0.5 / ×0.6 every 3 epochs
 PAPER_EPOCHS = 20
-NUM_THREADS = 1    # torch intra-op threads: these models are tiny, and on a shared 2-core CPU 2 threads made a GSRL step 20x slower (36 ms -> 714 ms)
-
-def resolve_data(data_dir=None,            # dataset folder; None -> the built-in VSR world
-                 world_images:int|None=None, # size of a private world (tests); None -> the shared default world
-                 seed:int=0,
-                 scratch=None,             # where a private world is generated (e.g. the run's out_dir)
-                )->Path:
-    "The dataset folder of a run"
-    if data_dir is not None:
-        p = Path(data_dir)
-        if not (p/'meta.json').exists(): raise FileNotFoundError(f"data_dir {str(p)!r} has no meta.json (not a dataset in the canonical format)")
-        return p
-    from vsr_cic.world import ensure_world
-    if world_images is None: return ensure_world(seed=seed)
-    if scratch is None: raise ValueError("resolve_data: a private world (world_images set) needs a `scratch` folder")
-    return ensure_world(Path(scratch)/'data', n_images=world_images, seed=seed, render=False, n_workers=1)
 
 def has_features(ds)->bool:
     "Does the dataset have proposal sets (GSRL and the R-level planner need them)?"
@@ -67,8 +53,7 @@ def _run(model, ds, task, step_fn, eval_fn, monitor, ckpt_dir, epochs, lr, decay
         return DataLoader(ds, batch_sampler=s, collate_fn=ds.collate, generator=torch.Generator().manual_seed(seed))
     st = fit(model, loader_fn, sampler, step_fn, opt, epochs, ckpt_dir=ckpt_dir, sched=sched, eval_fn=eval_fn, monitor=monitor,
              stop_after=stop_after, progress=progress, desc=desc, extra_state=(lambda: extra) if extra else None)
-    best = Path(ckpt_dir)/'best.pt'
-    if stop_after is None and best.exists(): model.load_state_dict(load_checkpoint(best)['model'])
+    if stop_after is None: restore_best(model, ckpt_dir)
     return st
 
 def _eval_loader(ds, task, batch_size):
@@ -107,20 +92,22 @@ def eval_gsrl(model, loader, device)->dict:
     return {'grounding_acc': ok / max(n, 1), 'recall_at_n': found / max(gold_n, 1), 'n_roles': n, 'n_shared': shared}
 
 # %% ../nbs/17_train_planners.ipynb #0000000f
-def set_classes(data, image_id:str, _memo:dict={})->list[int]:
+def set_classes(data, image_id:str)->list[int]:
     "Detector class of each proposal set of an image (argmax of the mean class probabilities, background excluded)"
-    key = (id(data), image_id)
-    if key not in _memo:
-        cp = data.features(image_id)['cls_prob']                                       # (P, C)
-        _memo[key] = [int(cp[s].mean(0)[1:].argmax()) + 1 for s in data.images[image_id]['sets']]
-    return _memo[key]
+    cp = data.features(image_id)['cls_prob']                                           # (P, C)
+    return [int(cp[s].mean(0)[1:].argmax()) + 1 for s in data.images[image_id]['sets']]
+
+def _classes_of(ds:GSRLDataset)->dict:
+    "`set_classes` of every image a GSRL dataset's queries use (each image read once)"
+    return {iid: set_classes(ds.data, iid) for iid in dict.fromkeys(ex['image_id'] for ex in ds.examples)}
 
 class GroundingPrior:
     "Non-neural GSRL baseline: rank sets by P(a set of this class grounds (verb, role) | it is present) in training"
     def __init__(self, ds:GSRLDataset):
         self.hit, self.seen = defaultdict(Counter), defaultdict(Counter)
+        classes = _classes_of(ds)
         for ex in ds.examples:
-            cl, key = set_classes(ds.data, ex['image_id']), (ex['verb'], ex['role'])
+            cl, key = classes[ex['image_id']], (ex['verb'], ex['role'])
             self.seen[key].update(cl); self.hit[key].update(cl[s] for s in ex['sets'])
 
     def ground(self, verb:int, role:int, classes:list[int], n:int)->list[int]:
@@ -132,8 +119,10 @@ class GroundingPrior:
     def evaluate(self, ds:GSRLDataset)->dict:
         "grounding_acc, recall_at_n of the prior on a dataset, and the share of ambiguous queries"
         ok = found = gold = amb = 0
+        classes = _classes_of(ds)
         for ex in ds.examples:
-            cl = set_classes(ds.data, ex['image_id']); top = set(self.ground(ex['verb'], ex['role'], cl, ex['count']))
+            cl = classes[ex['image_id']]
+            top = set(self.ground(ex['verb'], ex['role'], cl, ex['count']))
             ok += top == set(ex['sets']); found += len(top & set(ex['sets'])); gold += len(ex['sets'])
             amb += sum(self.hit[ex['verb'], ex['role']][c] > 0 for c in cl) > ex['count']
         n = max(len(ds), 1)
@@ -161,9 +150,9 @@ def train_gsrl(data_dir=None, out_dir='runs/train_gsrl', epochs:int=6, lr:float=
                with_cls:bool=False, # append class probabilities to the set features (`GSRLClsDataset`; not in the paper)
               )->dict:
     "Train GSRL (BCE, Adam, ×0.5 every 3 epochs), keep the best val checkpoint, and return test metrics"
-    if num_threads: torch.set_num_threads(num_threads)
-    t0 = time.time(); seed_everything(seed); dev = get_device(device); out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    path = resolve_data(data_dir, world_images, seed, out); data = load_dataset(path)
+    t0 = time.time()
+    out, path, dev = start_run(data_dir, out_dir, seed, world_images, device, num_threads)
+    data = load_dataset(path)
     if not has_features(data): raise ValueError(f"train_gsrl: {path} has no proposal sets (text-only dataset); GSRL needs image features")
     vocab = build_vocabs(data); save_vocabs(vocab, out)
     lim = Limits(fixed=False)
@@ -328,9 +317,9 @@ def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int=4, lr:
                   use_verb:bool=True,   # False: every verb is one unknown id (Table 1's "Ours w/o verb" planner)
                  )->tuple[dict, dict]:
     "Train the S-level Transformer, the Sinkhorn S-level and the R-level planner; (metrics, models)"
-    if num_threads: torch.set_num_threads(num_threads)
-    t0 = time.time(); seed_everything(seed); out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    path = resolve_data(data_dir, world_images, seed, out); data = load_dataset(path)
+    t0 = time.time()
+    out, path, _ = start_run(data_dir, out_dir, seed, world_images, None, num_threads)   # the stages pick the device
+    data = load_dataset(path)
     vocab = build_vocabs(data); feats = has_features(data)
     if not use_verb: vocab = {**vocab, 'verbs': Vocab([], name='verb')}   # only <pad>, <unk>: it never sees the verb
     save_vocabs(vocab, out)

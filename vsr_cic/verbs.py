@@ -15,11 +15,13 @@ from .data import load_dataset
 from .loader import FeatureStore, build_vocabs
 from .gsrl import masked_mean
 from .train import fit, EpochBatchSampler, load_checkpoint
+from .world import resolve_data
+from .runs import restore_best, start_run, NUM_THREADS
 
 # %% auto #0
-__all__ = ['VERB_HIDDEN', 'VERB_DROPOUT', 'VERB_HEADS', 'VERB_LR', 'VERB_EPOCHS', 'NUM_THREADS', 'image_verbs', 'proposal_input',
-           'VerbDataset', 'VerbClassifier', 'verb_loss', 'average_precision', 'mean_ap', 'topk_hit', 'verb_metrics',
-           'FrequencyPrior', 'VerbPredictor', 'evaluate_verbs', 'train_verbs', 'load_verb_predictor']
+__all__ = ['VERB_HIDDEN', 'VERB_DROPOUT', 'VERB_HEADS', 'VERB_LR', 'VERB_EPOCHS', 'image_verbs', 'proposal_input', 'VerbDataset',
+           'VerbClassifier', 'verb_loss', 'average_precision', 'mean_ap', 'topk_hit', 'verb_metrics', 'FrequencyPrior',
+           'VerbPredictor', 'evaluate_verbs', 'train_verbs', 'load_verb_predictor']
 
 # %% ../nbs/18_verbs.ipynb #00000006
 def image_verbs(data,                 # a loaded dataset (`vsr_cic.data.load_dataset`)
@@ -179,17 +181,15 @@ def evaluate_verbs(predictor, ds:VerbDataset)->dict:
 # %% ../nbs/18_verbs.ipynb #00000015
 VERB_LR = 2e-3
 VERB_EPOCHS = 20
-NUM_THREADS = 1   # torch threads: these models are tiny; more threads only contend on a shared CPU
 
 def train_verbs(data_dir=None, out_dir='runs/train_verbs', epochs:int=VERB_EPOCHS, lr:float=VERB_LR, batch_size:int=64,
                 device='auto', seed:int=0, world_images:int|None=None, # a private world of this size (tests)
                 hidden:int=VERB_HIDDEN, dropout:float=VERB_DROPOUT, heads:int=VERB_HEADS, with_cls:bool=True, weight_decay:float=1e-4,
                 stop_after:int|None=None, progress:bool=False, num_threads:int|None=NUM_THREADS)->dict:
     "Train the verb classifier, keep the best val-mAP checkpoint, and return test metrics of the model and the prior"
-    from vsr_cic.train_planners import resolve_data
-    if num_threads: torch.set_num_threads(num_threads)
-    t0 = time.time(); seed_everything(seed); dev = get_device(device); out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    path = resolve_data(data_dir, world_images, seed, out); data = load_dataset(path)
+    t0 = time.time()
+    out, path, dev = start_run(data_dir, out_dir, seed, world_images, device, num_threads)
+    data = load_dataset(path)
     vocab = build_vocabs(data)['verbs']
     tr, va, te = (VerbDataset(data, s, vocab, with_cls=with_cls) for s in ('train', 'val', 'test'))
     if not len(tr): raise ValueError(f"train_verbs: {path} has no training images")
@@ -205,7 +205,7 @@ def train_verbs(data_dir=None, out_dir='runs/train_verbs', epochs:int=VERB_EPOCH
              eval_fn=lambda e: {k: v for k, v in evaluate_verbs(pred, ev).items() if k in ('mAP', 'top1', 'top5')},
              monitor='mAP', stop_after=stop_after, progress=progress, desc='verbs',
              extra_state=lambda: {'config': cfg, 'vocab': vocab.to_dict(), 'with_cls': with_cls})
-    if stop_after is None and (out/'verbs'/'best.pt').exists(): model.load_state_dict(load_checkpoint(out/'verbs'/'best.pt', dev)['model'])
+    if stop_after is None: restore_best(model, out/'verbs', dev)
     prior = FrequencyPrior(tr)
     m = {'dataset': str(path), 'epochs': st.epoch, 'steps': st.step, 'lr': lr, 'config': cfg, 'with_cls': with_cls,
          'val': evaluate_verbs(pred, va) if len(va) else None, 'test': evaluate_verbs(pred, te), 'prior': evaluate_verbs(prior, te)}

@@ -14,7 +14,7 @@ from matplotlib.patches import Rectangle
 from .vsr import parse_subrole, VERB, ROLE_MEANINGS
 
 # %% auto #0
-__all__ = ['subrole_color', 'load_image', 'draw_regions', 'draw_grounding', 'caption_html', 'structure_html', 'plot_gate_trace']
+__all__ = ['subrole_color', 'image_array', 'draw_regions', 'draw_grounding', 'caption_html', 'structure_html', 'plot_gate_trace']
 
 # %% ../nbs/30_viz.ipynb #00000005
 _PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#bcbd22', '#7f7f7f']
@@ -30,7 +30,7 @@ def subrole_color(sub:str)->str:
     return matplotlib.colors.to_hex(rgb + (1 - rgb) * f)
 
 # %% ../nbs/30_viz.ipynb #00000008
-def load_image(img)->np.ndarray:
+def image_array(img)->np.ndarray:
     "An image as an (H, W, 3) array from a path, a PIL image or an array"
     if isinstance(img, (str, Path)):
         from PIL import Image
@@ -57,7 +57,7 @@ def draw_regions(ax, boxes:np.ndarray,            # (N, 4) x1 y1 x2 y2 in pixels
 def draw_grounding(image, grounding:Mapping[str, np.ndarray], # sub-role -> (n, 4) boxes of its grounded regions
                    ax=None, title:str|None=None, others:np.ndarray|None=None):
     "An image with the regions of each sub-role in that sub-role's colour (paper Figs. 1, 6); `others` in grey"
-    img = load_image(image)
+    img = image_array(image)
     if ax is None: _, ax = plt.subplots(figsize=(4, 4 * img.shape[0] / img.shape[1]))
     ax.imshow(img); ax.set_axis_off()
     if others is not None and len(others): draw_regions(ax, others, colors='#bbbbbb', lw=0.8)

@@ -13,8 +13,8 @@ from .core import MAX_SUBROLES, MAX_PER_ROLE
 
 # %% auto #0
 __all__ = ['ROLES', 'VERB', 'ROLE_MEANINGS', 'SHOW_CHARS', 'MAX_VSRS', 'PAD', 'UNK', 'ROLE_VOCAB', 'UNKNOWN_VERBS', 'VSRError',
-           'normalize_role', 'subrole_names', 'parse_subrole', 'VSR', 'parse_vsrs', 'Vocab', 'verb_vocab', 'encode_vsr',
-           'as_vsrs', 'check_known']
+           'normalize_role', 'subrole_names', 'parse_subrole', 'VSR', 'parse_vsrs', 'Vocab', 'verb_vocab', 'as_vsrs',
+           'check_known']
 
 # %% ../nbs/01_vsr.ipynb #00000006
 ROLES = ('ARG0', 'ARG1', 'ARG2', 'ARG3', 'ARG4', 'ARG5',
@@ -290,14 +290,6 @@ ROLE_VOCAB = Vocab([*ROLES, VERB], specials=(PAD,), unk='error', name='role')
 def verb_vocab(verbs:Iterable[str], min_freq:int=1, unk:str='unk')->Vocab:
     "Verb vocabulary from the verb lemmas of a corpus (one entry per occurrence)"
     return Vocab.build(verbs, min_freq=min_freq, specials=(PAD, UNK), unk=unk, name='verb')
-
-# %% ../nbs/01_vsr.ipynb #00000028
-def encode_vsr(vsr:VSR, verbs:Vocab)->dict:
-    "Ids of a VSR: verb id, and for each sub-role (verb first) its role id and 1-based index within the role"
-    subs = vsr.subroles()
-    parsed = [parse_subrole(s) for s in subs]
-    return {'verb': verbs[vsr.verb], 'subroles': subs,
-            'role_ids': [ROLE_VOCAB[r] for r, _ in parsed], 'sub_idx': [i for _, i in parsed]}
 
 # %% ../nbs/01_vsr.ipynb #09a74fc2
 def as_vsrs(vsrs, **kw)->list[VSR]:

@@ -15,7 +15,7 @@ from .viz import draw_grounding, caption_html, structure_html
 
 # %% auto #0
 __all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'verb_frames',
-           'vsr_text', 'parse_vsr_text', 'known_frames', 'missing_note', 'structures_html', 'captions_html',
+           'vsr_text', 'parse_vsr_text', 'known_frames', 'missing_note', 'planned_structures_html', 'captions_html',
            'grounding_boxes', 'suggest_note', 'suggestion_label', 'suggester', 'VSRPicker', 'image_frames',
            'annotated_vsr', 'annotated_record', 'quick_estimate', 'quick_train', 'runs_html', 'MissingTrainer',
            'grounding_png', 'VSRExplorer', 'run_path', 'explore_vsr']
@@ -55,7 +55,7 @@ def missing_note(missing:Mapping[str, str])->str:
     rows = ''.join(f'<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>' for k, v in missing.items())
     return f'<div style="color:#b26a00">⚠ fallback in use — no checkpoint for:<ul>{rows}</ul></div>'
 
-def structures_html(res, verbs:Sequence[str])->list[str]:
+def planned_structures_html(res, verbs:Sequence[str])->list[str]:
     "One HTML line per planned structure: each VSR's structure as chips, with the summed S-level score"
     out = []
     for st in res.structures:
@@ -93,7 +93,7 @@ def suggester(data,                       # the loaded dataset (statistics, prop
               pipeline=None,              # its GSRL, when loaded, gives the counts
               k:int=SUGGEST_K, device='cpu')->tuple:
     "(image id -> [(VSR, score)], note): top-k `suggest_vsrs` for an image; note is '' or the prior's warning"
-    from vsr_cic.vsr_suggest import VerbStats, suggest_vsrs, image_proposals
+    from vsr_cic.vsr_suggest import VerbStats, suggest_vsrs, proposal_arrays
     from vsr_cic.verbs import load_verb_predictor, FrequencyPrior, VerbDataset
     from vsr_cic.loader import build_vocabs
     vocab, model, why = build_vocabs(data)['verbs'], None, 'none given'
@@ -106,7 +106,7 @@ def suggester(data,                       # the loaded dataset (statistics, prop
     stats = VerbStats.from_data(data, lexicon=None)
     gsrl = getattr(pipeline, 'gsrl', None)
     gv = pipeline.vocabs.get('gsrl') if gsrl is not None else None
-    def suggest(image_id:str)->list: return suggest_vsrs(image_proposals(data, image_id), k, model, stats, gsrl=gsrl, gsrl_vocab=gv)
+    def suggest(image_id:str)->list: return suggest_vsrs(proposal_arrays(data, image_id), k, model, stats, gsrl=gsrl, gsrl_vocab=gv)
     return suggest, (suggest_note(why) if isinstance(model, FrequencyPrior) else '')
 
 # %% ../nbs/31_widgets.ipynb #0000000f
@@ -474,7 +474,7 @@ class VSRExplorer(W.VBox):
         verbs = [v.verb for v in res.vsrs]; k = self.k
         self.structures_html.value = ''.join(
             f'<div style="{"background:#eef" if i == k else ""}">{h}{captions_html(res)[i] if i < len(res.captions) else ""}</div>'
-            for i, h in enumerate(structures_html(res, verbs)))
+            for i, h in enumerate(planned_structures_html(res, verbs)))
         if k >= len(res.captions): self.caption_html.value = '<i>no captioner checkpoint: no caption</i>'
         else: self.caption_html.value = captions_html(res)[k] if res.captions[k]['tokens'] else '<i>(the captioner stopped at once: empty caption)</i>'
         self._draw(grounding_boxes(res, self.pipeline.image(self.picker.image.value), k), str(res.vsrs[0]))
@@ -493,7 +493,7 @@ class VSRExplorer(W.VBox):
         try: self.merged = self._run([self.picker.vsr, v2])
         except (ValueError, KeyError) as e: self.merged = None; self.merged_html.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'; return
         self.merged_html.value = '<b>merged</b>' + ''.join(
-            h + (captions_html(self.merged)[i] if i < len(self.merged.captions) else '') for i, h in enumerate(structures_html(self.merged, [v.verb for v in self.merged.vsrs])))
+            h + (captions_html(self.merged)[i] if i < len(self.merged.captions) else '') for i, h in enumerate(planned_structures_html(self.merged, [v.verb for v in self.merged.vsrs])))
 
 def run_path(p)->Path|None:
     "A run folder: relative paths are taken from the repository root (so notebooks work from `nbs/`); None stays None"

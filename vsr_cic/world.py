@@ -22,7 +22,8 @@ __all__ = ['P_ADJ', 'P_TWO_ADJ', 'P_COORD_SUBJ', 'P_COORD_OBJ', 'P_EXTRA', 'P_AG
            'LOC_CHOICES', 'N_HELD_OUT', 'CAPTIONS_PER_IMAGE', 'SPLIT_P', 'P_USED_VERB', 'CORE_WEIGHT', 'AVAIL_SCENES',
            'AVAIL_SEED', 'P_NO_OBJECT', 'MAX_TRIES', 'ROLE_COLOURS', 'LINESTYLES', 'realize', 'canonical_structure',
            'frame_options', 'salient_option', 'sample_caption', 'held_out_vsrs', 'verb_availability', 'image_captions',
-           'generate_world', 'world_dir', 'ensure_world', 'load_scenes', 'show_caption', 'role_order', 'world_stats']
+           'generate_world', 'world_dir', 'ensure_world', 'load_scenes', 'resolve_data', 'show_caption', 'role_order',
+           'world_stats']
 
 # %% ../nbs/03_world.ipynb #00000006
 P_ADJ, P_TWO_ADJ = .35, .1       # probability of one adjective / of size + colour in a mention
@@ -342,6 +343,22 @@ def ensure_world(data_dir:str|os.PathLike|None=None, n_images:int=DEFAULT_N_IMAG
 def load_scenes(path:str|os.PathLike)->dict:
     "image_id -> scene description of a generated world (`scenes.jsonl`)"
     with open(Path(path)/'scenes.jsonl') as f: return {r['image_id']: r for r in map(json.loads, f)}
+
+# %% ../nbs/03_world.ipynb #d1e2f3a5
+def resolve_data(data_dir=None,            # dataset folder; None -> the built-in VSR world
+                 world_images:int|None=None, # size of a private world (tests); None -> the shared default world
+                 seed:int=0,
+                 scratch=None,             # where a private world is generated (e.g. the run's out_dir)
+                )->Path:
+    "The dataset folder of a run"
+    if data_dir is not None:
+        p = Path(data_dir)
+        if not (p/'meta.json').exists():
+            raise FileNotFoundError(f"data_dir {str(p)!r} has no meta.json (not a dataset in the canonical format)")
+        return p
+    if world_images is None: return ensure_world(seed=seed)
+    if scratch is None: raise ValueError("resolve_data: a private world (world_images set) needs a `scratch` folder")
+    return ensure_world(Path(scratch)/'data', n_images=world_images, seed=seed, render=False, n_workers=1)
 
 # %% ../nbs/03_world.ipynb #0000001d
 ROLE_COLOURS = {'ARG0': '#d62728', 'ARG1': '#1f77b4', 'ARG2': '#2ca02c', 'LOC': '#ff7f0e'}
