@@ -70,3 +70,10 @@ def test_compiled_loss_agrees_cpu():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU (inductor + CUDA graphs)')
 def test_compiled_loss_agrees_cuda():
     _loss_agree('cuda')                                            # mode 'auto' = 'reduce-overhead' on CUDA
+
+def test_capture_needs_one_cuda_device(tmp_path):
+    "The main job refuses `capture=True` without a CUDA device, naming the device, before any data is made"
+    from vsr_cic.captioning import train_captioner
+    with pytest.raises(ValueError, match='capture=True needs one CUDA device, got cpu'):
+        train_captioner(out_dir=tmp_path/'run', device='cpu', capture=True, world_images=12, progress=False)
+    assert not (tmp_path/'run'/'world').exists()
