@@ -14,40 +14,61 @@ __all__ = ['COCO_SYNONYMS', 'COCO_HYPERNYMS', 'COLLECTIVE', 'synonym_index', 'ma
 
 # %% ../nbs/07_align.ipynb #00000006
 COCO_SYNONYMS = {
-    'person': 'person people man woman boy girl child kid guy lady player skier surfer skateboarder snowboarder rider baby '
-              'toddler adult gentleman individual family crowd team friend student teenager teen chef cook worker officer '
-              'policeman cop batter pitcher catcher umpire spectator fan son daughter mother father mom dad biker cyclist '
-              'driver passenger pedestrian tourist vendor businessman soldier athlete someone somebody bride groom customer '
+    'person': 'person people man woman boy girl child kid guy lady player skier surfer skateboarder snowboarder rider '
+              'baby '
+              'toddler adult gentleman individual family crowd team friend student teenager teen chef cook worker '
+              'officer '
+              'policeman cop batter pitcher catcher umpire spectator fan son daughter mother father mom dad biker '
+              'cyclist '
+              'driver passenger pedestrian tourist vendor businessman soldier athlete someone somebody bride groom '
+              'customer '
               'shopper dude youngster adult couple crowd audience women men boys girls children kids',
-    'bicycle': 'bicycle bike cycle', 'car': 'car sedan suv taxi cab automobile', 'motorcycle': 'motorcycle motorbike scooter moped bike',
-    'airplane': 'airplane plane jet aircraft airliner jetliner', 'bus': 'bus', 'train': 'train locomotive tram trolley subway',
-    'truck': 'truck pickup lorry', 'boat': 'boat ship sailboat canoe kayak yacht vessel ferry', 'traffic light': 'traffic_light stop_light signal light',
-    'fire hydrant': 'fire_hydrant hydrant', 'stop sign': 'stop_sign sign', 'parking meter': 'parking_meter meter', 'bench': 'bench',
-    'bird': 'bird pigeon duck seagull gull parrot goose swan owl eagle hen chicken', 'cat': 'cat kitten kitty', 'dog': 'dog puppy pup',
-    'horse': 'horse pony foal', 'sheep': 'sheep lamb ram', 'cow': 'cow cattle bull calf ox', 'elephant': 'elephant', 'bear': 'bear polar_bear',
-    'zebra': 'zebra', 'giraffe': 'giraffe', 'backpack': 'backpack rucksack bag', 'umbrella': 'umbrella parasol', 'handbag': 'handbag purse bag',
-    'tie': 'tie necktie', 'suitcase': 'suitcase luggage bag', 'frisbee': 'frisbee disc', 'skis': 'ski skis', 'snowboard': 'snowboard board',
-    'sports ball': 'ball football baseball basketball volleyball soccer_ball tennis_ball', 'kite': 'kite', 'baseball bat': 'baseball_bat bat',
+    'bicycle': 'bicycle bike cycle', 'car': 'car sedan suv taxi cab automobile',
+                 'motorcycle': 'motorcycle motorbike scooter moped bike',
+    'airplane': 'airplane plane jet aircraft airliner jetliner', 'bus': 'bus',
+                 'train': 'train locomotive tram trolley subway',
+    'truck': 'truck pickup lorry', 'boat': 'boat ship sailboat canoe kayak yacht vessel ferry',
+                 'traffic light': 'traffic_light stop_light signal light',
+    'fire hydrant': 'fire_hydrant hydrant', 'stop sign': 'stop_sign sign', 'parking meter': 'parking_meter meter',
+                 'bench': 'bench',
+    'bird': 'bird pigeon duck seagull gull parrot goose swan owl eagle hen chicken', 'cat': 'cat kitten kitty',
+                 'dog': 'dog puppy pup',
+    'horse': 'horse pony foal', 'sheep': 'sheep lamb ram', 'cow': 'cow cattle bull calf ox', 'elephant': 'elephant',
+                 'bear': 'bear polar_bear',
+    'zebra': 'zebra', 'giraffe': 'giraffe', 'backpack': 'backpack rucksack bag', 'umbrella': 'umbrella parasol',
+                 'handbag': 'handbag purse bag',
+    'tie': 'tie necktie', 'suitcase': 'suitcase luggage bag', 'frisbee': 'frisbee disc', 'skis': 'ski skis',
+                 'snowboard': 'snowboard board',
+    'sports ball': 'ball football baseball basketball volleyball soccer_ball tennis_ball', 'kite': 'kite',
+                 'baseball bat': 'baseball_bat bat',
     'baseball glove': 'baseball_glove glove mitt', 'skateboard': 'skateboard board', 'surfboard': 'surfboard board',
-    'tennis racket': 'tennis_racket racket racquet', 'bottle': 'bottle', 'wine glass': 'wine_glass glass', 'cup': 'cup mug coffee glass',
-    'fork': 'fork', 'knife': 'knife', 'spoon': 'spoon', 'bowl': 'bowl', 'banana': 'banana', 'apple': 'apple', 'sandwich': 'sandwich sub burger hamburger',
-    'orange': 'orange', 'broccoli': 'broccoli', 'carrot': 'carrot', 'hot dog': 'hot_dog hotdog', 'pizza': 'pizza', 'donut': 'donut doughnut',
-    'cake': 'cake cupcake', 'chair': 'chair seat', 'couch': 'couch sofa', 'potted plant': 'potted_plant plant houseplant',
+    'tennis racket': 'tennis_racket racket racquet', 'bottle': 'bottle', 'wine glass': 'wine_glass glass',
+                 'cup': 'cup mug coffee glass',
+    'fork': 'fork', 'knife': 'knife', 'spoon': 'spoon', 'bowl': 'bowl', 'banana': 'banana', 'apple': 'apple',
+                 'sandwich': 'sandwich sub burger hamburger',
+    'orange': 'orange', 'broccoli': 'broccoli', 'carrot': 'carrot', 'hot dog': 'hot_dog hotdog', 'pizza': 'pizza',
+                 'donut': 'donut doughnut',
+    'cake': 'cake cupcake', 'chair': 'chair seat', 'couch': 'couch sofa',
+                 'potted plant': 'potted_plant plant houseplant',
     'bed': 'bed', 'dining table': 'dining_table table desk', 'toilet': 'toilet', 'tv': 'tv television monitor screen',
     'laptop': 'laptop computer notebook', 'mouse': 'mouse', 'remote': 'remote remote_control controller',
-    'keyboard': 'keyboard', 'cell phone': 'cell_phone phone cellphone smartphone', 'microwave': 'microwave', 'oven': 'oven stove',
+    'keyboard': 'keyboard', 'cell phone': 'cell_phone phone cellphone smartphone', 'microwave': 'microwave',
+                 'oven': 'oven stove',
     'toaster': 'toaster', 'sink': 'sink', 'refrigerator': 'refrigerator fridge', 'book': 'book novel', 'clock': 'clock',
-    'vase': 'vase', 'scissors': 'scissors', 'teddy bear': 'teddy_bear teddy stuffed_animal', 'hair drier': 'hair_drier hair_dryer dryer',
+    'vase': 'vase', 'scissors': 'scissors', 'teddy bear': 'teddy_bear teddy stuffed_animal',
+                 'hair drier': 'hair_drier hair_dryer dryer',
     'toothbrush': 'toothbrush'}
 
 # generic words that name any of several classes; matched after the specific synonyms above
 COCO_HYPERNYMS = {
     'food': 'banana apple sandwich orange broccoli carrot hot_dog pizza donut cake bowl',
     'meal': 'pizza sandwich hot_dog broccoli carrot cake bowl', 'dinner': 'pizza sandwich hot_dog broccoli carrot bowl',
-    'lunch': 'sandwich pizza hot_dog bowl', 'breakfast': 'donut sandwich banana orange apple bowl', 'dessert': 'cake donut',
+    'lunch': 'sandwich pizza hot_dog bowl', 'breakfast': 'donut sandwich banana orange apple bowl',
+                  'dessert': 'cake donut',
     'snack': 'donut banana apple orange hot_dog', 'fruit': 'banana apple orange', 'vegetable': 'broccoli carrot',
     'veggie': 'broccoli carrot', 'animal': 'dog cat horse sheep cow elephant bear zebra giraffe bird',
-    'vehicle': 'car truck bus motorcycle bicycle train airplane boat', 'appliance': 'refrigerator oven microwave toaster sink',
+    'vehicle': 'car truck bus motorcycle bicycle train airplane boat',
+                  'appliance': 'refrigerator oven microwave toaster sink',
     'utensil': 'fork knife spoon', 'silverware': 'fork knife spoon', 'furniture': 'chair couch bed dining_table bench',
     'device': 'cell_phone laptop remote tv keyboard mouse', 'electronic': 'cell_phone laptop remote tv keyboard mouse',
     'bear': 'teddy_bear', 'trunk': 'suitcase', 'luggage': 'suitcase handbag backpack', 'stuff': 'teddy_bear',
@@ -78,7 +99,8 @@ def match_class(words:Sequence[str],        # the chunk's words (lowercase)
                )->str|None:
     "The detection class a noun chunk names, or None"
     idx = _SYN if index is None else index
-    h = words[head]; cands = []
+    h = words[head]
+    cands = []
     for w in ({h, lemma} - {None}):
         if head > 0: cands += idx.get(f'{words[head-1]} {w}', [])
     for w in [lemma, h, h[:-1] if h.endswith('s') else None]:
@@ -88,7 +110,8 @@ def match_class(words:Sequence[str],        # the chunk's words (lowercase)
     return None
 
 # %% ../nbs/07_align.ipynb #00000009
-COLLECTIVE = set('group couple pair bunch herd flock lot lots number few team pack stack pile row line set variety collection '
+COLLECTIVE = set('group couple pair bunch herd flock lot lots number few team pack stack pile row line set variety '
+                 'collection '
                  'assortment array bundle crowd fleet handful kind sort type piece slice cluster plenty'.split())
 
 def noun_chunks(doc)->list[dict]:
@@ -112,7 +135,8 @@ def attach_frames(caption:dict,           # canonical caption record (tokens)
     "Canonical frames and slots of a caption from its SRL parse and its (grounded) noun chunks"
     st = Counter() if stats is None else stats
     if list(parse.tokens) != list(caption['tokens']):
-        raise ValueError(f"caption {caption.get('caption_id')!r}: the parse has tokens {parse.tokens[:8]}… but the caption {caption['tokens'][:8]}…")
+        raise ValueError(f"caption {caption.get('caption_id')!r}: the parse has tokens {parse.tokens[:8]}… but the "
+                         f"caption {caption['tokens'][:8]}…")
     chunks = sorted(chunks, key=lambda c: c['span'])
     def adjectival(f):   # 'a cement [covered] area': the verb and all its arguments inside one chunk
         return any(c['span'][0] <= f.index < c['span'][1] and all(c['span'][0] <= a.start and a.end <= c['span'][1] for a in f.args)
@@ -121,7 +145,9 @@ def attach_frames(caption:dict,           # canonical caption record (tokens)
     verbs = {f.index for f in parse.frames} - adjectival
     frames = []
     for f in sorted(parse.frames, key=lambda f: f.index):
-        if f.index in adjectival: st['frames dropped (verb inside a noun chunk)'] += 1; continue
+        if f.index in adjectival:
+            st['frames dropped (verb inside a noun chunk)'] += 1
+            continue
         args = []
         for a in f.args:
             sp = [a.start, a.end]
@@ -129,14 +155,16 @@ def attach_frames(caption:dict,           # canonical caption record (tokens)
                     if sp[0] <= c['span'][0] and c['span'][1] <= sp[1] and not any(c['span'][0] <= v < c['span'][1] for v in verbs)]
             if not ents:
                 if any(_overlap(sp, c['span']) for c in chunks) or any(sp[0] <= v < sp[1] for v in verbs):
-                    st['args dropped (clause or partial chunk)'] += 1; continue
+                    st['args dropped (clause or partial chunk)'] += 1
+                    continue
                 ents = [{'span': sp, 'set': None}]
             args.append({'role': a.role, 'span': sp, 'entities': ents})
         fr = {'verb': f.verb, 'roleset': f.roleset, 'verb_span': [f.index, f.index + 1], 'args': args}
         roles = Counter()
         for a in args: roles[a['role']] += len(a['entities'])
         if sum(roles.values()) + 1 > MAX_SUBROLES or any(n > MAX_PER_ROLE for n in roles.values()):
-            st['frames dropped (too many sub-roles)'] += 1; continue
+            st['frames dropped (too many sub-roles)'] += 1
+            continue
         frames.append(fr)
     if not frames: return 'no verb'
     rec = {**{k: v for k, v in caption.items() if k != 'chunks'}, 'frames': frames}

@@ -38,7 +38,8 @@ def drop_verb_slots(ctx:SlotContext)->SlotContext:
         out[k] = x.gather(1, order.view(*order.shape, *[1] * (x.dim() - 2)).expand_as(x))
     live = torch.arange(keep.shape[1], device=ctx.device)[None] < n_new[:, None]   # (B, K)
     out['region_mask'] = out.region_mask & live[..., None]
-    out['slot_role'] = out.slot_role.masked_fill(~live, 0); out['slot_is_verb'] = out.slot_is_verb & live
+    out['slot_role'] = out.slot_role.masked_fill(~live, 0)
+    out['slot_is_verb'] = out.slot_is_verb & live
     before = keep.long().cumsum(1) - keep.long()                           # kept slots before each old slot
     out['slot_map'] = torch.minimum(before, (n_new - 1)[:, None])          # (B, K)
     out['n_slots'] = n_new
@@ -54,7 +55,8 @@ class NoVerbCaptioner(RoleShiftCaptioner):
 class SCTCaptioner(NoVerbCaptioner):
     "SCT-style chunk-shift captioner: region-set sequence only, no verb slot, no role input (Cornia et al. 2019)"
     def __init__(self, vocab_size:int, feat_dim:int, **cfg):
-        cfg.pop('use_roles', None); cfg.pop('n_verbs', None)
+        cfg.pop('use_roles', None)
+        cfg.pop('n_verbs', None)
         super().__init__(vocab_size, feat_dim, use_roles=False, **cfg)
 
 # %% ../nbs/14_baselines.ipynb #0000000c
@@ -108,15 +110,18 @@ class CLSTMCaptioner(ControllableCaptioner):
         "One step: word log-probs (B, V), never-shift gate (B, 2), state, empty trace"
         h, c = self.lstm(torch.cat([self.drop(self.embed(prev_word)), ctx.pooled], 1), state)
         word = torch.log_softmax(self.out(self.drop(h)), 1)
-        gate = torch.zeros(h.shape[0], 2, device=h.device, dtype=h.dtype); gate[:, SHIFT] = float('-inf')
+        gate = torch.zeros(h.shape[0], 2, device=h.device, dtype=h.dtype)
+        gate[:, SHIFT] = float('-inf')
         return word, gate, (h, c), {}
 
 # %% ../nbs/14_baselines.ipynb #00000010
-CAPTIONERS = dict(ours=RoleShiftCaptioner, no_verb=NoVerbCaptioner, sct=SCTCaptioner, c_updn=CUpDnCaptioner, c_lstm=CLSTMCaptioner)
+CAPTIONERS = dict(ours=RoleShiftCaptioner, no_verb=NoVerbCaptioner, sct=SCTCaptioner, c_updn=CUpDnCaptioner,
+                  c_lstm=CLSTMCaptioner)
 
 def _options(cls)->set:
     return {p for c in cls.__mro__ if issubclass(c, nn.Module) and c is not nn.Module
-            for p in inspect.signature(c.__init__).parameters if p not in ('self', 'vocab_size', 'feat_dim', 'cfg', 'ids')}
+            for p in inspect.signature(c.__init__).parameters if p not in ('self', 'vocab_size', 'feat_dim', 'cfg',
+                                                                           'ids')}
 _ID_OPTIONS = {'pad_id', 'bos_id', 'eos_id'}
 
 def make_captioner(name:str,        # ours | c_lstm | c_updn | sct | no_verb

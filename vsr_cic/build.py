@@ -33,7 +33,8 @@ def _frame_json(f)->dict:
 
 def _parse_of(tokens, frames):
     from vsr_cic.srl import Parse, Frame, Arg
-    return Parse(list(tokens), [Frame(f['verb'], f['index'], [Arg(r, s, e) for r, s, e in f['args']], f.get('roleset')) for f in frames])
+    return Parse(list(tokens),
+                 [Frame(f['verb'], f['index'], [Arg(r, s, e) for r, s, e in f['args']], f.get('roleset')) for f in frames])
 
 def analyse(token_lists:Sequence[Sequence[str]], srl=None, batch_size:int=256)->list[dict]:
     "Noun chunks ({span, head, lemma}) and SRL frames of each token list, from one spaCy pass"
@@ -60,7 +61,8 @@ def analyse_cached(captions:Sequence[dict], # caption records (caption_id, token
     "`analyse` over many captions with a resumable on-disk cache"
     from tqdm.auto import tqdm
     from vsr_cic.srl import get_srl
-    cache = Path(cache_dir); cache.mkdir(parents=True, exist_ok=True)
+    cache = Path(cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
     srl = get_srl() if srl is None else srl
     tag = type(srl).__name__                       # one cache per backend: another labeller never reuses these frames
     out = []
@@ -69,9 +71,13 @@ def analyse_cached(captions:Sequence[dict], # caption records (caption_id, token
         if f.exists():
             rows = [json.loads(l) for l in f.read_text().splitlines() if l.strip()]
             if [(r['caption_id'], r['tokens']) for r in rows] == [(c['caption_id'], c['tokens']) for c in part]:
-                out += rows; continue
-        rows = [{'caption_id': c['caption_id'], 'tokens': c['tokens'], **a} for c, a in zip(part, analyse([c['tokens'] for c in part], srl))]
-        tmp = f.with_suffix('.tmp'); tmp.write_text(''.join(json.dumps(r) + '\n' for r in rows)); os.replace(tmp, f)
+                out += rows
+                continue
+        rows = [{'caption_id': c['caption_id'], 'tokens': c['tokens'], **a} for c,
+                a in zip(part, analyse([c['tokens'] for c in part], srl))]
+        tmp = f.with_suffix('.tmp')
+        tmp.write_text(''.join(json.dumps(r) + '\n' for r in rows))
+        os.replace(tmp, f)
         out += rows
     return out
 
@@ -80,7 +86,8 @@ def ground_chunks(tokens:Sequence[str], chunks:Sequence[dict], class_set:dict|No
     "Chunks with `set` = the proposal set of the class they name (None when unmatched or text-only)"
     out = []
     for c in chunks:
-        s, e = c['span']; st = None
+        s, e = c['span']
+        st = None
         if class_set is not None:
             cls = match_class(list(tokens[s:e]), c['head'] - s, c.get('lemma'), present=set(class_set))
             st = class_set.get(cls)
@@ -109,14 +116,19 @@ def _write_text_only(out:Path, meta:dict, images:list, captions:list):
     out.mkdir(parents=True, exist_ok=True)
     with h5py.File(out/FEATURE_FILE, 'w'): pass
     for name, recs in (('images.jsonl', images), ('captions.jsonl', captions)):
-        tmp = out/f'.{name}.tmp'; tmp.write_text(''.join(json.dumps(r, separators=(',', ':')) + '\n' for r in recs)); os.replace(tmp, out/name)
-    cls = meta['classes'] if len(meta['classes']) >= 2 else [*meta['classes'], TEXT_ONLY_CLASS]   # meta.json needs one class
-    (out/'meta.json').write_text(json.dumps({**meta, 'classes': cls, 'text_only': True, 'feature_file': FEATURE_FILE}, indent=1))
+        tmp = out/f'.{name}.tmp'
+        tmp.write_text(''.join(json.dumps(r, separators=(',', ':')) + '\n' for r in recs))
+        os.replace(tmp, out/name)
+    # meta.json needs one class
+    cls = meta['classes'] if len(meta['classes']) >= 2 else [*meta['classes'], TEXT_ONLY_CLASS]
+    (out/'meta.json').write_text(json.dumps({**meta, 'classes': cls, 'text_only': True, 'feature_file': FEATURE_FILE},
+                                            indent=1))
 
 def _feature_meta(feature_kind:str, method:str, n_classes:int)->dict:
     "meta.json `features` entry of an image-mode dataset"
     from vsr_cic.features import CNN_NAME, CNN_SIZE, FEAT_DIM, BOX_GEOMETRY
-    if feature_kind == 'cnn': return {'kind': 'cnn', 'cnn': CNN_NAME, 'method': method, 'image_size': CNN_SIZE, 'dim': FEAT_DIM}
+    if feature_kind == 'cnn':
+        return {'kind': 'cnn', 'cnn': CNN_NAME, 'method': method, 'image_size': CNN_SIZE, 'dim': FEAT_DIM}
     return {'kind': feature_kind, 'dim': n_classes + (BOX_GEOMETRY if feature_kind == 'class_box' else 0)}
 
 def _image_features(images:list, records:Records, classes:list, image_dir, cache:Path, out:Path, feature_kind:str,
@@ -151,7 +163,8 @@ def _image_features(images:list, records:Records, classes:list, image_dir, cache
         import h5py
         with h5py.File(ff, 'r') as h:
             for im in images:
-                i = im['image_id']; yield i, h[f'{i}_features'][()], h[f'{i}_boxes'][()], h[f'{i}_cls_prob'][()]
+                i = im['image_id']
+                yield i, h[f'{i}_features'][()], h[f'{i}_boxes'][()], h[f'{i}_cls_prob'][()]
     return rows()
 
 def _report(images:list, ids:set, caps:list, kept:list, drops:Counter, stats:Counter, times:dict, text_only:bool)->dict:
@@ -165,6 +178,27 @@ def _report(images:list, ids:set, caps:list, kept:list, drops:Counter, stats:Cou
             'splits': dict(Counter(im['split'] for im in images)),
             'proposal_sets_in_kept_images': sum(len(im['sets']) for im in images),
             'stats': dict(stats), 'timings': times, 'text_only': text_only}
+
+def _class_sets(images:list, records:Records, classes:list, own:bool, text_only:bool, image_dir, stats:Counter)->dict:
+    "Proposal sets of each image (set in place, one per class) and {image id: {class: set index}} for `align_caption`"
+    from vsr_cic.features import class_probs
+    class_sets = {}
+    if text_only:
+        for im in images: im['sets'] = []
+        return class_sets
+    if image_dir is None: raise ValueError("image mode needs image_dir (the pictures); pass text_only=True for captions alone")
+    for im in images:
+        if own:                                  # grounded phrases and sets come with the records
+            class_sets[im['image_id']] = {}
+            stats['proposal sets'] += len(im['sets'])
+            stats['boxes'] += len(records.boxes.get(im['image_id'], []))
+            continue
+        cp = class_probs(records.box_classes.get(im['image_id'], []), classes, where=f"image {im['image_id']}")
+        im['sets'] = group_proposals(cp, 'class', max_per_set=MAX_REGIONS_PER_SET) if len(cp) else []
+        class_sets[im['image_id']] = {classes[cp[s[0]].argmax()]: k for k, s in enumerate(im['sets'])}
+        stats['proposal sets'] += len(im['sets'])
+        stats['boxes'] += len(cp)
+    return class_sets
 
 def build(records:Records,          # from a reader (`read_coco`, `read_multi30k`, `read_flickr_entities`, …)
           out_dir,                  # dataset folder (created; its cache/ makes reruns resumable)
@@ -181,14 +215,17 @@ def build(records:Records,          # from a reader (`read_coco`, `read_multi30k
           **text_kw,                # text_only with a class kind: options of `build_text_proposals`
          )->dict:
     "Build a canonical VSR dataset from reader records; returns (and writes) the report"
-    from vsr_cic.features import class_probs, check_feature_kind
+    from vsr_cic.features import check_feature_kind
     check_feature_kind(feature_kind)
     if text_only and feature_kind != 'cnn':
         return build_text_proposals(records, out_dir, limit=limit, splits=splits, srl=srl, progress=progress, name=name,
                                     feature_kind=feature_kind, classes=classes, **text_kw)
-    if text_kw: raise TypeError(f"build: unexpected options {sorted(text_kw)} (they belong to text_only=True with feature_kind='class')")
+    if text_kw:
+        raise TypeError(f"build: unexpected options {sorted(text_kw)} (they belong to text_only=True with "
+                        f"feature_kind='class')")
     t0, times, out = time.time(), {}, Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True); cache = out/'cache'
+    out.mkdir(parents=True, exist_ok=True)
+    cache = out/'cache'
     classes = list(classes) if classes is not None else list(records.meta['classes'])
     images = [dict(im) for im in records.images[:limit]]
     ids = {im['image_id'] for im in images}
@@ -198,37 +235,33 @@ def build(records:Records,          # from a reader (`read_coco`, `read_multi30k
     stats, drops = Counter(), Counter()
     # 1. SRL + chunks (cached)
     todo = [c for c in caps if not c['frames']]          # captions that come with frames (VSR files) keep them
-    t = time.time(); ana = iter(analyse_cached(todo, cache, srl, progress=progress)); times['srl_s'] = round(time.time() - t, 2)
+    t = time.time()
+    ana = iter(analyse_cached(todo, cache, srl, progress=progress))
+    times['srl_s'] = round(time.time() - t, 2)
     # 2. proposal sets per image
-    class_sets = {}
-    own = any('chunks' in c for c in caps)   # grounded phrases and sets come with the records
-    if not text_only:
-        if image_dir is None: raise ValueError("image mode needs image_dir (the pictures); pass text_only=True for captions alone")
-        for im in images:
-            if own:
-                class_sets[im['image_id']] = {}; stats['proposal sets'] += len(im['sets'])
-                stats['boxes'] += len(records.boxes.get(im['image_id'], [])); continue
-            cp = class_probs(records.box_classes.get(im['image_id'], []), classes, where=f"image {im['image_id']}")
-            im['sets'] = group_proposals(cp, 'class', max_per_set=MAX_REGIONS_PER_SET) if len(cp) else []
-            class_sets[im['image_id']] = {classes[cp[s[0]].argmax()]: k for k, s in enumerate(im['sets'])}
-            stats['proposal sets'] += len(im['sets']); stats['boxes'] += len(cp)
-    else:
-        for im in images: im['sets'] = []
+    class_sets = _class_sets(images, records, classes, any('chunks' in c for c in caps), text_only, image_dir, stats)
     # 3. align
-    t = time.time(); kept = []
+    t = time.time()
+    kept = []
     for c in caps:
         if c['frames']:
             r = {k: v for k, v in c.items() if k != 'chunks'}
-            if text_only: r = {**r, 'frames': [{**f, 'args': [{**a, 'entities': [{**e, 'set': None} for e in a['entities']]} for a in f['args']]}
+            if text_only:
+                r = {**r,
+                     'frames': [{**f,
+                                 'args': [{**a, 'entities': [{**e, 'set': None} for e in a['entities']]} for a in f['args']]}
                                              for f in r['frames']], 'slots': [{**sl, 'set': None} for sl in r['slots']]}
             stats['captions with given frames'] += 1
-        else: r = align_caption(c, next(ana), None if text_only else class_sets[c['image_id']], stats, require_grounded and not text_only)
+        else:
+            r = align_caption(c, next(ana), None if text_only else class_sets[c['image_id']], stats,
+                              require_grounded and not text_only)
         if isinstance(r, str): drops[r] += 1
         else: kept.append(r)
     times['align_s'] = round(time.time() - t, 2)
     used = {c['image_id'] for c in kept}
     images = [im for im in images if im['image_id'] in used]
-    meta = {**{k: v for k, v in records.meta.items() if k not in ('skipped_images',)}, 'name': name or out.name, 'classes': classes,
+    meta = {**{k: v for k, v in records.meta.items() if k not in ('skipped_images',)}, 'name': name or out.name,
+            'classes': classes,
             'builder': 'vsr_cic.build', 'srl': type(srl).__name__ if srl is not None else _default_srl()}
     # 4. features + write
     if text_only:
@@ -237,7 +270,8 @@ def build(records:Records,          # from a reader (`read_coco`, `read_multi30k
     else:
         meta['features'] = _feature_meta(feature_kind, method, len(classes))
         t = time.time()
-        feats = _image_features(images, records, classes, image_dir, cache, out, feature_kind, method, device, copy_images, progress, stats)
+        feats = _image_features(images, records, classes, image_dir, cache, out, feature_kind, method, device,
+                                copy_images, progress, stats)
         write_dataset(out, meta, images, [{k: v for k, v in c.items() if k != 'chunks'} for c in kept], feats)
         times['features_s'] = round(time.time() - t, 2)
     times['total_s'] = round(time.time() - t0, 2)
@@ -268,14 +302,17 @@ def pick_distractors(mentioned:Sequence[str], M:np.ndarray, classes:Sequence[str
                      exclude:Sequence[str]=())->list[str]:
     "`n` unmentioned classes drawn without replacement from P(c | mentioned) ∝ co-mentions + PRIOR_WEIGHT · frequency"
     idx = {c: i for i, c in enumerate(classes)}
-    freq = np.diag(M).copy(); freq = freq / max(freq.sum(), 1)
+    freq = np.diag(M).copy()
+    freq = freq / max(freq.sum(), 1)
     rows = M[[idx[c] for c in mentioned]].sum(0) if mentioned else np.zeros(len(classes))
     w = rows / max(rows.sum(), 1) + PRIOR_WEIGHT * freq
-    w[[idx[c] for c in (*mentioned, *exclude) if c in idx]] = 0; w[0] = 0          # column 0 = background
+    w[[idx[c] for c in (*mentioned, *exclude) if c in idx]] = 0
+    w[0] = 0          # column 0 = background
     k = min(n, int((w > 0).sum()))
     return [classes[i] for i in rng.choice(len(classes), size=k, replace=False, p=w / w.sum())] if k else []
 
-def _stable_seed(image_id:str, seed:int)->int: return int(hashlib.md5(f'{seed}:{image_id}'.encode()).hexdigest()[:8], 16)
+def _stable_seed(image_id:str, seed:int)->int: return int(hashlib.md5(f'{seed}:{image_id}'.encode()).hexdigest()[:8],
+                                                          16)
 
 def build_text_proposals(records:Records,     # text-only records (`read_coco` without instances, `read_multi30k`, …)
                          out_dir,
@@ -289,17 +326,23 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
     from vsr_cic.align import COCO_SYNONYMS
     from vsr_cic.data import BACKGROUND
     from vsr_cic.features import class_features
-    if feature_kind != 'class': raise ValueError(f"text-only proposals have no boxes: feature_kind must be 'class', got {feature_kind!r}")
+    if feature_kind != 'class':
+        raise ValueError(f"text-only proposals have no boxes: feature_kind must be 'class', got {feature_kind!r}")
     if any(c['frames'] or 'chunks' in c for c in records.captions):
-        raise ValueError("build_text_proposals takes raw captions (no frames, no grounded chunks); use build() for annotated records")
-    t0, out = time.time(), Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+        raise ValueError("build_text_proposals takes raw captions (no frames, no grounded chunks); use build() for "
+                         "annotated records")
+    t0, out = time.time(), Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     cls = [c for c in (classes or [BACKGROUND, *COCO_SYNONYMS]) if c != SCENE_CLASS] + [SCENE_CLASS]
     if cls[0] != BACKGROUND: raise ValueError(f"classes must start with {BACKGROUND!r}, got {cls[:3]}")
     images = [dict(im) for im in records.images[:limit]]
     ids = {im['image_id'] for im in images}
     caps = [c for c in records.captions if c['image_id'] in ids]
-    t = time.time(); ana = analyse_cached(caps, out/'cache', srl, progress=progress); times = {'srl_s': round(time.time() - t, 2)}
-    named = [[x for x in chunk_classes(c['tokens'], a['chunks']) if x in cls] for c, a in zip(caps, ana)]   # per caption
+    t = time.time()
+    ana = analyse_cached(caps, out/'cache', srl, progress=progress)
+    times = {'srl_s': round(time.time() - t, 2)}
+    # per caption
+    named = [[x for x in chunk_classes(c['tokens'], a['chunks']) if x in cls] for c, a in zip(caps, ana)]
     regions = {}                                              # image -> {class: regions}
     for c, n in zip(caps, named):
         r = regions.setdefault(c['image_id'], {})
@@ -315,10 +358,14 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
         starts = np.cumsum([0, *n_reg])
         im.update(split=split_of(iid, *splits) if splits is not None else im['split'], width=1, height=1, file=None,
                   sets=[list(range(int(a), int(b))) for a, b in zip(starts, starts[1:])])
-        cp = np.eye(len(cls), dtype=np.float32)[[cls.index(c) for c, n in zip(order, n_reg) for _ in range(n)]]   # (P, C)
+        # (P, C)
+        cp = np.eye(len(cls), dtype=np.float32)[[cls.index(c) for c, n in zip(order, n_reg) for _ in range(n)]]
         feats[iid] = (class_features(cp), np.tile(np.array([[0, 0, 1, 1]], np.float32), (len(cp), 1)), cp)
-        stats['proposal sets'] += len(order); stats['mentioned sets'] += len(ment); stats['distractor sets'] += len(order) - len(ment) - 1
-    set_of = {im['image_id']: {c: k for k, c in enumerate(cls[int(feats[im['image_id']][2][s[0]].argmax())] for s in im['sets'])}
+        stats['proposal sets'] += len(order)
+        stats['mentioned sets'] += len(ment)
+        stats['distractor sets'] += len(order) - len(ment) - 1
+    set_of = {im['image_id']: {c: k for k,
+                               c in enumerate(cls[int(feats[im['image_id']][2][s[0]].argmax())] for s in im['sets'])}
               for im in images}
     kept = []
     for c, a in zip(caps, ana):
@@ -327,10 +374,13 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
         else: kept.append(scene_caption(r, set_of[c['image_id']][SCENE_CLASS]))
     used = {c['image_id'] for c in kept}
     images = [im for im in images if im['image_id'] in used]
-    meta = {**{k: v for k, v in records.meta.items() if k not in ('skipped_images', 'text_only')}, 'name': name or out.name,
+    meta = {**{k: v for k, v in records.meta.items() if k not in ('skipped_images', 'text_only')},
+            'name': name or out.name,
             'classes': cls, 'grouping': 'class', 'builder': 'vsr_cic.build.build_text_proposals',
-            'srl': type(srl).__name__ if srl is not None else _default_srl(), 'features': {'kind': 'class', 'dim': len(cls)},
-            'proposals': f'caption mentions + {n_distractors} co-mention distractors + {SCENE_CLASS!r} per image (seed {seed})'}
+            'srl': type(srl).__name__ if srl is not None else _default_srl(),
+            'features': {'kind': 'class', 'dim': len(cls)},
+            'proposals': f'caption mentions + {n_distractors} co-mention distractors + {SCENE_CLASS!r} per image '
+                         f'(seed {seed})'}
     write_dataset(out, meta, images, kept, ((im['image_id'], *feats[im['image_id']]) for im in images))
     times['total_s'] = round(time.time() - t0, 2)
     report = _report(images, ids, caps, kept, drops, stats, times, False)

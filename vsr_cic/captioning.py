@@ -98,8 +98,12 @@ def fill_ungrounded(ds:CaptionDataset)->int:
         used = {sl[-1] for sl in ex['slots'] if sl[-1] is not None}
         slots = []
         for sl in ex['slots']:
-            if sl[2] or sl[-1] is not None: slots.append(sl); continue
-            j = most_probable_set(ds, ex['image_id'], used); used.add(j); n += 1
+            if sl[2] or sl[-1] is not None:
+                slots.append(sl)
+                continue
+            j = most_probable_set(ds, ex['image_id'], used)
+            used.add(j)
+            n += 1
             slots.append((*sl[:-1], j))
         ex['slots'] = slots
     ds.skipped['sub-role filled with the most probable detection'] += n
@@ -126,9 +130,11 @@ def caption_data(data_dir,                              # dataset folder (canoni
         if how == 'fill': fill_ungrounded(d)
         elif how == 'drop':
             keep = [ex for ex in d.examples if all(st is not None for *_, verb, _, st in ex['slots'] if not verb)]
-            d.skipped['caption: ungrounded sub-role'] += len(d.examples) - len(keep); d.examples = keep
+            d.skipped['caption: ungrounded sub-role'] += len(d.examples) - len(keep)
+            d.examples = keep
     ds = {s: d for s, d in ds.items() if len(d)}
-    if 'train' not in ds: raise ValueError(f"{getattr(data, 'path', data_dir)}: no training captions (splits present: {sorted(have)})")
+    if 'train' not in ds:
+        raise ValueError(f"{getattr(data, 'path', data_dir)}: no training captions (splits present: {sorted(have)})")
     forms, extra = verb_forms(data, vocab, verb_one_word=verb_one_word)
     tr = ds['train']
     max_len = max(len(ex['words']) for ex in tr.examples) - 1          # tokens + <eos>
@@ -148,7 +154,8 @@ def controls_of(b:dict, model, cd:CaptionData|None=None, constrain:bool=False)->
     "The model's control tensors of a prepared batch, plus `allowed_words` for verb slots when `constrain`"
     ctl = caption_inputs(b, with_caption=False)
     if constrain and cd is not None:
-        known = b['slot_is_verb'] & torch.isin(b['slot_verb'], torch.tensor(sorted(cd.verb_words), device=b['slot_verb'].device))
+        known = b['slot_is_verb'] & torch.isin(b['slot_verb'],
+                                               torch.tensor(sorted(cd.verb_words), device=b['slot_verb'].device))
         ctl['allowed_words'] = verb_constraint(known, b['slot_verb'], cd.verb_words, model.vocab_size, cd.verb_extra)
     return ctl
 
@@ -177,7 +184,8 @@ class CiderReward:
     "CIDEr-D of token-id captions (with `<eos>`) against one reference each, df from training references"
     def __init__(self, train:CaptionDataset, eos_id:int):
         groups = {}
-        for ex in train.examples: groups.setdefault(ex['image_id'], []).append(ex['words'][1:])   # <bos> dropped, <eos> kept
+        # <bos> dropped, <eos> kept
+        for ex in train.examples: groups.setdefault(ex['image_id'], []).append(ex['words'][1:])
         self.eos_id, self.cider = eos_id, CiderD(refs=list(groups.values()))
 
     def __call__(self, hyps:torch.Tensor|list, # (N, L) decoded ids (`<pad>` after `<eos>`) or id sequences
@@ -188,7 +196,8 @@ class CiderReward:
         return self.cider.score([np.asarray(h) for h in hyps], [[np.asarray(r)] for r in refs])
 
 # %% ../nbs/16_captioning.ipynb #00000015
-def scst_step_fn(model, reward:CiderReward, device, max_len:int, n:int=1, cd:CaptionData|None=None, constrain:bool=False,
+def scst_step_fn(model, reward:CiderReward, device, max_len:int, n:int=1, cd:CaptionData|None=None,
+                 constrain:bool=False,
                  complete:bool=True,    # the end-of-caption rule in the greedy baseline and the samples
                  shape:tuple|None=None): # (K, R[, T]): pad the controls to K slots × R regions (`capture`)
     "`fit` step of the self-critical stage: CIDEr-D reward, greedy baseline, policy gradient on words and gates"
@@ -206,7 +215,8 @@ def scst_step_fn(model, reward:CiderReward, device, max_len:int, n:int=1, cd:Cap
         r = reward(hyps, [x for x in refs for _ in range(n)] + refs)       # one CiderD call: samples, then greedy
         rs, rg = r[:B * n], r[B * n:]
         dev = s.word_logp.device
-        loss = scst_loss(s.word_logp, s.gate_logp, s.mask, torch.as_tensor(rs, device=dev), torch.as_tensor(np.repeat(rg, n), device=dev))
+        loss = scst_loss(s.word_logp, s.gate_logp, s.mask, torch.as_tensor(rs, device=dev),
+                         torch.as_tensor(np.repeat(rg, n), device=dev))
         return {'loss': loss, 'reward': float(rs.mean()), 'greedy_reward': float(rg.mean())}
     return step
 
@@ -225,9 +235,11 @@ def oracle_verb_words(b:dict, recs:dict, caption_ids, cd:CaptionData, vocab_size
             lemma = Vb.itos[int(b['slot_verb'][i, k])]
             f = next((j for j, fr in enumerate(rec['frames']) if fr['verb'] == lemma and j not in used), None)
             if f is None: continue                                        # unknown verb: leave the slot unconstrained
-            used.add(f); s, e = rec['frames'][f]['verb_span']
+            used.add(f)
+            s, e = rec['frames'][f]['verb_span']
             allowed[i, k, W[rec['tokens'][e - 1]]] = True                 # the main verb word ("riding" of "is riding")
-            if k == int(b['n_slots'][i]) - 1: allowed[i, k, W['<eos>']] = True   # the verb ends the caption: it may stop
+            # the verb ends the caption: it may stop
+            if k == int(b['n_slots'][i]) - 1: allowed[i, k, W['<eos>']] = True
     return allowed
 
 @torch.no_grad()
@@ -244,25 +256,33 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
     from vsr_cic.baselines import NoVerbCaptioner
     ds, recs, W = cd.splits[split], cd.records(split), cd.vocab['words']
     L, was_training = max_len or cd.max_len, model.training
-    model.eval(); out = []
+    model.eval()
+    out = []
     n = len(ds) if limit is None else min(limit, len(ds))
-    planned = {ex['caption_id']: ex['slot_names'] for ex in ds.examples[:n] if ex.get('slot_names')}   # `planned_examples`
-    for batch in DataLoader(ds, batch_sampler=[list(range(i, min(i + batch_size, n))) for i in range(0, n, batch_size)], collate_fn=ds.collate):
-        b = prepare_batch(batch, device); ctl = controls_of(b, model, cd, constrain)
+    # `planned_examples`
+    planned = {ex['caption_id']: ex['slot_names'] for ex in ds.examples[:n] if ex.get('slot_names')}
+    for batch in DataLoader(ds,
+                            batch_sampler=[list(range(i, min(i + batch_size, n))) for i in range(0, n, batch_size)],
+                            collate_fn=ds.collate):
+        b = prepare_batch(batch, device)
+        ctl = controls_of(b, model, cd, constrain)
         if oracle_verb: ctl['allowed_words'] = oracle_verb_words(b, recs, batch['caption_id'], cd, model.vocab_size)
         dec = (greedy_decode(model, max_len=L, complete=complete, **ctl) if beam == 1 else
                beam_search(model, beam_size=beam, max_len=L, complete=complete, **ctl))
         words, slots, mask = dec.words.cpu().tolist(), dec.slots.cpu().tolist(), dec.mask.cpu().tolist()
         for i, cid in enumerate(batch['caption_id']):
-            rec = recs[cid]; names = planned.get(cid) or slot_names(rec)   # the structure decoded (planned or annotated)
+            rec = recs[cid]
+            names = planned.get(cid) or slot_names(rec)   # the structure decoded (planned or annotated)
             decoded = list(names)
             if not model.has_gate: names = None
             elif isinstance(model, NoVerbCaptioner):                          # compacted slots -> the non-verb slots
-                kept = [s for s in names if s != VERB]; names = kept or names
+                kept = [s for s in names if s != VERB]
+                names = kept or names
             toks, subs = [], []
             for w, k, mk in zip(words[i], slots[i], mask[i]):
                 if not mk or w == model.eos_id: break
-                toks.append(W.itos[w]); subs.append(names[min(k, len(names) - 1)] if names else None)
+                toks.append(W.itos[w])
+                subs.append(names[min(k, len(names) - 1)] if names else None)
             out.append(dict(caption_id=cid, image_id=rec['image_id'], tokens=toks, subroles=subs if names else None,
                             caption=' '.join(toks), gt=rec['tokens'], structure=decoded, gt_structure=slot_names(rec),
                             verbs=[f['verb'] for f in rec['frames']],
@@ -285,14 +305,17 @@ def evaluate_split(preds:list[dict], metrics:bool=True, control:bool=True, srl='
         java = java_available()
         names = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
         res = evaluate_captions({p['caption_id']: p['caption'] or EMPTY for p in preds},
-                                {p['caption_id']: ' '.join(p['gt']) for p in preds}, metrics=names, tokenizer='ptb' if java else 'simple')
+                                {p['caption_id']: ' '.join(p['gt']) for p in preds}, metrics=names,
+                                tokenizer='ptb' if java else 'simple')
         out.update({k: v for k, v in res.items() if k != 'per_image'})
     if control:
         try:
             from vsr_cic.control import controllability_from_text
             c = controllability_from_text([p['tokens'] for p in preds], [p['controls'] for p in preds], srl=srl)
         except ImportError as e:                  # the SRL backend or the control metrics are not installed
-            import warnings; warnings.warn(f"R_V/R_SR1/R_SR2 reported as None: {e}"); return out
+            import warnings
+            warnings.warn(f"R_V/R_SR1/R_SR2 reported as None: {e}")
+            return out
         out.update({k: c[k] for k in ('R_V', 'R_SR1', 'R_SR2')})
     return out
 
@@ -303,7 +326,8 @@ def format_sample(p:dict)->str:
         parts, cur = [], None
         for w, s in zip(p['tokens'], p['subroles']):
             if s != cur and parts: parts.append(f'[{cur}]')
-            parts.append(w); cur = s
+            parts.append(w)
+            cur = s
         gen = ' '.join(parts + ([f'[{cur}]'] if cur else []))
     else: gen = p['caption']
     return f"{'/'.join(p['verbs'])}: {' '.join(p['structure'])}\n  gt : {' '.join(p['gt'])}\n  gen: {gen}"
@@ -312,20 +336,26 @@ def plot_curves(xe_history:list, rl_history:list, path=None):
     "XE losses, self-critical rewards and validation CIDEr-D over both stages, in one figure"
     import matplotlib.pyplot as plt
     def series(h, k, smooth=10):
-        xs = [e['step'] for e in h if e['kind'] == 'step' and k in e]; ys = np.array([e[k] for e in h if e['kind'] == 'step' and k in e], float)
-        if len(ys) >= smooth > 1: ys = np.convolve(ys, np.ones(smooth) / smooth, 'valid'); xs = xs[smooth - 1:]
+        xs = [e['step'] for e in h if e['kind'] == 'step' and k in e]
+        ys = np.array([e[k] for e in h if e['kind'] == 'step' and k in e], float)
+        if len(ys) >= smooth > 1:
+            ys = np.convolve(ys, np.ones(smooth) / smooth, 'valid')
+            xs = xs[smooth - 1:]
         return xs, ys
     fig, ax = plt.subplots(1, 3, figsize=(13, 3.2))
     for k in ('loss', 'word_nll', 'gate_nll'): ax[0].plot(*series(xe_history, k), label=k)
-    ax[0].set_title('XE stage'); ax[0].set_xlabel('step')
+    ax[0].set_title('XE stage')
+    ax[0].set_xlabel('step')
     for k in ('reward', 'greedy_reward'): ax[1].plot(*series(rl_history, k), label=k)
-    ax[1].set_title('self-critical stage (CIDEr-D)'); ax[1].set_xlabel('step')
+    ax[1].set_title('self-critical stage (CIDEr-D)')
+    ax[1].set_xlabel('step')
     n_xe = 0
     for name, h in (('XE', xe_history), ('SCST', rl_history)):
         ev = [e for e in h if e['kind'] == 'eval' and 'CIDEr-D' in e]
         if ev: ax[2].plot([n_xe + e['epoch'] for e in ev], [e['CIDEr-D'] for e in ev], marker='o', label=name)
         if name == 'XE': n_xe = max([e['epoch'] for e in ev], default=0)
-    ax[2].set_title('validation CIDEr-D'); ax[2].set_xlabel('epoch')
+    ax[2].set_title('validation CIDEr-D')
+    ax[2].set_xlabel('epoch')
     for a in ax:
         if a.get_legend_handles_labels()[0]: a.legend(fontsize=8)
     fig.tight_layout()
@@ -375,7 +405,7 @@ class MainJob:
     ckpt_every: int = 50
     clip: float|None = None
     amp: str|None = None              # None | 'bf16' | 'auto' (bf16 autocast on a CUDA device that supports it)
-    capture: bool = False             # CUDA: the XE loss and the decoding step as CUDA graphs (`compile_loss`, `compile_step`)
+    capture: bool = False             # CUDA: XE loss and decoding step as CUDA graphs (`compile_loss`, `compile_step`)
 
 MAIN_JOB = MainJob()
 _J = MAIN_JOB   # short alias for the defaults of `train_captioner`
@@ -407,9 +437,11 @@ class _Run:
 def _run_settings(job:MainJob, out:Path, model_cfg:dict)->tuple[dict, dict, Path, dict]:
     "(preset options, model options, dataset folder, run_config entries) of a call"
     opts = preset_options(job.preset, role_emb=job.role_emb, complete=job.complete, constrain_verbs=job.constrain_verbs)
-    if job.ungrounded not in ('fill', 'drop'): raise ValueError(f"ungrounded must be 'fill' or 'drop', got {job.ungrounded!r}")
+    if job.ungrounded not in ('fill', 'drop'):
+        raise ValueError(f"ungrounded must be 'fill' or 'drop', got {job.ungrounded!r}")
     roles = {} if job.model in ('c_lstm', 'c_updn', 'sct') else {'use_roles': opts['role_emb']}
-    cfg = dict(hidden=job.hidden, emb=job.hidden, att=job.hidden, dropout=job.dropout, verb_shift=job.verb_shift, **roles, **model_cfg)
+    cfg = dict(hidden=job.hidden, emb=job.hidden, att=job.hidden, dropout=job.dropout, verb_shift=job.verb_shift,
+               **roles, **model_cfg)
     data_at = Path(job.data_dir) if job.data_dir is not None else world_dir(None if job.world_images is None else out/'world')
     keys = ('world_images', 'batch_size', 'lr_xe', 'lr_rl', 'seed', 'lr_decay', 'lr_step', 'rl_samples', 'preset')
     run_cfg = {'model': job.model, **data_entry(data_at, out), **{k: getattr(job, k) for k in keys}, **opts,
@@ -431,27 +463,33 @@ def _open_run(job:MainJob, model_cfg:dict)->_Run:
     "Threads, distributed setup, seeds, run folder and config check, data, vocabularies and the model"
     if job.model not in CAPTIONERS: raise ValueError(f"model must be one of {', '.join(CAPTIONERS)}, got {job.model!r}")
     if job.threads: torch.set_num_threads(job.threads)
-    env = init_distributed(device='cpu' if str(job.device) == 'cpu' else None)   # torchrun: cuda:LOCAL_RANK (NCCL) or cpu (gloo)
+    # torchrun: cuda:LOCAL_RANK (NCCL) or cpu (gloo)
+    env = init_distributed(device='cpu' if str(job.device) == 'cpu' else None)
     main = env.rank == 0                                   # under torchrun: every rank trains its shard, rank 0 writes
     seed_everything(job.seed)
     dev = env.device if env.distributed else get_device(job.device)
     if job.capture and (torch.device(dev).type != 'cuda' or env.distributed):
-        raise ValueError(f"capture=True needs one CUDA device, got {dev}" + (f" on {env.world_size} ranks" if env.distributed else '')
+        raise ValueError(f"capture=True needs one CUDA device, got {dev}"
+                         + (f" on {env.world_size} ranks" if env.distributed else '')
                          + ": CUDA graphs remove kernel-launch overhead, which a CPU does not have; train eagerly there")
     out = Path(job.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     opts, cfg, data_at, run_cfg = _run_settings(job, out, model_cfg)
-    check_run_config(out, run_cfg, job.resume)             # before any world is generated or vocabulary written (`vsr_cic.runs`)
+    # before any world is generated or vocabulary written (`vsr_cic.runs`)
+    check_run_config(out, run_cfg, job.resume)
     path = _dataset(job, out, env)
-    if main: check_inputs(path)                            # every feature array read once: NaN, huge values, widths, boxes
-    cd = caption_data(path, splits=tuple(dict.fromkeys(('train', 'val', job.test_split))), verb_one_word=job.verb_shift == 'one_word',
+    # every feature array read once: NaN, huge values, widths, boxes
+    if main: check_inputs(path)
+    cd = caption_data(path, splits=tuple(dict.fromkeys(('train', 'val', job.test_split))),
+                      verb_one_word=job.verb_shift == 'one_word',
                       ungrounded=TRAIN_UNGROUNDED if job.ungrounded == 'fill' else 'drop', min_freq=job.min_freq)
     if main:
         check_vocabs_unchanged(out/'vocab', cd.vocab, out, job.resume)
         save_vocabs(cd.vocab, out/'vocab')
         write_run_config(out, run_cfg)
     net = make_captioner(job.model, cd.vocab_size, cd.feat_dim, **cfg).to(dev)
-    if env.rank: torch.manual_seed(job.seed + 1000 * env.rank)  # other ranks: own dropout/sampling streams (weights from rank 0)
+    # other ranks: own dropout/sampling streams (weights from rank 0)
+    if env.rank: torch.manual_seed(job.seed + 1000 * env.rank)
     say = print if job.progress and main else (lambda *a, **k: None)
     f_time = out/'train_seconds.json'
     spent = json.loads(f_time.read_text()) if job.resume and f_time.exists() else {'xe': 0., 'rl': 0.}
@@ -474,7 +512,8 @@ def _val_fn(r:_Run, stage:str):
 
 def _fit_options(r:_Run)->dict:
     j = r.job
-    return dict(monitor='CIDEr-D' if 'val' in r.cd.splits else None, patience=j.patience, ckpt_every=j.ckpt_every, clip=j.clip,
+    return dict(monitor='CIDEr-D' if 'val' in r.cd.splits else None, patience=j.patience, ckpt_every=j.ckpt_every,
+                clip=j.clip,
                 resume=j.resume, progress=j.progress, amp=j.amp)
 
 def _train_xe(r:_Run):
@@ -485,8 +524,10 @@ def _train_xe(r:_Run):
     sched = torch.optim.lr_scheduler.StepLR(opt, j.lr_step, j.lr_decay)
     shape = static_shape(tr) if j.capture else None
     if j.capture: compile_loss(r.net)                       # one forward + one backward graph per step; eager again below
-    xe = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed), xe_step_fn(r.net, r.dev, shape), opt,
-             j.epochs_xe, ckpt_dir=d, sched=sched, eval_fn=_val_fn(r, 'XE'), stop_after=j.stop_after, desc=f'{j.model} XE',
+    xe = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed),
+             xe_step_fn(r.net, r.dev, shape), opt,
+             j.epochs_xe, ckpt_dir=d, sched=sched, eval_fn=_val_fn(r, 'XE'), stop_after=j.stop_after,
+             desc=f'{j.model} XE',
              **_fit_options(r))
     r.clock('xe', t0)
     if j.capture: del r.net.loss
@@ -504,11 +545,13 @@ def _train_rl(r:_Run, used:int):
     sched = torch.optim.lr_scheduler.StepLR(opt, j.lr_step, j.lr_decay) if j.lr_decay_rl else None
     reward = CiderReward(tr, r.net.eos_id)
     if j.capture: compile_step(r.net)                       # each decoding step one CUDA graph; eager again below
-    step = scst_step_fn(r.net, reward, r.dev, r.cd.max_len, n=j.rl_samples, cd=r.cd, constrain=r.opts['constrain_verbs'],
-                        complete=r.opts['complete'], shape=static_shape(tr) if j.capture else None)
+    step = scst_step_fn(r.net, reward, r.dev, r.cd.max_len, n=j.rl_samples, cd=r.cd,
+                        constrain=r.opts['constrain_verbs'], complete=r.opts['complete'],
+                        shape=static_shape(tr) if j.capture else None)
     rl = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed + 1), step,
              opt, j.epochs_rl, ckpt_dir=d_rl, eval_fn=_val_fn(r, 'SCST'), sched=sched,
-             stop_after=None if j.stop_after is None else j.stop_after - used, desc=f'{j.model} SCST', **_fit_options(r))
+             stop_after=None if j.stop_after is None else j.stop_after - used, desc=f'{j.model} SCST',
+             **_fit_options(r))
     r.clock('rl', t1)
     if j.capture: del r.net.step
     return rl
@@ -516,7 +559,8 @@ def _train_rl(r:_Run, used:int):
 def _select(r:_Run, xe_best, rl_best)->tuple:
     "Load the checkpoint with the best validation CIDEr-D of either stage and write `model.pt`: (val CIDEr-D, stage)"
     j, d_xe, d_rl = r.job, r.out/'ckpt'/'xe', r.out/'ckpt'/'rl'
-    cands = [(b if b is not None else float('-inf'), st, best_ckpt(d)) for st, b, d in (('xe', xe_best, d_xe), ('rl', rl_best, d_rl))
+    cands = [(b if b is not None else float('-inf'), st, best_ckpt(d)) for st, b,
+             d in (('xe', xe_best, d_xe), ('rl', rl_best, d_rl))
              if best_ckpt(d) is not None and (st == 'xe' or j.epochs_rl > 0)]
     best_val, stage, ck = max(cands, key=lambda c: (c[0], c[1] == 'rl'))
     r.net.load_state_dict(load_checkpoint(ck)['model'])
@@ -525,11 +569,13 @@ def _select(r:_Run, xe_best, rl_best)->tuple:
                  'vocab_sha': vocab_fingerprint(r.cd.vocab), 'preset': j.preset, 'options': r.opts}, r.out/'model.pt')
     return best_val, stage
 
-def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_seconds:float, model_cfg:dict, t_start:float)->dict:
+def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_seconds:float, model_cfg:dict,
+                     t_start:float)->dict:
     "Test decoding and metrics, samples.txt, curves.png and metrics.json"
     j, out = r.job, r.out
     t1 = time.time()
-    preds = decode_split(r.net, r.cd, j.test_split, r.dev, beam=j.beam, batch_size=j.batch_size, constrain=r.opts['constrain_verbs'],
+    preds = decode_split(r.net, r.cd, j.test_split, r.dev, beam=j.beam, batch_size=j.batch_size,
+                         constrain=r.opts['constrain_verbs'],
                          complete=r.opts['complete']) if j.test_split in r.cd.splits else []
     test = evaluate_split(preds, metrics=j.metrics, control=j.control)
     scores = ', '.join(f'{k} {v:.4f}' for k, v in test.items() if isinstance(v, float))
@@ -542,12 +588,14 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
     plt.close(fig)
     n_xe = max([e['epoch'] for e in xe.history if e['kind'] == 'eval'] + [xe.epoch])
     n_rl = max([e['epoch'] for e in rl_hist if e['kind'] == 'eval'] + [0])
-    keys = ('hidden', 'batch_size', 'lr_xe', 'lr_rl', 'seed', 'dropout', 'epochs_xe', 'epochs_rl', 'rl_samples', 'verb_shift',
+    keys = ('hidden', 'batch_size', 'lr_xe', 'lr_rl', 'seed', 'dropout', 'epochs_xe', 'epochs_rl', 'rl_samples',
+            'verb_shift',
             'preset', 'lr_decay_rl', 'ungrounded', 'min_freq')
     config = {**{k: getattr(j, k) for k in keys}, **r.opts, 'device': str(r.dev), 'threads': j.threads, 'amp': j.amp,
               **{k: v for k, v in model_cfg.items() if isinstance(v, (int, float, str, bool))}}
     metrics_out = {'model': j.model, 'preset': j.preset, 'options': r.opts, 'epochs': {'xe': n_xe, 'rl': n_rl},
-                   'train_seconds': round(train_seconds, 1), 'stage_seconds': {k: round(v, 1) for k, v in r.spent.items()},
+                   'train_seconds': round(train_seconds, 1),
+                   'stage_seconds': {k: round(v, 1) for k, v in r.spent.items()},
                    'total_seconds': round(time.time() - t_start, 1), 'selected': stage,
                    'val': {'CIDEr-D': None if best_val == float('-inf') else best_val},
                    'test': test, 'test_split': j.test_split, 'beam': j.beam, 'n_test': len(preds), 'config': config,
@@ -558,14 +606,20 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
             'history': {'xe': xe.history, 'rl': rl_hist}, 'net': r.net, 'data': r.cd}
 
 def train_captioner(data_dir=_J.data_dir, out_dir=_J.out_dir, model:str=_J.model, epochs_xe:int=_J.epochs_xe,
-                    epochs_rl:int=_J.epochs_rl, batch_size:int=_J.batch_size, lr_xe:float=_J.lr_xe, lr_rl:float=_J.lr_rl,
-                    hidden:int=_J.hidden, beam:int=_J.beam, val_beam:int=_J.val_beam, device=_J.device, seed:int=_J.seed,
+                    epochs_rl:int=_J.epochs_rl, batch_size:int=_J.batch_size, lr_xe:float=_J.lr_xe,
+                    lr_rl:float=_J.lr_rl,
+                    hidden:int=_J.hidden, beam:int=_J.beam, val_beam:int=_J.val_beam, device=_J.device,
+                    seed:int=_J.seed,
                     world_images:int|None=_J.world_images, patience:int=_J.patience, lr_decay:float=_J.lr_decay,
-                    lr_step:int=_J.lr_step, dropout:float=_J.dropout, rl_samples:int=_J.rl_samples, preset:str=_J.preset,
-                    role_emb:bool|None=_J.role_emb, complete:bool|None=_J.complete, constrain_verbs:bool|None=_J.constrain_verbs,
+                    lr_step:int=_J.lr_step, dropout:float=_J.dropout, rl_samples:int=_J.rl_samples,
+                    preset:str=_J.preset,
+                    role_emb:bool|None=_J.role_emb, complete:bool|None=_J.complete,
+                    constrain_verbs:bool|None=_J.constrain_verbs,
                     lr_decay_rl:bool=_J.lr_decay_rl, ungrounded:str=_J.ungrounded, min_freq:int=_J.min_freq,
-                    verb_shift:str=_J.verb_shift, test_split:str=_J.test_split, metrics:bool=_J.metrics, control:bool=_J.control,
-                    threads:int|None=_J.threads, num_workers:int=_J.num_workers, progress:bool=_J.progress, n_show:int=_J.n_show,
+                    verb_shift:str=_J.verb_shift, test_split:str=_J.test_split, metrics:bool=_J.metrics,
+                    control:bool=_J.control,
+                    threads:int|None=_J.threads, num_workers:int=_J.num_workers, progress:bool=_J.progress,
+                    n_show:int=_J.n_show,
                     resume:bool=_J.resume, stop_after:int|None=_J.stop_after, ckpt_every:int=_J.ckpt_every,
                     clip:float|None=_J.clip, amp:str|None=_J.amp, capture:bool=_J.capture,
                     **model_cfg)->dict:       # more `make_captioner` options; every other argument: see `MainJob`
@@ -583,7 +637,8 @@ def train_captioner(data_dir=_J.data_dir, out_dir=_J.out_dir, model:str=_J.model
         if not rl.done and rl.epoch < epochs_rl: return {**result, 'interrupted': 'rl', 'step': rl.step}
         rl_hist, rl_best = rl.history, rl.best
     train_seconds = r.spent['xe'] + r.spent['rl']
-    cleanup_distributed()                                   # training is over: the selection, test and files are rank 0's
+    # training is over: the selection, test and files are rank 0's
+    cleanup_distributed()
     if not r.main: return {**result, 'rank': r.env.rank, 'train_seconds': round(train_seconds, 1)}
     best_val, stage = _select(r, xe.best, rl_best)
     return _test_and_report(r, xe, rl_hist, best_val, stage, train_seconds, model_cfg, t_start)
@@ -603,7 +658,7 @@ def train_captioner_cli(data_dir:str=None,    # dataset folder (default: the bui
                         seed:int=MAIN_JOB.seed, # random seed
                         world_images:int=None, # a small world of this many images in out_dir/world
                         amp:str=None,         # bf16 | auto: bfloat16 autocast on CUDA
-                        capture:bool_arg=False, # CUDA: the XE loss and the decoding step as CUDA graphs (~8x faster XE steps)
+                        capture:bool_arg=False, # CUDA: XE loss and decoding step as CUDA graphs (~8x faster XE steps)
                         threads:int=MAIN_JOB.threads, # torch CPU threads per process
                         metrics:bool_arg=True, # pycocoevalcap metrics on the test split
                         control:bool_arg=True, # R_V / R_SR1 / R_SR2 on the test split
@@ -611,7 +666,8 @@ def train_captioner_cli(data_dir:str=None,    # dataset folder (default: the bui
                        ):
     "Train and evaluate a captioner from the shell (`python` or `torchrun`); prints the test metrics as JSON"
     try: r = train_captioner(data_dir, out_dir, model=model, preset=preset, epochs_xe=epochs_xe, epochs_rl=epochs_rl,
-                             batch_size=batch_size, hidden=hidden, beam=beam, device=device, seed=seed, world_images=world_images,
+                             batch_size=batch_size, hidden=hidden, beam=beam, device=device, seed=seed,
+                             world_images=world_images,
                              amp=amp, capture=capture, threads=threads, metrics=metrics, control=control, progress=progress)
     except TrainingInterrupted as e:                        # Ctrl-C: the message, no traceback
         print(e, file=sys.stderr)

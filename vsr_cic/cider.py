@@ -42,12 +42,16 @@ def _encode_strings(sents:Sequence[str], vocab:dict)->tuple[np.ndarray, np.ndarr
     joined = f' {SENT_SEP} '.join(sents)
     if joined.count(SENT_SEP) != max(len(sents) - 1, 0): return None
     words = joined.split()
-    known = defaultdict(count(len(vocab)).__next__, vocab)               # a new word gets the next id on first sight (one C-level pass)
-    known[SENT_SEP] = -1                                                 # the separator marks sentence ends in the id stream
+    # a new word gets the next id on first sight (one C-level pass)
+    known = defaultdict(count(len(vocab)).__next__, vocab)
+    # the separator marks sentence ends in the id stream
+    known[SENT_SEP] = -1
     ids = np.fromiter(map(known.__getitem__, words), np.int64, len(words))
     del known[SENT_SEP]
     if len(known) > len(vocab): vocab.update(known)                      # new words, in first-seen order
-    if len(vocab) > MAX_TOKEN_ID + 1: raise ValueError(f"word vocabulary has {len(vocab)} words; at most {MAX_TOKEN_ID + 1} fit NGRAM_BASE={NGRAM_BASE}")
+    if len(vocab) > MAX_TOKEN_ID + 1:
+        raise ValueError(f"word vocabulary has {len(vocab)} words; at most {MAX_TOKEN_ID + 1} fit "
+                         f"NGRAM_BASE={NGRAM_BASE}")
     keep = ids >= 0
     lens = np.diff(np.flatnonzero(np.concatenate([[True], ~keep, [True]]))) - 1   # (S,) tokens between separators
     return ids[keep], lens
@@ -71,7 +75,9 @@ def encode_sentences(sents:Sequence,               # strings, word lists or toke
         for w in dict.fromkeys(words):                                   # distinct words, first-seen order
             if w not in vocab: vocab[w] = len(vocab)
         ids = np.fromiter(map(vocab.__getitem__, words), np.int64, len(words))
-        if len(vocab) > MAX_TOKEN_ID + 1: raise ValueError(f"word vocabulary has {len(vocab)} words; at most {MAX_TOKEN_ID + 1} fit NGRAM_BASE={NGRAM_BASE}")
+        if len(vocab) > MAX_TOKEN_ID + 1:
+            raise ValueError(f"word vocabulary has {len(vocab)} words; at most {MAX_TOKEN_ID + 1} fit "
+                             f"NGRAM_BASE={NGRAM_BASE}")
     else:
         arrs = [np.asarray(s.tolist() if hasattr(s, 'tolist') else s, dtype=np.int64).reshape(-1) for s in sents]
         lens = np.fromiter((len(a) for a in arrs), np.int64, len(arrs))
@@ -97,27 +103,40 @@ def _unique_counts(a:np.ndarray)->tuple[np.ndarray, np.ndarray]:
 def _run_starts(a:np.ndarray)->np.ndarray:
     "Indices where a new value starts in a sorted array"
     new = np.empty(len(a), bool)
-    if len(a): new[0] = True; np.not_equal(a[1:], a[:-1], out=new[1:])
+    if len(a):
+        new[0] = True
+        np.not_equal(a[1:], a[:-1], out=new[1:])
     return np.flatnonzero(new)
 
 def _bits(x:int)->int: return max(int(x).bit_length(), 1)
 
 def _rank(c:np.ndarray)->tuple[np.ndarray, np.ndarray]:  # (m,) dense rank of each value, (u,) index of each distinct value's first occurrence
     "Dense ranks of a non-negative int array (sorted order) without an argsort: (value, position) packed in one int64 and sorted"
-    m = len(c); b = _bits(m - 1)
+    m = len(c)
+    b = _bits(m - 1)
     if m and int(c.max()) < (1 << (62 - b)):
-        v = np.sort((c << b) | np.arange(m)); idx = v & ((1 << b) - 1); v >>= b
-    else: idx = np.argsort(c, kind='stable'); v = c[idx]                 # too wide to pack
+        v = np.sort((c << b) | np.arange(m))
+        idx = v & ((1 << b) - 1)
+        v >>= b
+    else:
+        idx = np.argsort(c, kind='stable')
+        v = c[idx]                 # too wide to pack
     new = np.empty(m, bool)
-    if m: new[0] = True; np.not_equal(v[1:], v[:-1], out=new[1:])
-    cs = np.cumsum(new); cs -= 1
-    r = np.empty(m, np.int64); r[idx] = cs
+    if m:
+        new[0] = True
+        np.not_equal(v[1:], v[:-1], out=new[1:])
+    cs = np.cumsum(new)
+    cs -= 1
+    r = np.empty(m, np.int64)
+    r[idx] = cs
     return r, idx[new]
 
 def _rank_small(c:np.ndarray, V:int)->tuple[np.ndarray, np.ndarray]:
     "`_rank` for values below V (token ids): a presence table instead of a sort"
-    present = np.zeros(V, bool); present[c] = True
-    first = np.empty(V, np.int64); first[c[::-1]] = np.arange(len(c) - 1, -1, -1)   # last write wins: the first occurrence
+    present = np.zeros(V, bool)
+    present[c] = True
+    first = np.empty(V, np.int64)
+    first[c[::-1]] = np.arange(len(c) - 1, -1, -1)   # last write wins: the first occurrence
     return (np.cumsum(present) - 1)[c], first[present]
 
 def ngram_counts(ids:np.ndarray, lens:np.ndarray, n:int=CIDER_N,
@@ -133,22 +152,44 @@ def ngram_counts(ids:np.ndarray, lens:np.ndarray, n:int=CIDER_N,
     for k in range(1, n + 1):
         if k == 1:
             if L == 0: break
-            pos = np.arange(L); r, first = _rank_small(ids, V); d = r.copy()   # unigrams: token ids, every position
+            pos = np.arange(L)
+            r, first = _rank_small(ids, V)
+            d = r.copy()   # unigrams: token ids, every position
         else:
             pos = np.flatnonzero(left >= k)                              # k-grams that fit in their sentence
             if len(pos) == 0: break
-            c = d[pos]; c *= V; c += ids[pos + (k - 1)]                  # (prefix rank, last token): ranks like the k-gram
-            r, first = _rank(c); d[pos] = r
-        fp = pos[first]; key = ids[fp] + 1
-        for j in range(1, k): key *= NGRAM_BASE; key += ids[fp + j] + 1  # packed key of each distinct k-gram (sorted like the ranks)
-        r += off; Ss.append(sent[pos]); Gs.append(r); uks.append(key); off += len(first)
-    if not Ss: z = np.zeros(0, np.int64); return z, z, z, z
-    S, G, uk = np.concatenate(Ss), np.concatenate(Gs), np.concatenate(uks)   # orders are disjoint key ranges: uk is sorted
+            c = d[pos]
+            c *= V
+            c += ids[pos + (k - 1)]                  # (prefix rank, last token): ranks like the k-gram
+            r, first = _rank(c)
+            d[pos] = r
+        fp = pos[first]
+        key = ids[fp] + 1
+        for j in range(1, k):
+            key *= NGRAM_BASE
+            key += ids[fp + j] + 1  # packed key of each distinct k-gram (sorted like the ranks)
+        r += off
+        Ss.append(sent[pos])
+        Gs.append(r)
+        uks.append(key)
+        off += len(first)
+    if not Ss:
+        z = np.zeros(0, np.int64)
+        return z, z, z, z
+    # orders are disjoint key ranges: uk is sorted
+    S, G, uk = np.concatenate(Ss), np.concatenate(Gs), np.concatenate(uks)
     bu = _bits(len(uk))
     if _bits(S_) + bu <= 62:
-        S <<= bu; S |= G; a = np.sort(S); start = _run_starts(a); u = a[start]
+        S <<= bu
+        S |= G
+        a = np.sort(S)
+        start = _run_starts(a)
+        u = a[start]
         return u >> bu, u & ((1 << bu) - 1), np.diff(np.append(start, len(a))), uk
-    U = len(uk); a = np.sort(S * U + G); start = _run_starts(a); u = a[start]
+    U = len(uk)
+    a = np.sort(S * U + G)
+    start = _run_starts(a)
+    u = a[start]
     return u // U, u % U, np.diff(np.append(start, len(a))), uk
 
 # %% ../nbs/20a_cider.ipynb #0000000d
@@ -156,7 +197,8 @@ def _doc_freq(sent:np.ndarray, kid:np.ndarray, doc_of_sent:np.ndarray, U:int)->n
     "(U,) df: for every n-gram index, the number of documents (images) whose sentences contain it"
     bu = _bits(U)
     p = np.sort((doc_of_sent[sent] << bu) | kid)
-    return np.bincount(p[_run_starts(p)] & ((1 << bu) - 1), minlength=U).astype(np.float64)   # distinct (doc, n-gram) per n-gram
+    # distinct (doc, n-gram) per n-gram
+    return np.bincount(p[_run_starts(p)] & ((1 << bu) - 1), minlength=U).astype(np.float64)
 
 def _lookup(keys:np.ndarray, vals:np.ndarray, q:np.ndarray)->np.ndarray:
     "vals[keys == q] for sorted `keys`, 0 where `q` is absent"
@@ -166,16 +208,19 @@ def _lookup(keys:np.ndarray, vals:np.ndarray, q:np.ndarray)->np.ndarray:
 
 class CiderD:
     "CIDEr-D equal to pycocoevalcap's `Cider`; df from a cached corpus (`refs`) or from the refs being scored"
-    def __init__(self, refs:Iterable[Sequence]|None=None, # reference groups (one list per image) for cached df; None = corpus mode
+    def __init__(self,
+                 refs:Iterable[Sequence]|None=None, # reference groups (one list per image) for cached df; None = corpus mode
                  n:int=CIDER_N, sigma:float=CIDER_SIGMA):
         self.n, self.sigma, self.vocab, self.kind = n, sigma, {}, None
-        self.df_keys = self.df_vals = None; self.ref_len = None
+        self.df_keys = self.df_vals = None
+        self.ref_len = None
         if refs is not None: self.set_df(refs)
 
     @property
     def mode(self)->str: return 'corpus' if self.df_keys is None else 'cached'
     def __repr__(self): return (f"CiderD({self.mode} df" + ('' if self.df_keys is None else
-                                f": {len(self.df_keys)} n-grams from {int(round(np.exp(self.ref_len)))} images") + f", {self.kind or 'words/ids'})")
+                                f": {len(self.df_keys)} n-grams from {int(round(np.exp(self.ref_len)))} "
+                                f"images") + f", {self.kind or 'words/ids'})")
 
     def _encode(self, sents):
         ids, lens, kind = encode_sentences(sents, self.vocab, self.kind)
@@ -208,20 +253,25 @@ class CiderD:
         sent, kid, tf, uk = ngram_counts(ids, lens, self.n)               # (E,) each; (U,) keys
         U = max(len(uk), 1)
         owner = np.concatenate([np.arange(H), np.repeat(np.arange(H), nref)])  # (H+R,) candidate of each sentence
-        nh = int(np.searchsorted(sent, H))                                # entries are sorted by sentence: candidates first
+        # entries are sorted by sentence: candidates first
+        nh = int(np.searchsorted(sent, H))
         if self.df_keys is None:                                          # corpus mode: df over these refs
             df, ref_len = _doc_freq(sent[nh:], kid[nh:], owner, U), np.log(float(H))
         else: df, ref_len = _lookup(self.df_keys, self.df_vals, uk), self.ref_len
         w = tf * (ref_len - np.log(np.maximum(1.0, df)))[kid]            # (E,) tf-idf value (idf per distinct n-gram)
         order = ngram_order(uk)[kid]
-        S = len(lens); n = self.n
+        S = len(lens)
+        n = self.n
         norm = np.sqrt(np.bincount(sent * n + order, w * w, minlength=S * n)).reshape(S, n)   # (S, n)
         # join the reference entries whose n-gram some candidate has to that candidate's entry (others contribute 0)
-        in_hyp = np.zeros(U, bool); in_hyp[kid[:nh]] = True
+        in_hyp = np.zeros(U, bool)
+        in_hyp[kid[:nh]] = True
         sel = nh + np.flatnonzero(in_hyp[kid[nh:]])                       # (E',) reference entries that can match
-        bu = _bits(U); rs = sent[sel]
+        bu = _bits(U)
+        rs = sent[sel]
         hk = (sent[:nh] << bu) | kid[:nh]                                 # sorted (candidate, n-gram) keys
-        rw = w[sel]; contrib = np.minimum(_lookup(hk, w[:nh], (owner[rs] << bu) | kid[sel]), rw) * rw
+        rw = w[sel]
+        contrib = np.minimum(_lookup(hk, w[:nh], (owner[rs] << bu) | kid[sel]), rw) * rw
         num = np.bincount((rs - H) * n + order[sel], contrib, minlength=(S - H) * n).astype(np.float64).reshape(S - H, n)  # (R, n); float even when nothing matched
         den = norm[owner[H:]] * norm[H:]                                  # (R, n)
         val = np.divide(num, den, out=num.copy(), where=den != 0)
@@ -237,7 +287,8 @@ class CiderD:
         "pycocoevalcap-compatible call: `Cider().compute_score(gts, res)`"
         if set(gts) != set(res):
             miss, extra = sorted(map(str, set(gts) - set(res)))[:5], sorted(map(str, set(res) - set(gts)))[:5]
-            raise KeyError(f"CiderD.compute_score: ids differ between gts and res (no candidate for {miss}, no references for {extra})")
+            raise KeyError(f"CiderD.compute_score: ids differ between gts and res (no candidate for {miss}, no "
+                           f"references for {extra})")
         ids = list(gts)
         hyps = [res[i][0] if isinstance(res[i], list) and len(res[i]) == 1 and not isinstance(res[i][0], (int, np.integer)) else res[i] for i in ids]
         s = self.score(hyps, [gts[i] for i in ids])
@@ -246,16 +297,20 @@ class CiderD:
     def to_dict(self)->dict:
         if self.df_keys is None: raise ValueError("CiderD in corpus mode has no cached df to save")
         return {'n': self.n, 'sigma': self.sigma, 'kind': self.kind, 'ref_len': self.ref_len,
-                'vocab': sorted(self.vocab, key=self.vocab.get), 'df_keys': self.df_keys.tolist(), 'df_vals': self.df_vals.tolist()}
+                'vocab': sorted(self.vocab, key=self.vocab.get), 'df_keys': self.df_keys.tolist(),
+                'df_vals': self.df_vals.tolist()}
     @classmethod
     def from_dict(cls, d:Mapping)->CiderD:
-        c = cls(n=d['n'], sigma=d['sigma']); c.kind, c.ref_len = d['kind'], float(d['ref_len'])
+        c = cls(n=d['n'], sigma=d['sigma'])
+        c.kind, c.ref_len = d['kind'], float(d['ref_len'])
         c.vocab = {w: i for i, w in enumerate(d['vocab'])}
         c.df_keys, c.df_vals = np.asarray(d['df_keys'], np.int64), np.asarray(d['df_vals'], np.float64)
         return c
     def save(self, path)->Path:
         "Write the cached df (npz); reload with `CiderD.load`"
-        p = Path(path); p.parent.mkdir(parents=True, exist_ok=True); d = self.to_dict()
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        d = self.to_dict()
         np.savez_compressed(p, df_keys=self.df_keys, df_vals=self.df_vals,
                             meta=json.dumps({k: v for k, v in d.items() if k not in ('df_keys', 'df_vals')}))
         return p
@@ -285,10 +340,13 @@ def pycoco_cider(gts:Mapping, res:Mapping, df:Mapping|None=None, n_docs:int|None
 
 def df_as_ngram_dict(c:CiderD)->dict:
     "The cached df of a word-level `CiderD` as pycocoevalcap's {ngram tuple: df}"
-    itos = sorted(c.vocab, key=c.vocab.get); out = {}
+    itos = sorted(c.vocab, key=c.vocab.get)
+    out = {}
     for k, v in zip(c.df_keys.tolist(), c.df_vals.tolist()):
         ws = []
-        while k: ws.append(itos[k % NGRAM_BASE - 1]); k //= NGRAM_BASE
+        while k:
+            ws.append(itos[k % NGRAM_BASE - 1])
+            k //= NGRAM_BASE
         out[tuple(reversed(ws))] = v
     return out
 
@@ -314,7 +372,8 @@ def cider_from_captions(captions:Iterable[Mapping],        # caption records wit
     groups = {}
     for i, c in enumerate(captions):
         try: img, toks = c['image_id'], c['tokens']
-        except (KeyError, TypeError): raise ValueError(f"caption record {i} needs 'image_id' and 'tokens', got {c!r}"[:300]) from None
+        except (KeyError, TypeError):
+            raise ValueError(f"caption record {i} needs 'image_id' and 'tokens', got {c!r}"[:300]) from None
         if images is not None and split is not None:
             if img not in images: raise KeyError(f"caption record {i}: image_id {img!r} not in images")
             if images[img].get('split') != split: continue

@@ -31,9 +31,11 @@ class Control:
         if not (isinstance(c, (tuple, list)) and len(c) == 2 and isinstance(c[0], str)):
             raise ValueError(f"{where}: expected a VSR, (verb, structure) or {{'verb', 'structure'}}, got {c!r}")
         verb, st = c
-        if st is None or isinstance(st, str): raise ValueError(f"{where}: structure must be a list of sub-roles, got {st!r}")
+        if st is None or isinstance(st, str):
+            raise ValueError(f"{where}: structure must be a list of sub-roles, got {st!r}")
         v = VSR.from_structure(verb, list(st))
-        if list(st).count(VERB) != 1: raise ValueError(f"{where}: structure {list(st)} must contain the verb 'V' exactly once")
+        if list(st).count(VERB) != 1:
+            raise ValueError(f"{where}: structure {list(st)} must contain the verb 'V' exactly once")
         return cls(v.verb.lower(), tuple(v.roles), tuple(st))
 
     def role_counts(self)->Counter: return Counter(dict(self.roles))
@@ -52,9 +54,13 @@ def frame_items(parse,                          # `vsr_cic.srl.Parse` (tokens, f
     for a in frame.args:
         role = normalize_role(a.role, strict=False)
         if role is None or role == VERB: continue
-        if entities is None: items.append((a.start, role)); continue
+        if entities is None:
+            items.append((a.start, role))
+            continue
         ents = [s for s, e in entities if a.start <= s and e <= a.end and not any(s <= v < e for v in verbs)]
-        if ents: items += [(s, role) for s in ents]; continue
+        if ents:
+            items += [(s, role) for s in ents]
+            continue
         clause = any(s < a.end and a.start < e for s, e in entities) or any(a.start <= v < a.end for v in verbs)
         if not clause: items.append((a.start, role))
     return sorted(items)
@@ -103,7 +109,8 @@ def caption_counts(parse,                       # generated caption's Parse
     def score(c, j):
         roles, seq = gen[j]
         sr = _hits(c.role_counts(), roles) + (1 if sr1_verb else 0)
-        pr = 0 if c.structure is None else _hits(_pairs(drop_v(c.role_sequence()), 'adjacent'), _pairs(drop_v(seq), pair_match))
+        pr = 0 if c.structure is None else _hits(_pairs(drop_v(c.role_sequence()), 'adjacent'),
+                                                 _pairs(drop_v(seq), pair_match))
         return sr, pr
     same = lambda c, j: str(frames[j][0].verb).lower() == c.verb
     matches = match_frames(ctrls, len(frames), same, score, [f.index for f, _ in frames], missing_verb == 'any')
@@ -112,13 +119,18 @@ def caption_counts(parse,                       # generated caption's Parse
         verb_ok = best is not None and same(c, best)
         n_sr = sum(n for _, n in c.roles) + (1 if sr1_verb else 0)
         n_pr = 0 if c.structure is None else max(len(drop_v(c.role_sequence())) - 1, 0)
-        out['v_total'] += 1; out['v_hit'] += verb_ok
+        out['v_total'] += 1
+        out['v_hit'] += verb_ok
         if best is None and missing_verb == 'skip': continue
         sr, pr = score(c, best) if best is not None else (0, 0)
         if best is not None and not verb_ok and sr1_verb: sr -= 1   # a frame of another verb does not recall V
-        out['sr_total'] += n_sr; out['sr_hit'] += sr
-        if c.structure is not None: out['pair_total'] += n_pr; out['pair_hit'] += pr
-    return {**{k: out[k] for k in ('v_hit', 'v_total', 'sr_hit', 'sr_total', 'pair_hit', 'pair_total')}, 'matches': matches}
+        out['sr_total'] += n_sr
+        out['sr_hit'] += sr
+        if c.structure is not None:
+            out['pair_total'] += n_pr
+            out['pair_hit'] += pr
+    return {**{k: out[k] for k in ('v_hit', 'v_total', 'sr_hit', 'sr_total', 'pair_hit', 'pair_total')},
+            'matches': matches}
 
 def controllability(parses:Sequence,                # generated captions' Parses
                     controls:Sequence[Sequence],    # per caption, its controls
@@ -128,9 +140,11 @@ def controllability(parses:Sequence,                # generated captions' Parses
                     **kw,                           # caption_counts options: missing_verb, pair_match, pair_verb, sr1_verb
                    )->dict:                         # {'R_V', 'R_SR1', 'R_SR2', counts…}
     "R_V, R_SR1, R_SR2 of generated captions given their parses and their control VSRs with GT structures"
-    if average not in OPTIONS['average']: raise ValueError(f"average must be one of {OPTIONS['average']}, got {average!r}")
+    if average not in OPTIONS['average']:
+        raise ValueError(f"average must be one of {OPTIONS['average']}, got {average!r}")
     if len(parses) != len(controls): raise ValueError(f"{len(parses)} parses but {len(controls)} control lists")
-    if entities is not None and len(entities) != len(parses): raise ValueError(f"{len(parses)} parses but {len(entities)} entity lists")
+    if entities is not None and len(entities) != len(parses):
+        raise ValueError(f"{len(parses)} parses but {len(entities)} entity lists")
     rows = [caption_counts(p, c, None if entities is None else entities[i], where=f'caption {i}', **kw)
             for i, (p, c) in enumerate(zip(parses, controls))]
     out = {}

@@ -50,8 +50,11 @@ def seed_everything(seed:int=0, # seed for python, numpy and torch
                     deterministic:bool=False, # also ask torch for deterministic kernels (slower on GPU)
                    )->int:
     "Seed every random number generator the project uses; returns `seed`"
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool): raise TypeError(f"seed must be an int, got {seed!r}")
-    random.seed(seed); np.random.seed(seed % 2**32); torch.manual_seed(seed)
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an int, got {seed!r}")
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
     if deterministic: torch.use_deterministic_algorithms(True, warn_only=True)
     return int(seed)
 
@@ -66,9 +69,12 @@ def get_device(device:str|torch.device|None='auto', # 'auto', 'cpu', 'cuda', 'cu
         if mps is not None and mps.is_available(): return torch.device('mps')
         return torch.device('cpu')
     try: dev = torch.device(str(device).lower())
-    except RuntimeError: raise ValueError(f"unknown device {device!r}: use 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'") from None
+    except RuntimeError:
+        raise ValueError(f"unknown device {device!r}: use 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'") from None
     if dev.type == 'cuda':
-        if not torch.cuda.is_available(): raise RuntimeError(f"device {device!r} requested but CUDA is not available on this machine; use 'auto' or 'cpu'")
+        if not torch.cuda.is_available():
+            raise RuntimeError(f"device {device!r} requested but CUDA is not available on this machine; use 'auto' or "
+                               f"'cpu'")
         if dev.index is not None and dev.index >= torch.cuda.device_count():
             raise RuntimeError(f"device {device!r} requested but only {torch.cuda.device_count()} CUDA device(s) exist")
     if dev.type == 'mps' and not (getattr(torch.backends, 'mps', None) and torch.backends.mps.is_available()):
@@ -113,9 +119,11 @@ GLOSSARY = [
     ('R_V, R_SR1, R_SR2 (§4.3)', 'controllability', 'vsr_cic.control'),
     ('Div-n, self-CIDEr (§4.4)', 'div_n, self_cider, best_of_k', 'vsr_cic.diversity'),
     ('automatic VSR construction: verb predictor (§3)', 'VerbClassifier, FrequencyPrior', 'vsr_cic.verbs'),
-    ('roles from the lexicon, sampled role sets and counts (§3, §4.4)', 'VerbStats, sample_role_sets, suggest_vsrs', 'vsr_cic.vsr_suggest'),
+    ('roles from the lexicon, sampled role sets and counts (§3, §4.4)', 'VerbStats, sample_role_sets, suggest_vsrs',
+     'vsr_cic.vsr_suggest'),
     ('SRL annotation of captions (§4.2; AllenNLP in the paper)', 'get_srl, Parse, Frame, Arg', 'vsr_cic.srl'),
-    ('K (max sub-roles) = 10, 20 regions per set, 100 proposals', 'MAX_SUBROLES, MAX_REGIONS_PER_SET, MAX_PROPOSALS', 'vsr_cic.core'),
+    ('K (max sub-roles) = 10, 20 regions per set, 100 proposals', 'MAX_SUBROLES, MAX_REGIONS_PER_SET, MAX_PROPOSALS',
+     'vsr_cic.core'),
 ]
 
 def glossary()->str:

@@ -32,7 +32,8 @@ FORMAT_VERSION = 1
 FEATURE_FILE = 'features.hdf5'
 BOX_TOL = 1.0  # pixels a box may stick out of the image (detector rounding)
 PROB_TOL = 1e-3        # class probabilities may round a little outside [0, 1]
-MAX_ABS_FEATURE = 1e6  # larger region features are damage, not signal (CNN activations are O(1)-O(100)); 1e30 overflows float32 sums
+# larger region features are damage, not signal (CNN activations are O(1)-O(100)); 1e30 overflows float32 sums
+MAX_ABS_FEATURE = 1e6
 
 def _fail(where, field, msg): raise DataError(f"{where}: field {field}: {msg}")
 
@@ -45,7 +46,8 @@ def _span(where, field, sp, n):
 
 def _set(where, field, s, image):
     if s is None: return
-    if not isinstance(s, (int, np.integer)) or isinstance(s, bool): _fail(where, field, f"set {s!r} is not an int or null")
+    if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+        _fail(where, field, f"set {s!r} is not an int or null")
     if image is not None and not 0 <= s < len(image['sets']):
         _fail(where, field, f"set {s} out of range: image {image['image_id']!r} has {len(image['sets'])} proposal sets")
 
@@ -86,13 +88,17 @@ def validate_caption(rec:Mapping,            # one line of `captions.jsonl`
             s, e = _span(w, f'{aw}.span', a.get('span'), n)
             for ei, ent in enumerate(a.get('entities', [])):
                 es, ee = _span(w, f'{aw}.entities[{ei}].span', ent.get('span'), n)
-                if not s <= es < ee <= e: _fail(w, f'{aw}.entities[{ei}].span', f"entity span {[es, ee]} is outside its argument span {[s, e]}")
+                if not s <= es < ee <= e:
+                    _fail(w, f'{aw}.entities[{ei}].span',
+                          f"entity span {[es, ee]} is outside its argument span {[s, e]}")
                 _set(w, f'{aw}.entities[{ei}].set', ent.get('set'), image)
     nf = len(rec['frames'])
     for si, sl in enumerate(rec['slots']):
         _span(w, f'slots[{si}].span', sl.get('span'), n)
         _set(w, f'slots[{si}].set', sl.get('set'), image)
-        if not sl.get('labels'): _fail(w, f'slots[{si}].labels', f"a slot needs at least one [frame, subrole] label, got {sl.get('labels')!r}")
+        if not sl.get('labels'):
+            _fail(w, f'slots[{si}].labels',
+                  f"a slot needs at least one [frame, subrole] label, got {sl.get('labels')!r}")
         for lab in sl['labels']:
             if not (isinstance(lab, (list, tuple)) and len(lab) == 2 and isinstance(lab[0], int) and 0 <= lab[0] < nf):
                 _fail(w, f'slots[{si}].labels', f"label {lab!r}: the frame index must be in [0, {nf})")
@@ -117,7 +123,8 @@ def frame_structure(caption:Mapping, # a caption record
                    )->list[str]:     # sub-roles in caption order, e.g. ['ARG0', 'V', 'ARG1', 'LOC-1', 'LOC-2']
     "The semantic structure of frame `f` of a caption"
     fr = caption['frames']
-    if not 0 <= f < len(fr): raise IndexError(f"caption {caption.get('caption_id')!r} has {len(fr)} frame(s), no frame {f}")
+    if not 0 <= f < len(fr):
+        raise IndexError(f"caption {caption.get('caption_id')!r} has {len(fr)} frame(s), no frame {f}")
     return [s for _, s in _frame_items(fr[f])]
 
 def caption_vsrs(caption:Mapping)->list[VSR]:
@@ -149,7 +156,8 @@ def group_proposals(cls_prob:np.ndarray,  # (N, C) detector scores, column 0 = b
                    )->list[list[int]]:     # proposal indices per set
     "Group an image's proposals into sets with the COCO (`'class'`) or Flickr (`'single'`) rule"
     p = np.asarray(cls_prob)
-    if p.ndim != 2 or p.shape[1] < 2: raise ValueError(f"cls_prob must be (N, C) with C >= 2 (column 0 = background), got shape {p.shape}")
+    if p.ndim != 2 or p.shape[1] < 2:
+        raise ValueError(f"cls_prob must be (N, C) with C >= 2 (column 0 = background), got shape {p.shape}")
     if rule == 'single': sets = [[i] for i in range(len(p))]
     elif rule == 'class':
         cls = p[:, 1:].argmax(1) + 1   # (N,) detected class, background ignored
@@ -163,7 +171,8 @@ def _check_meta(meta, where='meta.json'):
     if not isinstance(meta, Mapping): raise DataError(f"{where}: must be a JSON object, got {meta!r}")
     for k in META_KEYS:
         if k not in meta: _fail(where, k, f"missing (required: {', '.join(META_KEYS)})")
-    if meta['format_version'] != FORMAT_VERSION: _fail(where, 'format_version', f"{meta['format_version']!r} is not supported (expected {FORMAT_VERSION})")
+    if meta['format_version'] != FORMAT_VERSION:
+        _fail(where, 'format_version', f"{meta['format_version']!r} is not supported (expected {FORMAT_VERSION})")
     if meta['grouping'] not in GROUPINGS: _fail(where, 'grouping', f"{meta['grouping']!r} is not one of {GROUPINGS}")
     cl = meta['classes']
     if not isinstance(cl, list) or len(cl) < 2 or cl[0] != BACKGROUND:
@@ -171,14 +180,18 @@ def _check_meta(meta, where='meta.json'):
 
 def _check_image(rec, where='images.jsonl', text_only:bool=False):
     iid = rec.get('image_id') if isinstance(rec, Mapping) else None
-    if not isinstance(iid, str) or not iid: raise DataError(f"{where}: image record without a string image_id: {str(rec)[:200]}")
+    if not isinstance(iid, str) or not iid:
+        raise DataError(f"{where}: image record without a string image_id: {str(rec)[:200]}")
     w = f"{where} image {iid!r}"
     for k in ('split', 'width', 'height', 'file', 'sets'):
         if k not in rec: _fail(w, k, 'missing')
     if rec['split'] not in SPLITS: _fail(w, 'split', f"{rec['split']!r} is not one of {SPLITS}")
     for k in ('width', 'height'):
         if text_only and rec[k] is None: continue   # text-only datasets (captions without pictures) have no size
-        if not isinstance(rec[k], int) or rec[k] <= 0: _fail(w, k, f"{rec[k]!r} is not a positive int" + ('' if text_only else " (null is allowed only when meta.json has text_only: true)"))
+        if not isinstance(rec[k], int) or rec[k] <= 0:
+            _fail(w, k,
+                  f"{rec[k]!r} is not a positive int" + ('' if text_only else " (null is allowed only when meta.json "
+                                                                              "has text_only: true)"))
     if not isinstance(rec['sets'], list) or not all(isinstance(s, list) and s for s in rec['sets']):
         _fail(w, 'sets', f"must be a list of non-empty lists of proposal indices, got {str(rec['sets'])[:100]}")
 
@@ -186,17 +199,20 @@ def check_boxes(image:Mapping, boxes:np.ndarray, where:str=FEATURE_FILE, tol:flo
     "Raise `DataError` naming the image and box if a box is not finite, x1<=x2, y1<=y2 inside the image"
     b = np.asarray(boxes)
     if b.ndim != 2 or b.shape[1] != 4:
-        raise DataError(f"{where}: image {image['image_id']!r}: boxes have shape {b.shape}, expected (N, 4) x1 y1 x2 y2")
+        raise DataError(f"{where}: image {image['image_id']!r}: boxes have shape {b.shape}, expected (N, 4) x1 y1 x2 "
+                        f"y2")
     nf = ~np.isfinite(b).all(1)
     if nf.any():
         i = int(np.flatnonzero(nf)[0])
-        raise DataError(f"{where}: image {image['image_id']!r}: box {i} = {b[i].tolist()} holds NaN or inf ({int(nf.sum())} such boxes)")
+        raise DataError(f"{where}: image {image['image_id']!r}: box {i} = {b[i].tolist()} holds NaN or inf "
+                        f"({int(nf.sum())} such boxes)")
     W, H = image['width'], image['height']
     if W is None or H is None: return                   # text-only records have no size
     bad = ((b[:, 0] < -tol) | (b[:, 1] < -tol) | (b[:, 2] > W + tol) | (b[:, 3] > H + tol) | (b[:, 2] < b[:, 0]) | (b[:, 3] < b[:, 1]))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise DataError(f"{where}: image {image['image_id']!r}: box {i} = {b[i].round(1).tolist()} (x1 y1 x2 y2) is outside the {W}x{H} image")
+        raise DataError(f"{where}: image {image['image_id']!r}: box {i} = {b[i].round(1).tolist()} (x1 y1 x2 y2) is "
+                        f"outside the {W}x{H} image")
 
 def check_feature_arrays(image:Mapping,      # image record (id, width, height)
                          feats:np.ndarray,    # (N, D)
@@ -213,7 +229,8 @@ def check_feature_arrays(image:Mapping,      # image record (id, width, height)
         raise DataError(f"{where}: image {iid!r}: cls_prob has {cls_prob.shape[1]} columns but meta.json lists "
                         f"{n_classes} classes (background included)")
     for name, a in (('features', feats), ('cls_prob', cls_prob)):
-        if not np.isfinite(a).all(): raise DataError(f"{where}: image {iid!r}: key '{iid}_{name}' holds NaN or inf values")
+        if not np.isfinite(a).all():
+            raise DataError(f"{where}: image {iid!r}: key '{iid}_{name}' holds NaN or inf values")
     if len(cls_prob) and (cls_prob.min() < -PROB_TOL or cls_prob.max() > 1 + PROB_TOL):
         raise DataError(f"{where}: image {iid!r}: key '{iid}_cls_prob' holds values outside [0, 1] "
                         f"({cls_prob.min():.3g} .. {cls_prob.max():.3g}): not class probabilities")
@@ -227,17 +244,21 @@ def check_proposals(image:Mapping,          # proposals dict: 'features' (P, D),
                     widths:Mapping|None=None, # component name -> feature widths D it accepts
                     where:str='proposals'):
     "Raise `DataError` for proposals a model cannot use: a missing key, wrong rank, NaN/inf/huge values, a width no component knows"
-    if not isinstance(image, Mapping): raise DataError(f"{where}: expected a dict with 'features' and 'sets', got {type(image).__name__}")
+    if not isinstance(image, Mapping):
+        raise DataError(f"{where}: expected a dict with 'features' and 'sets', got {type(image).__name__}")
     for k in ('features', 'sets'):
         if k not in image: raise DataError(f"{where}: key {k!r} missing (keys: {sorted(image)})")
-    F = np.asarray(image['features'].detach().cpu() if hasattr(image['features'], 'detach') else image['features'], dtype=np.float32)
-    if F.ndim != 2 or not len(F): raise DataError(f"{where}: features must be (P, D) with P >= 1 proposals, got shape {F.shape}")
+    F = np.asarray(image['features'].detach().cpu() if hasattr(image['features'], 'detach') else image['features'],
+                   dtype=np.float32)
+    if F.ndim != 2 or not len(F):
+        raise DataError(f"{where}: features must be (P, D) with P >= 1 proposals, got shape {F.shape}")
     if not np.isfinite(F).all() or np.abs(F).max() > MAX_ABS_FEATURE:
         raise DataError(f"{where}: features hold NaN, inf or values beyond {MAX_ABS_FEATURE:g}")
     for name, ok in (widths or {}).items():
         if F.shape[1] not in ok:
             raise DataError(f"{where}: features have width D={F.shape[1]}, but the {name} was trained on "
-                            f"D={' or '.join(map(str, sorted(set(ok))))} (use the featurizer its training data was made with)")
+                            f"D={' or '.join(map(str, sorted(set(ok))))} (use the featurizer its training data was "
+                            f"made with)")
     bad = [s for s in image['sets'] if not len(s) or any(not 0 <= int(i) < len(F) for i in s)]
     if bad: raise DataError(f"{where}: proposal set {list(bad[0])} points outside the {len(F)} proposals")
 
@@ -257,7 +278,8 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
                   features:Iterable[tuple], # (image_id, feats (N, D), boxes (N, 4), cls_prob (N, C)) per image
                  )->Path:
     "Write a dataset in the canonical format, each file atomically, `meta.json` last"
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     meta = {'format_version': FORMAT_VERSION, 'feature_file': FEATURE_FILE, **meta}
     _check_meta(meta)
     n_classes, dims = len(meta['classes']), set()
@@ -269,10 +291,15 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
     caps, seen = [], set()
     for c in captions:
         validate_caption(c, imgs.get(c.get('image_id')) if isinstance(c, Mapping) else None)
-        if c['image_id'] not in imgs: raise DataError(f"captions.jsonl caption {c['caption_id']!r}: field image_id: unknown image {c['image_id']!r}")
+        if c['image_id'] not in imgs:
+            raise DataError(f"captions.jsonl caption {c['caption_id']!r}: field image_id: unknown image "
+                            f"{c['image_id']!r}")
         if c['caption_id'] in seen: raise DataError(f"captions.jsonl: duplicate caption_id {c['caption_id']!r}")
-        seen.add(c['caption_id']); caps.append(c)
-    ff = out/meta['feature_file']; tmp = _atomic(ff); done = set()
+        seen.add(c['caption_id'])
+        caps.append(c)
+    ff = out/meta['feature_file']
+    tmp = _atomic(ff)
+    done = set()
     with h5py.File(tmp, 'w') as h:
         for iid, feats, boxes, cls_prob in features:
             w = f"{meta['feature_file']}: image {iid!r}"
@@ -281,17 +308,25 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
             n = len(feats)
             check_feature_arrays(imgs[iid], feats, boxes, cls_prob, n_classes, meta['feature_file'])
             dims.add(feats.shape[1])
-            if len(dims) > 1: raise DataError(f"{w}: feature dimension {feats.shape[1]} differs from other images ({sorted(dims)})")
+            if len(dims) > 1:
+                raise DataError(f"{w}: feature dimension {feats.shape[1]} differs from other images ({sorted(dims)})")
             bad = [i for s in imgs[iid]['sets'] for i in s if not 0 <= i < n]
-            if bad: raise DataError(f"images.jsonl image {iid!r}: field sets: proposal index {bad[0]} out of range (the image has {n} proposals)")
-            for k, a in (('features', feats), ('boxes', boxes), ('cls_prob', cls_prob)): h.create_dataset(f'{iid}_{k}', data=a)
+            if bad:
+                raise DataError(f"images.jsonl image {iid!r}: field sets: proposal index {bad[0]} out of range (the "
+                                f"image has {n} proposals)")
+            for k, a in (('features', feats), ('boxes', boxes), ('cls_prob', cls_prob)):
+                h.create_dataset(f'{iid}_{k}', data=a)
             done.add(iid)
     missing = set(imgs) - done
-    if missing: raise DataError(f"{meta['feature_file']}: no features given for {len(missing)} image(s), e.g. {sorted(missing)[:3]}")
+    if missing:
+        raise DataError(f"{meta['feature_file']}: no features given for {len(missing)} image(s), e.g. "
+                        f"{sorted(missing)[:3]}")
     os.replace(tmp, ff)
     _write_jsonl(out/'images.jsonl', imgs.values())
     _write_jsonl(out/'captions.jsonl', caps)
-    tmp = _atomic(out/'meta.json'); tmp.write_text(json.dumps(meta, indent=1)); os.replace(tmp, out/'meta.json')
+    tmp = _atomic(out/'meta.json')
+    tmp.write_text(json.dumps(meta, indent=1))
+    os.replace(tmp, out/'meta.json')
     return out
 
 # %% ../nbs/02_data.ipynb #0000001a1
@@ -302,19 +337,25 @@ class PackedRecords(Sequence):
         for r in records: self.append(r)
 
     def append(self, r:dict):
-        k = tuple(r); j = self._key_ids.get(k)
-        if j is None: j = self._key_ids[k] = len(self._keys); self._keys.append(k)
+        k = tuple(r)
+        j = self._key_ids.get(k)
+        if j is None:
+            j = self._key_ids[k] = len(self._keys)
+            self._keys.append(k)
         v = tuple(r.values())
         try: b = marshal.dumps(v)                                  # fast, compact, keeps list vs tuple
         except ValueError: b = None
         b = b'm' + b if b is not None and marshal.loads(b) == v else b'p' + pickle.dumps(v, 5)  # numpy scalars: pickle
-        self._kidx.append(j); self._buf += b; self._ends.append(len(self._buf))
+        self._kidx.append(j)
+        self._buf += b
+        self._ends.append(len(self._buf))
 
     def __len__(self): return len(self._ends)
     def _one(self, i:int)->dict:
         n = len(self._ends)
         if not -n <= i < n: raise IndexError(f"record {i} out of range ({n} records)")
-        i %= n; a = self._ends[i - 1] if i else 0
+        i %= n
+        a = self._ends[i - 1] if i else 0
         with memoryview(self._buf) as m:
             vals = (marshal.loads if m[a] == 109 else pickle.loads)(m[a + 1:self._ends[i]])
         return dict(zip(self._keys[self._kidx[i]], vals))
@@ -332,7 +373,8 @@ class PackedIndex(Mapping):
         for k, r in items: self[k] = r
     def __setitem__(self, k, r:dict):
         if k in self._rows: raise KeyError(f"PackedIndex: {k!r} is already present (records are append-only)")
-        self._rows[k] = len(self._recs); self._recs.append(r)
+        self._rows[k] = len(self._recs)
+        self._recs.append(r)
     def __getitem__(self, k)->dict: return self._recs[self._rows[k]]
     def __contains__(self, k): return k in self._rows
     def __iter__(self): return iter(self._rows)
@@ -354,7 +396,8 @@ def _read_jsonl(path:Path):
             for ln, line in enumerate(f, 1):
                 if not line.strip(): continue
                 try: yield json.loads(line)
-                except json.JSONDecodeError as e: raise DataError(f"{path.name} line {ln}: not valid JSON ({e.msg}): {line[:120]!r}") from None
+                except json.JSONDecodeError as e:
+                    raise DataError(f"{path.name} line {ln}: not valid JSON ({e.msg}): {line[:120]!r}") from None
     except UnicodeDecodeError as e:
         raise DataError(f"{path}: not UTF-8 text after line {ln} (byte {e.object[e.start:e.start + 1]!r} at offset "
                         f"{e.start} of a read block); JSONL files must be UTF-8") from None
@@ -364,7 +407,8 @@ def _unique(recs, key:str, where:str):
     seen = {}
     for i, r in enumerate(recs, 1):
         k = r.get(key) if isinstance(r, Mapping) else None
-        if k is not None and k in seen: raise DataError(f"{where}: duplicate {key} {k!r} (records {seen[k]} and {i}); ids must be unique")
+        if k is not None and k in seen:
+            raise DataError(f"{where}: duplicate {key} {k!r} (records {seen[k]} and {i}); ids must be unique")
         seen[k] = i
 
 class Dataset:
@@ -373,7 +417,9 @@ class Dataset:
                  lazy:bool=False):   # captions stay on disk (`CaptionFile`), images packed (`PackedIndex`): COCO-sized data
         self.path = Path(path)
         mp = self.path/'meta.json'
-        if not mp.exists(): raise FileNotFoundError(f"{str(mp)!r} not found: {str(self.path)!r} is not a dataset folder (or it was not fully written)")
+        if not mp.exists():
+            raise FileNotFoundError(f"{str(mp)!r} not found: {str(self.path)!r} is not a dataset folder (or it was "
+                                    f"not fully written)")
         try: self.meta = json.loads(mp.read_text(encoding='utf-8'))
         except json.JSONDecodeError as e: raise DataError(f"{mp}: not valid JSON ({e.msg})") from None
         except UnicodeDecodeError: raise DataError(f"{mp}: not UTF-8 text") from None
@@ -382,7 +428,8 @@ class Dataset:
         self.images = PackedIndex() if lazy else {}
         recs = _read_jsonl(self.path/'images.jsonl')
         if not lazy:                                      # a repeated id would move an image to another split
-            recs = list(recs); _unique(recs, 'image_id', 'images.jsonl')
+            recs = list(recs)
+            _unique(recs, 'image_id', 'images.jsonl')
         for r in recs:
             if validate: _check_image(r, 'images.jsonl', text_only=bool(self.meta.get('text_only')))
             if lazy and r['image_id'] in self.images:    # name both records
@@ -405,9 +452,12 @@ class Dataset:
             if self.lazy: hashes.append(hash(k) if isinstance(k, (str, int)) else -n)
             if not validate: continue
             if not isinstance(c, Mapping) or c.get('image_id') not in self.images:
-                raise DataError(f"captions.jsonl caption {c.get('caption_id') if isinstance(c, Mapping) else c!r}: field image_id: unknown image {c.get('image_id') if isinstance(c, Mapping) else None!r}")
+                raise DataError(f"captions.jsonl caption {c.get('caption_id') if isinstance(c, Mapping) else c!r}: "
+                                f"field image_id: unknown image "
+                                f"{c.get('image_id') if isinstance(c, Mapping) else None!r}")
             validate_caption(c, self.images[c['image_id']])
-        if self.lazy and len(np.unique(np.frombuffer(hashes, np.int64))) < n:   # a repeated id (or a collision): name it
+        # a repeated id (or a collision): name it
+        if self.lazy and len(np.unique(np.frombuffer(hashes, np.int64))) < n:
             _unique(_read_jsonl(self.path/'captions.jsonl'), 'caption_id', 'captions.jsonl')
         return n
 
@@ -417,9 +467,12 @@ class Dataset:
     def _file(self)->h5py.File:
         "The HDF5 handle of this process (reopened after a fork)"
         if self._h5 is None or self._pid != os.getpid():
-            if not self.feature_path.exists(): raise FileNotFoundError(f"feature file {str(self.feature_path)!r} (meta.json feature_file) not found")
+            if not self.feature_path.exists():
+                raise FileNotFoundError(f"feature file {str(self.feature_path)!r} (meta.json feature_file) not found")
             try: self._h5, self._pid = h5py.File(self.feature_path, 'r'), os.getpid()
-            except OSError as e: raise DataError(f"feature file {str(self.feature_path)!r} cannot be opened (truncated or not HDF5?): {e}") from None
+            except OSError as e:
+                raise DataError(f"feature file {str(self.feature_path)!r} cannot be opened (truncated or not HDF5?): "
+                                f"{e}") from None
         return self._h5
 
     def features(self, image_id:str)->dict:
@@ -430,8 +483,10 @@ class Dataset:
             k = f'{image_id}_{key}'
             if k not in h: raise DataError(f"{self.feature_path.name}: key {k!r} missing (image {image_id!r})")
             try: out[name] = h[k][()].astype(np.float32, copy=False)
-            except OSError as e: raise DataError(f"{str(self.feature_path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
-        check_feature_arrays(self.images[image_id], out['feats'], out['boxes'], out['cls_prob'], len(self.classes), self.feature_path.name)
+            except OSError as e:
+                raise DataError(f"{str(self.feature_path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
+        check_feature_arrays(self.images[image_id], out['feats'], out['boxes'], out['cls_prob'], len(self.classes),
+                             self.feature_path.name)
         return out
 
     @property

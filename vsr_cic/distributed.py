@@ -49,9 +49,13 @@ def init_distributed(backend:str|None=None,            # 'gloo' | 'nccl'; None: 
     backend = backend or ('nccl' if device.type == 'cuda' else 'gloo')
     if ws > 1 and not _dist_on():
         miss = [k for k in ('RANK', 'MASTER_ADDR', 'MASTER_PORT') if k not in e]
-        if miss: raise RuntimeError(f"WORLD_SIZE={ws} but {', '.join(miss)} not set: launch with torchrun (see notebook 15_train)")
+        if miss:
+            raise RuntimeError(f"WORLD_SIZE={ws} but {', '.join(miss)} not set: launch with torchrun (see notebook "
+                               f"15_train)")
         torch.distributed.init_process_group(backend, rank=rank, world_size=ws, timeout=timedelta(seconds=timeout_s))
-    if _dist_on(): rank, ws = world(); backend = torch.distributed.get_backend()
+    if _dist_on():
+        rank, ws = world()
+        backend = torch.distributed.get_backend()
     return DistEnv(rank, ws, lr, device, backend if ws > 1 else None)
 
 def wrap_ddp(model:torch.nn.Module, device:str|torch.device|None=None, **ddp_kw)->torch.nn.Module:
@@ -59,7 +63,8 @@ def wrap_ddp(model:torch.nn.Module, device:str|torch.device|None=None, **ddp_kw)
     if device is not None: model = model.to(device)
     if world()[1] == 1: return model
     dev = torch.device(device) if device is not None else next(model.parameters()).device
-    return torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index] if dev.type == 'cuda' else None, **ddp_kw)
+    return torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index] if dev.type == 'cuda' else None,
+                                                     **ddp_kw)
 
 def unwrap(model:torch.nn.Module)->torch.nn.Module:
     "The module inside a DDP wrapper (whose state dict has no `module.` prefix)"
@@ -68,7 +73,8 @@ def unwrap(model:torch.nn.Module)->torch.nn.Module:
 def cleanup_distributed():
     "Leave the process group (after a barrier, so that rank 0's last checkpoint is on disk for everyone)"
     if _dist_on():
-        torch.distributed.barrier(); torch.distributed.destroy_process_group()
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
 
 def print0(*args, **kw):
     "`print` on rank 0 only"
@@ -78,12 +84,16 @@ def print0(*args, **kw):
 def _bcast(obj):
     "Rank 0's `obj` on every rank"
     if not _dist_on(): return obj
-    box = [obj]; torch.distributed.broadcast_object_list(box, src=0); return box[0]
+    box = [obj]
+    torch.distributed.broadcast_object_list(box, src=0)
+    return box[0]
 
 def _gather(obj)->list:
     "Every rank's `obj`, in rank order, on every rank"
     if not _dist_on(): return [obj]
-    out = [None] * torch.distributed.get_world_size(); torch.distributed.all_gather_object(out, obj); return out
+    out = [None] * torch.distributed.get_world_size()
+    torch.distributed.all_gather_object(out, obj)
+    return out
 
 def average_gradients(model:torch.nn.Module):
     "All-reduce the gradients of `model` to their mean over ranks (a gradient missing on a rank counts as zero)"
@@ -97,9 +107,12 @@ def average_gradients(model:torch.nn.Module):
     for p in ps:
         if p.grad is None: p.grad = torch.zeros_like(p)
     flat = torch.cat([p.grad.reshape(-1) for p in ps])                      # one collective for all gradients
-    torch.distributed.all_reduce(flat); flat /= ws
+    torch.distributed.all_reduce(flat)
+    flat /= ws
     i = 0
-    for p in ps: p.grad.copy_(flat[i:i + p.numel()].view_as(p.grad)); i += p.numel()
+    for p in ps:
+        p.grad.copy_(flat[i:i + p.numel()].view_as(p.grad))
+        i += p.numel()
 
 
 def broadcast_module(model:torch.nn.Module):
@@ -111,10 +124,14 @@ def broadcast_module(model:torch.nn.Module):
 def check_in_sync(model:torch.nn.Module, what:str='the model', rtol:float=1e-6):
     "Raise if the ranks hold different weights (one all-gather of a checksum)"
     if not _dist_on(): return
-    with torch.no_grad(): s = sum((p.detach().double().sum() for p in model.parameters()), torch.zeros((), dtype=torch.float64))
-    sums = [None] * torch.distributed.get_world_size(); torch.distributed.all_gather_object(sums, s.item())
+    with torch.no_grad():
+        s = sum((p.detach().double().sum() for p in model.parameters()), torch.zeros((), dtype=torch.float64))
+    sums = [None] * torch.distributed.get_world_size()
+    torch.distributed.all_gather_object(sums, s.item())
     if max(sums) - min(sums) > rtol * max(1.0, max(abs(x) for x in sums)):
-        raise RuntimeError(f"ranks hold different weights for {what} (checksums {sums}): gradients were not synchronised. "
-                           "A DistributedDataParallel model only synchronises when the step calls model(...) (its forward); "
+        raise RuntimeError(f"ranks hold different weights for {what} (checksums {sums}): gradients were not "
+                           f"synchronised. "
+                           "A DistributedDataParallel model only synchronises when the step calls model(...) (its "
+                           "forward); "
                            "for steps that call another method (model.module.loss(...)), pass the bare model to fit, "
                            "which then averages the gradients itself")

@@ -32,7 +32,8 @@ def self_cider_image(K:np.ndarray,          # (m, m) pairwise CIDEr-D kernel of 
                      symmetrize:bool=True,  # use (K + K^T)/2; False: eigvalsh's lower-triangle reading
                     )->float:
     "self-CIDEr of one caption set from its kernel"
-    K = np.asarray(K, dtype=np.float64); m = K.shape[0]
+    K = np.asarray(K, dtype=np.float64)
+    m = K.shape[0]
     if K.shape != (m, m): raise ValueError(f"self-CIDEr kernel must be square, got shape {K.shape}")
     if m < 2: return 0.0
     if symmetrize: K = (K + K.T) / 2
@@ -91,7 +92,9 @@ def best_of_k(sets:Mapping[Hashable, Sequence[str]],          # {id: [k generate
         per.append(evaluate_captions(pj, refs, metrics, tokenizer, per_image=True)['per_image'])
     out, choice = {}, {}
     for m in per[0]:
-        if per[0][m] is None: out[m] = None; continue
+        if per[0][m] is None:
+            out[m] = None
+            continue
         best = {i: max(range(k), key=lambda j: (per[j][m][i], -j)) for i in ids}
         choice[m] = best
         sel = {i: sets[i][min(best[i], len(sets[i]) - 1)] for i in ids}

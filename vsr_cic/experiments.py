@@ -42,7 +42,9 @@ def available_captioners(ckpt_dirs:dict)->dict:
     for m in METHODS:
         ds = ckpt_dirs.get(m, [])
         for d in [ds] if isinstance(ds, (str, Path)) else ds:
-            if (Path(d)/'model.pt').exists(): out[m] = Path(d); break
+            if (Path(d)/'model.pt').exists():
+                out[m] = Path(d)
+                break
     return out
 
 # %% ../nbs/23_experiments.ipynb #00000007
@@ -56,14 +58,16 @@ def _plan_slots(plan:Plan, rec:dict, verbs)->tuple[list, list]:
     for it in plan.items:
         f, s = next((l for l in it.labels if l[1] == VERB), it.labels[0])   # a shared slot is named by its first label
         r, i = parse_subrole(s)
-        slots.append((ROLE_VOCAB[r], i, r == VERB, verbs[rec['frames'][f]['verb']], it.region)); names.append(s)
+        slots.append((ROLE_VOCAB[r], i, r == VERB, verbs[rec['frames'][f]['verb']], it.region))
+        names.append(s)
     return slots, names
 
 def _frame_sets(pipe:Pipeline, v:VSR, gt_roles:dict, img, sets:str)->dict:
     "Role -> the proposal sets of its sub-roles: GSRL's (in R-level order) or the annotated ones"
     if sets == 'gt': return gt_roles
     g = {r: [j for j, _ in x] for r, x in pipe.ground(v, img).items()}
-    if pipe.ssp is not None and pipe.ssp.rlevel is not None: g = pipe.ssp.order_sets(pipe.vocabs['planner'][v.verb], g, img)
+    if pipe.ssp is not None and pipe.ssp.rlevel is not None:
+        g = pipe.ssp.order_sets(pipe.vocabs['planner'][v.verb], g, img)
     return g
 
 def planned_examples(ds, pipe:Pipeline,
@@ -71,10 +75,13 @@ def planned_examples(ds, pipe:Pipeline,
                      structure:str='gt',     # 'gt': annotated slot order; 'ssp': S-level + R-level SSP per VSR, merged (Alg. 1)
                     )->list[dict]:
     "Copies of a CaptionDataset's examples with predicted sets and/or planned (and merged) structures"
-    if sets not in ('gsrl', 'gt') or structure not in ('gt', 'ssp'): raise ValueError(f"sets must be 'gsrl'|'gt' and structure 'gt'|'ssp', got {sets!r}, {structure!r}")
-    recs = {c['caption_id']: c for c in ds.data.captions}; out = []
+    if sets not in ('gsrl', 'gt') or structure not in ('gt', 'ssp'):
+        raise ValueError(f"sets must be 'gsrl'|'gt' and structure 'gt'|'ssp', got {sets!r}, {structure!r}")
+    recs = {c['caption_id']: c for c in ds.data.captions}
+    out = []
     for ex in ds.examples:
-        rec = recs[ex['caption_id']]; img = None
+        rec = recs[ex['caption_id']]
+        img = None
         new, pairs = {}, []                                        # (frame, sub-role) -> set; per frame (S, R)
         for f in range(len(rec['frames'])):
             v, gt_roles = _frame_vsr(rec, f)
@@ -87,7 +94,8 @@ def planned_examples(ds, pipe:Pipeline,
         labels = [next((l for l in sl['labels'] if l[1] == VERB), sl['labels'][0]) for sl in rec['slots']]
         slots = [(*info[:4], None if info[2] else new.get(tuple(l), info[4])) for info, l in zip(ex['slots'], labels)]
         names, plan = [l[1] for l in labels], None
-        if structure == 'ssp' and len(pairs) == len(rec['frames']):   # every VSR planned (GT sets may leave one ungrounded)
+        # every VSR planned (GT sets may leave one ungrounded)
+        if structure == 'ssp' and len(pairs) == len(rec['frames']):
             plan = merge_structures(pairs)
             slots, names = _plan_slots(plan, rec, ds.vocab['verbs'])
         out.append({**ex, 'slots': slots, 'slot_names': names, 'plan': plan})
@@ -100,7 +108,8 @@ def split_counts(examples:list, recs:dict)->dict:
 
 def with_examples(cd, split:str, examples:list):
     "A CaptionData whose `split` dataset holds `examples`"
-    ds = copy.copy(cd.splits[split]); ds.examples = examples
+    ds = copy.copy(cd.splits[split])
+    ds.examples = examples
     return replace(cd, splits={**cd.splits, split: ds})
 
 # %% ../nbs/23_experiments.ipynb #00000009
@@ -162,12 +171,15 @@ def ours_plans(pipe:Pipeline, rec:dict, image:dict, k:int, rng:np.random.Generat
     plans, vsrs = [], []
     for vv, gg, n in picks:
         for st, _ in pipe.plan(vv, gg, image, n):
-            plans.append(Plan.from_structure([s for s, _ in st], [j for _, j in st])); vsrs.append(vv)
+            plans.append(Plan.from_structure([s for s, _ in st], [j for _, j in st]))
+            vsrs.append(vv)
     missing = k - len(plans)
     if missing > 0:                                                   # too few structures: more of the full VSR's
         extra = [Plan.from_structure([s for s, _ in st], [j for _, j in st]) for st, _ in pipe.plan(v, g, image, k)]
         extra = [p for p in extra if p not in plans] or extra
-        for i in range(missing): plans.append(extra[i % len(extra)]); vsrs.append(v)
+        for i in range(missing):
+            plans.append(extra[i % len(extra)])
+            vsrs.append(v)
     return plans[:k], vsrs[:k]
 
 # %% ../nbs/23_experiments.ipynb #00000011
@@ -189,7 +201,8 @@ SUBSETS = {'all': lambda n: True, 'one-verb': lambda n: n == 1, 'multi-verb': la
 
 def _control_counts(preds:list[dict], srl)->list[dict]:
     from vsr_cic.control import controllability_from_text
-    c = controllability_from_text([p['tokens'] for p in preds], [p['controls'] for p in preds], srl=srl, per_caption=True)
+    c = controllability_from_text([p['tokens'] for p in preds], [p['controls'] for p in preds], srl=srl,
+                                  per_caption=True)
     return c['per_caption']
 
 def _control_of(counts:list[dict])->dict:
@@ -245,16 +258,19 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
             pl_dir = nv_dir if planner == 'no_verb' else ckpt_dirs['planner']
             pipes[planner] = Pipeline.from_dirs(ckpt_dirs['gsrl'], pl_dir, d, device, data_dir=path)
         opts = _decode_options(info, preset)
-        recs = cd.records('test'); n_frames = {cid: len(r['frames']) for cid, r in recs.items()}
+        recs = cd.records('test')
+        n_frames = {cid: len(r['frames']) for cid, r in recs.items()}
         settings = [('GSRL', 'gsrl', structure, False), ('GT', 'gt', structure, False)]
         if m == 'ours' and structure != 'gt' and gt_rows:
             settings += [('GSRL', 'gsrl', 'gt', False), ('GT', 'gt', 'gt', False)]
-        if m == 'ours' and oracle: settings += [('GSRL', 'gsrl', structure, True), ('GT', 'gt', structure, True)]   # paper's grey rows
+        # paper's grey rows
+        if m == 'ours' and oracle: settings += [('GSRL', 'gsrl', structure, True), ('GT', 'gt', structure, True)]
         for prop, sets, st, orc in settings:
             key = (planner, sets, st, id(cd))
             if key not in planned: planned[key] = planned_examples(cd.splits['test'], pipes[planner], sets, st)
             exs = planned[key][:limit] if limit else planned[key]
-            preds = decode_split(net, with_examples(cd, 'test', exs), 'test', device, beam=beam, limit=limit, oracle_verb=orc,
+            preds = decode_split(net, with_examples(cd, 'test', exs), 'test', device, beam=beam, limit=limit,
+                                 oracle_verb=orc,
                                  constrain=opts['constrain_verbs'], complete=opts['complete'])
             name = (m if st == structure else f'{m} ({st} structure)') + (' (oracle verb)' if orc else '')
             counts = split_counts(exs, recs)
@@ -265,7 +281,8 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
                 if progress: progress(f"{name:28s} {prop:4s} {sub:10s} n={res['n']} " + _fmt(res, TABLE1_COLS))
             keep = ('caption_id', 'caption', 'structure', 'gt_structure')
             samples[f'{name}/{prop}'] = [{k: p[k] for k in keep} | {'gt': ' '.join(p['gt'])} for p in preds[:5]]
-    return {'rows': rows, 'n_test': len(preds), 'beam': beam, 'structure': structure, 'preset': preset, 'samples': samples,
+    return {'rows': rows, 'n_test': len(preds), 'beam': beam, 'structure': structure, 'preset': preset,
+            'samples': samples,
             'skipped': skipped,
             'dataset': str(path), 'components': {'gsrl': str(ckpt_dirs['gsrl']), 'planner': str(ckpt_dirs['planner']),
                                                  'planner_no_verb': str(nv_dir) if nv_ok else None}}
@@ -277,7 +294,8 @@ def _table2_setup(data, limit:int|None, tokenizer:str|None, split:str='test')->t
     from vsr_cic.metrics import java_available
     from vsr_cic.vsr_suggest import diversity_captions
     recs = diversity_captions(data, split, limit)
-    if not recs: raise ValueError(f"Table 2: no {split!r} caption with one verb and every sub-role grounded in {data.path}")
+    if not recs:
+        raise ValueError(f"Table 2: no {split!r} caption with one verb and every sub-role grounded in {data.path}")
     java = java_available()
     mets = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
     return recs, {c['caption_id']: c['caption'] for c in recs}, mets, tokenizer or ('ptb' if java else 'simple')
@@ -322,7 +340,8 @@ def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), b
     for k in ks:
         for name, pipe in pipes.items():
             sets = diverse_sets(name, pipe, recs, data, k, beam, seed)
-            row = {'method': name, 'captions': k, 'checkpoint': str(caps[who[name]]), **table2_scores(sets, refs, mets, tok)}
+            row = {'method': name, 'captions': k, 'checkpoint': str(caps[who[name]]),
+                   **table2_scores(sets, refs, mets, tok)}
             rows.append(row)
             sets_out[f'{name}/{k}'] = dict(list(sets.items())[:3])
             if progress: progress(f"{name:5s} k={k} n={len(sets)} " + _fmt(row, TABLE2_COLS))
@@ -357,7 +376,8 @@ def evaluate_ablation(runs:dict,              # training variant -> {seed: capti
             preds = decode_split(net, cd, 'test', device, beam=beam, limit=limit, constrain=opts['constrain_verbs'],
                                  complete=opts['complete'])
             res = safe_evaluate(preds, metrics=metrics, control=control, srl=srl)
-            per_seed.append({'row': row, 'variant': variant, 'seed': seed, 'checkpoint': str(d), 'trained_with': info['options'],
+            per_seed.append({'row': row, 'variant': variant, 'seed': seed, 'checkpoint': str(d),
+                             'trained_with': info['options'],
                              'decoded_with': opts, 'n': len(preds), **{k: res.get(k) for k in ABLATION_COLS}})
             if progress: progress(f"{row:30s} seed {seed} " + _fmt(res, ABLATION_COLS))
     return {'rows': ablation_rows(per_seed), 'per_seed': per_seed, 'dataset': str(path), 'beam': beam, 'limit': limit}
@@ -396,7 +416,8 @@ def evaluate_ablation_diversity(runs:dict,     # training variant -> {seed: capt
             for k in ks:   # the same plans for every row (rng from `seed`): only the captioner and its decoding differ
                 res = table2_scores(diverse_sets('Ours', pipe, recs, pipe.data, k, beam, seed), refs, mets, tok)
                 per_seed.append({'row': row, 'variant': variant, 'seed': s, 'captions': k, 'checkpoint': str(d),
-                                 'decoded_with': {'complete': pipe.complete, 'constrain_verbs': pipe.verb_words is not None},
+                                 'decoded_with': {'complete': pipe.complete,
+                                                  'constrain_verbs': pipe.verb_words is not None},
                                  'n': len(recs), **res})
                 if progress: progress(f"{row:30s} seed {s} k={k} " + _fmt(res, TABLE2_COLS))
     return {'rows': ablation_diversity_rows(per_seed), 'per_seed': per_seed, 'dataset': str(path), 'beam': beam,
@@ -418,21 +439,28 @@ def write_tiny_checkpoints(data_dir, root, methods=METHODS, hidden:int=16, seed:
     from vsr_cic.slevel import SLevelPlanner
     from vsr_cic.rlevel import RLevelPlanner
     from vsr_cic.baselines import make_captioner
-    root, data = Path(root), load_dataset(data_dir); torch.manual_seed(seed)
-    voc = build_vocabs(data); f = data.features(next(iter(data.images)))
+    root, data = Path(root), load_dataset(data_dir)
+    torch.manual_seed(seed)
+    voc = build_vocabs(data)
+    f = data.features(next(iter(data.images)))
     D, C, nv = f['feats'].shape[1], f['cls_prob'].shape[1], len(voc['verbs'])
     def save(model, cfg, path, **extra):
-        path.parent.mkdir(parents=True, exist_ok=True); torch.save({'model': model.state_dict(), 'config': cfg, **extra}, path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({'model': model.state_dict(), 'config': cfg, **extra}, path)
     g = dict(n_verbs=nv, feat_dim=D, d_v=8, d_s=8, d_att=hidden, hidden=hidden)
-    save(GSRL(**g), g, root/'train_gsrl'/'gsrl'/'best.pt'); save_vocabs(voc, root/'train_gsrl')
+    save(GSRL(**g), g, root/'train_gsrl'/'gsrl'/'best.pt')
+    save_vocabs(voc, root/'train_gsrl')
     s = dict(n_verbs=nv, d_model=hidden, n_heads=2, n_layers=1, ffn=hidden)
     save(SLevelPlanner(**s), s, root/'train_planner'/'slevel_transformer'/'best.pt', kind='transformer')
     r = dict(n_verbs=nv, n_classes=C, feat_dim=D, d_vis=8, d_cls=8, d_emb=8, hidden=hidden)
-    save(RLevelPlanner(**r), r, root/'train_planner'/'rlevel'/'best.pt'); save_vocabs(voc, root/'train_planner')
+    save(RLevelPlanner(**r), r, root/'train_planner'/'rlevel'/'best.pt')
+    save_vocabs(voc, root/'train_planner')
     dirs = {'gsrl': root/'train_gsrl', 'planner': root/'train_planner'}
     for m in methods:
         cfg = dict(hidden=hidden, emb=hidden, att=hidden, dropout=0.)
-        d = root/'compare'/m; (d/'vocab').mkdir(parents=True, exist_ok=True); save_vocabs(voc, d/'vocab')
+        d = root/'compare'/m
+        (d/'vocab').mkdir(parents=True, exist_ok=True)
+        save_vocabs(voc, d/'vocab')
         torch.save({'model': make_captioner(m, len(voc['words']), D, **cfg).state_dict(), 'name': m, 'config': cfg,
                     'vocab_size': len(voc['words']), 'feat_dim': D, 'vocab_dir': 'vocab'}, d/'model.pt')
         (d/'run_config.json').write_text(json.dumps({'model': m, 'data': str(data_dir)}))

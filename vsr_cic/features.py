@@ -45,7 +45,8 @@ def load_image(src)->np.ndarray:
     if isinstance(src, np.ndarray):
         a = src
         if a.ndim == 2: a = np.stack([a] * 3, -1)
-        if a.ndim != 3 or a.shape[2] not in (3, 4): raise ValueError(f"image array must be (H, W), (H, W, 3) or (H, W, 4), got {a.shape}")
+        if a.ndim != 3 or a.shape[2] not in (3, 4):
+            raise ValueError(f"image array must be (H, W), (H, W, 3) or (H, W, 4), got {a.shape}")
         return np.ascontiguousarray(a[..., :3].astype(np.uint8))
     p = Path(src)
     if not p.exists(): raise FileNotFoundError(f"image {str(p)!r} not found")
@@ -66,7 +67,8 @@ def roi_align(fmap:torch.Tensor,  # (B, C, h, w) feature maps
               sampling:int=2,     # bilinear samples per bin side
              )->torch.Tensor:     # (R, C, out, out)
     "RoI align (aligned, continuous coordinates) written with `grid_sample`, batched over pictures and boxes"
-    if rois.ndim != 2 or rois.shape[1] != 5: raise ValueError(f"rois must be (R, 5) [index, x1, y1, x2, y2], got {tuple(rois.shape)}")
+    if rois.ndim != 2 or rois.shape[1] != 5:
+        raise ValueError(f"rois must be (R, 5) [index, x1, y1, x2, y2], got {tuple(rois.shape)}")
     B, C, h, w = fmap.shape
     R, n = len(rois), out * sampling
     if R == 0: return fmap.new_zeros(0, C, out, out)
@@ -78,7 +80,8 @@ def roi_align(fmap:torch.Tensor,  # (B, C, h, w) feature maps
     ys = y1[:, None] + t[None] * (y2 - y1).clamp(min=1e-3)[:, None]      # (R, n)
     gx, gy = 2 * xs / w - 1, 2 * ys / h - 1                              # normalised, align_corners=False
     grid = torch.stack([gx[:, None, :].expand(R, n, n), gy[:, :, None].expand(R, n, n)], -1)  # (R, n, n, 2)
-    samples = F.grid_sample(fmap[idx], grid.to(fmap.dtype), mode='bilinear', padding_mode='border', align_corners=False)  # (R, C, n, n)
+    # (R, C, n, n)
+    samples = F.grid_sample(fmap[idx], grid.to(fmap.dtype), mode='bilinear', padding_mode='border', align_corners=False)
     return samples.reshape(R, C, out, sampling, out, sampling).mean((3, 5))  # (R, C, out, out)
 
 # %% ../nbs/06_features.ipynb #0000000f
@@ -108,7 +111,8 @@ class RegionFeaturizer:
                  boxes:Sequence[np.ndarray],          # B arrays (N_b, 4) x1 y1 x2 y2 pixels
                 )->list[np.ndarray]:                  # B arrays (N_b, D) float32
         "Features of every box of every picture"
-        for i, (im, b) in enumerate(zip(images, boxes)): check_picture_boxes(b, im.shape[1], im.shape[0], f'picture {i}')
+        for i, (im, b) in enumerate(zip(images, boxes)):
+            check_picture_boxes(b, im.shape[1], im.shape[0], f'picture {i}')
         return self._roi(images, boxes) if self.method == 'roi' else self._crop(images, boxes)
 
     def _roi(self, images, boxes):
@@ -129,7 +133,8 @@ class RegionFeaturizer:
         from PIL import Image
         crops, sizes = [], []
         for im, b in zip(images, boxes):
-            b = np.asarray(b, np.float32).reshape(-1, 4); sizes.append(len(b))
+            b = np.asarray(b, np.float32).reshape(-1, 4)
+            sizes.append(len(b))
             H, W = im.shape[:2]
             for x1, y1, x2, y2 in b:
                 x1, y1 = int(np.clip(np.floor(x1), 0, W - 1)), int(np.clip(np.floor(y1), 0, H - 1))
@@ -149,13 +154,15 @@ def class_probs(names:Sequence[str],   # class name of each box
                 where:str='boxes',     # for error messages (file, image)
                )->np.ndarray:          # (N, C) float32
     "One-hot (or smoothed) class scores of boxes with known classes, column 0 = background"
-    C = len(classes); idx = {c: i for i, c in enumerate(classes)}
+    C = len(classes)
+    idx = {c: i for i, c in enumerate(classes)}
     if C < 2: raise ValueError(f"need the background and at least one class, got {list(classes)}")
     if not 0 <= smoothing < 1: raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")
     out = np.full((len(names), C), smoothing / max(C - 2, 1) if C > 2 else 0.0, np.float32)
     out[:, 0] = 0
     for i, n in enumerate(names):
-        if n not in idx or idx[n] == 0: raise ValueError(f"{where}: box {i} has class {n!r}, which is not among the {C - 1} dataset classes")
+        if n not in idx or idx[n] == 0:
+            raise ValueError(f"{where}: box {i} has class {n!r}, which is not among the {C - 1} dataset classes")
         out[i, idx[n]] = 1 - smoothing if C > 2 else 1.0
     return out
 
@@ -181,8 +188,11 @@ def class_features(cls_prob:np.ndarray,      # (N, C) class scores, column 0 = b
     cp = np.asarray(cls_prob, np.float32)
     if cp.ndim != 2: raise ValueError(f"cls_prob must be (N, C), got shape {cp.shape}")
     if check_feature_kind(kind) == 'class': return cp.copy()
-    if kind == 'cnn': raise ValueError("class_features makes kinds 'class' and 'class_box'; 'cnn' features come from RegionFeaturizer")
-    if boxes is None or size is None: raise ValueError("feature kind 'class_box' needs the boxes and the picture size (W, H)")
+    if kind == 'cnn':
+        raise ValueError("class_features makes kinds 'class' and 'class_box'; 'cnn' features come from "
+                         "RegionFeaturizer")
+    if boxes is None or size is None:
+        raise ValueError("feature kind 'class_box' needs the boxes and the picture size (W, H)")
     b, (W, H) = np.asarray(boxes, np.float32).reshape(-1, 4), size
     if len(b) != len(cp): raise ValueError(f"{len(b)} boxes but {len(cp)} cls_prob rows")
     g = b / np.array([W, H, W, H], np.float32)                                        # (N, 4) in [0, 1]
@@ -212,8 +222,10 @@ def extract_features(items:Iterable[tuple],  # (image_id, picture path or array,
                     )->dict:                 # {'written': n, 'skipped': n, 'boxes': n}
     "Compute region features for pictures and boxes into `out_file` (bottom-up layout), skipping images already there"
     from tqdm.auto import tqdm
-    out_file = Path(out_file); out_file.parent.mkdir(parents=True, exist_ok=True)
-    done = done_ids(out_file); fz = None
+    out_file = Path(out_file)
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    done = done_ids(out_file)
+    fz = None
     stats = Counter(written=0, skipped=0, boxes=0)
     def flush(batch, h):
         nonlocal fz
@@ -224,21 +236,28 @@ def extract_features(items:Iterable[tuple],  # (image_id, picture path or array,
             for k, a in zip(FEATURE_KEYS, (f, bx, cp)):
                 if f'{iid}_{k}' in h: del h[f'{iid}_{k}']
                 h.create_dataset(f'{iid}_{k}', data=np.asarray(a, np.float32))
-            stats['written'] += 1; stats['boxes'] += len(bx)
-        h.flush(); batch.clear()
+            stats['written'] += 1
+            stats['boxes'] += len(bx)
+        h.flush()
+        batch.clear()
     with h5py.File(out_file, 'a') as h:
         batch = []
-        for iid, src, bx, names in tqdm(items, total=total, disable=not progress, desc=f'features ({method})', unit='img'):
+        for iid, src, bx, names in tqdm(items, total=total, disable=not progress, desc=f'features ({method})',
+                                        unit='img'):
             iid, bx = str(iid), np.asarray(bx, np.float32).reshape(-1, 4)
             if iid in done:
                 old = h[f'{iid}_boxes'][()]
-                if old.shape == bx.shape and np.allclose(old, bx): stats['skipped'] += 1; continue
+                if old.shape == bx.shape and np.allclose(old, bx):
+                    stats['skipped'] += 1
+                    continue
                 stats['recomputed (boxes changed)'] += 1
             if len(bx) != len(names): raise ValueError(f"image {iid}: {len(bx)} boxes but {len(names)} class names")
-            if len(bx) > max_proposals: raise ValueError(f"image {iid}: {len(bx)} boxes, more than max_proposals={max_proposals}")
+            if len(bx) > max_proposals:
+                raise ValueError(f"image {iid}: {len(bx)} boxes, more than max_proposals={max_proposals}")
             cp = class_probs(names, classes, smoothing, where=f'image {iid}')
             img = load_image(src)
-            check_picture_boxes(bx, img.shape[1], img.shape[0], f"image {iid} ({src if not isinstance(src, np.ndarray) else 'array'})")
+            check_picture_boxes(bx, img.shape[1], img.shape[0],
+                                f"image {iid} ({src if not isinstance(src, np.ndarray) else 'array'})")
             batch.append((iid, img, bx, cp))
             if len(batch) == batch_size: flush(batch, h)
         flush(batch, h)

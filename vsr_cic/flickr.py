@@ -27,8 +27,10 @@ def parse_flickr_sentence(line:str,     # one line of Sentences/<id>.txt
         if w.startswith('[/EN#'):
             if cur is not None: raise FormatError(_where(file, f"nested phrase at {w!r} in {line.strip()!r}"))
             m = _PHRASE.match(w)
-            if not m: raise FormatError(_where(file, f"bad phrase tag {w!r} in {line.strip()!r}: expected [/EN#<id>/<type>"))
-            cur = {'chain': int(m.group(1)), 'types': m.group(2).strip('/').split('/'), 'start': len(words), 'words': []}
+            if not m:
+                raise FormatError(_where(file, f"bad phrase tag {w!r} in {line.strip()!r}: expected [/EN#<id>/<type>"))
+            cur = {'chain': int(m.group(1)), 'types': m.group(2).strip('/').split('/'), 'start': len(words),
+                   'words': []}
             continue
         end = cur is not None and w.endswith(']')
         w = w[:-1] if end else w
@@ -36,9 +38,11 @@ def parse_flickr_sentence(line:str,     # one line of Sentences/<id>.txt
         words += toks
         if cur is not None: cur['words'] += toks
         if end:
-            phrases.append({'span': [cur['start'], len(words)], 'chain': cur['chain'], 'types': cur['types'], 'text': ' '.join(cur['words'])})
+            phrases.append({'span': [cur['start'], len(words)], 'chain': cur['chain'], 'types': cur['types'],
+                            'text': ' '.join(cur['words'])})
             cur = None
-    if cur is not None: raise FormatError(_where(file, f"phrase [/EN#{cur['chain']} … is never closed with ']' in {line.strip()!r}"))
+    if cur is not None:
+        raise FormatError(_where(file, f"phrase [/EN#{cur['chain']} … is never closed with ']' in {line.strip()!r}"))
     return words, phrases
 
 # %% ../nbs/05a_flickr.ipynb #00000008
@@ -64,7 +68,8 @@ def parse_flickr_xml(path)->dict:
         if bb is not None:
             box = [num(bb, t, f"<object> {k} <bndbox>") - 1 for t in ('xmin', 'ymin', 'xmax', 'ymax')]
             if not (0 <= box[0] < box[2] <= W and 0 <= box[1] < box[3] <= H):
-                raise FormatError(_where(path, f"<object> {k} (chain {names[0]})", f"box {box} is empty or outside the {W}x{H} image"))
+                raise FormatError(_where(path, f"<object> {k} (chain {names[0]})",
+                                         f"box {box} is empty or outside the {W}x{H} image"))
             for n in names: out['boxes'].setdefault(n, []).append(box)
         else:
             for tag, key in (('nobndbox', 'nobox'), ('scene', 'scene')):
@@ -89,13 +94,15 @@ def read_flickr_entities(sentences_dir,           # folder of <id>.txt
                          ids=None,                # restrict to these ids
                         )->Records:
     "Read Flickr30k Entities sentences (and boxes, when the xml files are given) into canonical records"
-    sentences_dir = Path(sentences_dir); splits = _read_split_lists(split_files)
+    sentences_dir = Path(sentences_dir)
+    splits = _read_split_lists(split_files)
     files = sorted(sentences_dir.glob('*.txt'), key=lambda p: p.stem)
     if ids is not None: files = [sentences_dir/f'{i}.txt' for i in ids]
     if not files: raise FileNotFoundError(f"no Sentences/*.txt files in {str(sentences_dir)!r}")
     images, captions, boxes, box_classes, types = [], [], {}, {}, set()
     for f in files:
-        iid = f.stem; lines = [l for l in f.read_text(encoding='utf-8').splitlines() if l.strip()]
+        iid = f.stem
+        lines = [l for l in f.read_text(encoding='utf-8').splitlines() if l.strip()]
         split = splits.get(iid, default_split)
         if split is None: raise FormatError(f"{f}: image {iid} is in none of the split lists {list(split_files or {})}")
         ann = parse_flickr_xml(Path(annotations_dir)/f'{iid}.xml') if annotations_dir is not None else None
@@ -103,7 +110,9 @@ def read_flickr_entities(sentences_dir,           # folder of <id>.txt
         if ann:
             for chain, bs in ann['boxes'].items():
                 for b in bs:
-                    if b not in bx: bx.append(b); bcls.append(None)
+                    if b not in bx:
+                        bx.append(b)
+                        bcls.append(None)
                     chain_box.setdefault(chain, bx.index(b))
         for k, line in enumerate(lines):
             toks, phrases = parse_flickr_sentence(line, f'{f} line {k+1}')
@@ -119,13 +128,18 @@ def read_flickr_entities(sentences_dir,           # folder of <id>.txt
         w, h, fn = (ann['width'], ann['height'], None) if ann else (None, None, None)
         if image_dir is not None and (Path(image_dir)/f'{iid}.jpg').exists():
             w2, h2, fn = _image_size(image_dir, iid)
-            if ann and (w2, h2) != (w, h): raise FormatError(f"{Path(annotations_dir)/f'{iid}.xml'}: <size> {w}x{h} differs from the picture's {w2}x{h2}")
+            if ann and (w2, h2) != (w, h):
+                raise FormatError(f"{Path(annotations_dir)/f'{iid}.xml'}: <size> {w}x{h} differs from the picture's "
+                                  f"{w2}x{h2}")
             w, h = w2, h2
-        images.append({'image_id': iid, 'split': split, 'width': w, 'height': h, 'file': fn, 'sets': [[i] for i in range(len(bx))]})
-        boxes[iid] = np.array(bx, dtype=np.float32).reshape(-1, 4); box_classes[iid] = [c or 'other' for c in bcls]
+        images.append({'image_id': iid, 'split': split, 'width': w, 'height': h, 'file': fn,
+                       'sets': [[i] for i in range(len(bx))]})
+        boxes[iid] = np.array(bx, dtype=np.float32).reshape(-1, 4)
+        box_classes[iid] = [c or 'other' for c in bcls]
     meta = {'name': 'flickr30k_entities', 'format_version': 1, 'grouping': 'single',
             'classes': [BACKGROUND, *sorted((types - {'notvisual'}) | {'other'})], 'feature_file': 'features.hdf5',
-            'source': f'Flickr30k Entities Sentences{" + Annotations" if annotations_dir is not None else ""} from {sentences_dir}'}
+            'source': f'Flickr30k Entities Sentences{" + Annotations" if annotations_dir is not None else ""} from '
+                      f'{sentences_dir}'}
     return Records(meta, images, captions, boxes, box_classes)
 
 # %% ../nbs/05a_flickr.ipynb #0000000f
@@ -138,22 +152,29 @@ def read_multi30k(folder,                    # folder holding multi30k_task2_raw
                  )->Records:
     "Read the Multi30k task-2 raw caption files into text-only records keyed by Flickr30k id"
     import gzip
-    folder = Path(folder); raw, lists = folder/'multi30k_task2_raw', folder/'multi30k_image_splits'
+    folder = Path(folder)
+    raw, lists = folder/'multi30k_task2_raw', folder/'multi30k_image_splits'
     resplit = _read_split_lists(split_files) if split_files else None
     images, captions, skipped = {}, [], 0
     for ms in (splits or list(MULTI30K_SPLITS)):
         lf = lists/f'{ms}_images.txt'
         if not lf.exists(): raise FileNotFoundError(f"{str(lf)!r} not found (Multi30k split {ms!r})")
         ids = [l.strip().removesuffix('.jpg') for l in lf.read_text().splitlines() if l.strip()]
-        k = 1; cols = []
+        k = 1
+        cols = []
         while (raw/f'{ms}.{k}.{lang}.gz').exists():
-            with gzip.open(raw/f'{ms}.{k}.{lang}.gz', 'rt', encoding='utf-8') as f: cols.append(f.read().rstrip('\n').split('\n'))
-            if len(cols[-1]) != len(ids): raise FormatError(f"{raw/f'{ms}.{k}.{lang}.gz'}: {len(cols[-1])} lines but {lf.name} lists {len(ids)} images")
+            with gzip.open(raw/f'{ms}.{k}.{lang}.gz', 'rt', encoding='utf-8') as f:
+                cols.append(f.read().rstrip('\n').split('\n'))
+            if len(cols[-1]) != len(ids):
+                raise FormatError(f"{raw/f'{ms}.{k}.{lang}.gz'}: {len(cols[-1])} lines but {lf.name} lists {len(ids)} "
+                                  f"images")
             k += 1
         if not cols: raise FileNotFoundError(f"no {ms}.<k>.{lang}.gz caption files in {str(raw)!r}")
         for i, iid in enumerate(ids):
             split = MULTI30K_SPLITS.get(ms, ms) if resplit is None else resplit.get(iid)
-            if split is None: skipped += 1; continue
+            if split is None:
+                skipped += 1
+                continue
             if iid in images: continue                     # an id listed twice keeps its first captions
             images[iid] = {'image_id': iid, 'split': split, 'width': None, 'height': None, 'file': None, 'sets': []}
             for k, col in enumerate(cols):

@@ -75,7 +75,8 @@ class GSRL(nn.Module):
                )->torch.Tensor:                 # (B, M, N) logits of a_ij, or (B, N) for (B,) roles; -inf on padded sets
         if roles.dim() == 1: return self(verb, roles[:, None], global_feat, set_feats, set_mask)[:, 0]  # (B, N)
         B, N, D = set_feats.shape
-        if D != self.cfg.feat_dim: raise ValueError(f"GSRL: set_feats has width {D}, the model was built with feat_dim={self.cfg.feat_dim}")
+        if D != self.cfg.feat_dim:
+            raise ValueError(f"GSRL: set_feats has width {D}, the model was built with feat_dim={self.cfg.feat_dim}")
         if set_mask is None: set_mask = torch.ones(B, N, dtype=torch.bool, device=set_feats.device)
         set_mask = set_mask.bool()
         if global_feat is None: global_feat = masked_mean(set_feats, set_mask)          # (B, D)
@@ -97,7 +98,8 @@ def gsrl_loss(logits:torch.Tensor,              # (B, M, N) from `GSRL.forward`
              )->torch.Tensor:                   # scalar
     "Binary cross-entropy between predicted and ground-truth role-set matches over the real pairs (Eq. 11)"
     if logits.dim() == 2: logits, target = logits[:, None], target[:, None]           # one role per row: (B, 1, N)
-    if logits.shape != target.shape: raise ValueError(f"gsrl_loss: logits {tuple(logits.shape)} and target {tuple(target.shape)} differ")
+    if logits.shape != target.shape:
+        raise ValueError(f"gsrl_loss: logits {tuple(logits.shape)} and target {tuple(target.shape)} differ")
     valid = torch.isfinite(logits) if set_mask is None else set_mask.bool()[:, None].expand_as(logits)  # (B, M, N)
     if role_mask is not None: valid = valid & role_mask.bool()[:, :, None]              # (B, M, N)
     pw = None if pos_weight is None else torch.tensor(pos_weight, device=logits.device)

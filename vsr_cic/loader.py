@@ -31,7 +31,8 @@ def _open_h5(path)->h5py.File:
     "Open an HDF5 feature file for reading; a damaged file raises `DataError` naming it"
     try: return h5py.File(path, 'r')
     except FileNotFoundError: raise FileNotFoundError(f"feature file {str(path)!r} not found") from None
-    except OSError as e: raise DataError(f"feature file {str(path)!r} cannot be opened (truncated or not HDF5?): {e}") from None
+    except OSError as e:
+        raise DataError(f"feature file {str(path)!r} cannot be opened (truncated or not HDF5?): {e}") from None
 
 class FeatureStore:
     "Read-only access to a bottom-up `features.hdf5`: one lazily opened handle per process, optional in-memory cache"
@@ -50,7 +51,8 @@ class FeatureStore:
 
     def _file(self)->h5py.File:
         if self._h5 is None or self._pid != os.getpid():  # first use, or a forked worker holding the parent's handle
-            self._h5, self._pid = _open_h5(self.path), os.getpid(); self.n_opens += 1
+            self._h5, self._pid = _open_h5(self.path), os.getpid()
+            self.n_opens += 1
         return self._h5
 
     def _read(self, h5, image_id:str)->dict:
@@ -59,8 +61,11 @@ class FeatureStore:
             k = f'{image_id}_{key}'
             try: d = h5[k]
             except KeyError: raise KeyError(f"{str(self.path)!r}: key {k!r} not found (image {image_id!r})") from None
-            try: out[name] = np.asarray(d[()] if len(d) <= self.max_proposals else d[:self.max_proposals], dtype=np.float32)
-            except OSError as e: raise DataError(f"{str(self.path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
+            try:
+                out[name] = np.asarray(d[()] if len(d) <= self.max_proposals else d[:self.max_proposals],
+                                       dtype=np.float32)
+            except OSError as e:
+                raise DataError(f"{str(self.path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
         if not len(out['feats']) == len(out['boxes']) == len(out['cls_prob']):
             raise ValueError(f"{str(self.path)!r}: image {image_id!r} has {len(out['feats'])} feature rows, "
                              f"{len(out['boxes'])} boxes and {len(out['cls_prob'])} cls_prob rows")
@@ -69,14 +74,16 @@ class FeatureStore:
 
     def _keep(self, image_id:str, out:dict):
         "Cache `out`, then drop least recently used images until the cache is within its budget"
-        self._mem[image_id] = out; self.cached_bytes += sum(a.nbytes for a in out.values())
+        self._mem[image_id] = out
+        self.cached_bytes += sum(a.nbytes for a in out.values())
         while self.cached_bytes > self.cache_bytes and self._mem:
             self.cached_bytes -= sum(a.nbytes for a in self._mem.popitem(last=False)[1].values())
 
     def get(self, image_id:str)->dict:
         "`feats` (P, D), `boxes` (P, 4) and `cls_prob` (P, C) of one image, as float32 arrays (do not modify them)"
         if self.cache and image_id in self._mem:
-            self._mem.move_to_end(image_id); return self._mem[image_id]
+            self._mem.move_to_end(image_id)
+            return self._mem[image_id]
         if self.reopen:
             self.n_opens += 1
             with _open_h5(self.path) as h5: return self._read(h5, image_id)
@@ -100,7 +107,8 @@ class FeatureStore:
     def fits(self)->bool:
         "Whether the whole file, as float32, fits the cache budget (size on disk x 4 / stored bytes per value)"
         if not self.cache: return False
-        h5 = self._file(); k = next(iter(h5.keys()), None)
+        h5 = self._file()
+        k = next(iter(h5.keys()), None)
         per = h5[k].dtype.itemsize if k is not None else 4
         return self.path.stat().st_size * 4 / per <= self.cache_bytes
 
@@ -132,25 +140,31 @@ TOY_IMAGES = [  # image id, split, width, height, argmax class of each proposal,
 
 TOY_CAPTIONS = [
     ('img0', 'a man riding a horse on a beach',
-     [{'verb': 'ride', 'verb_span': [2, 3], 'args': [_arg('ARG0', 0, 2, _ent(0, 2, 0)), _arg('ARG1', 3, 5, _ent(3, 5, 1)),
+     [{'verb': 'ride', 'verb_span': [2, 3],
+       'args': [_arg('ARG0', 0, 2, _ent(0, 2, 0)), _arg('ARG1', 3, 5, _ent(3, 5, 1)),
                                                      _arg('LOC', 5, 8, _ent(6, 8, 2))]}],
      [_slot(0, 2, 0, (0, 'ARG0')), _slot(2, 3, None, (0, 'V')), _slot(3, 5, 1, (0, 'ARG1')), _slot(6, 8, 2, (0, 'LOC'))]),
     ('img0', 'a horse standing on the grass and the beach',
      [{'verb': 'stand', 'verb_span': [2, 3], 'args': [_arg('ARG1', 0, 2, _ent(0, 2, 1)),
                                                       _arg('LOC', 3, 9, _ent(4, 6, 3), _ent(7, 9, 2))]}],
-     [_slot(0, 2, 1, (0, 'ARG1')), _slot(2, 3, None, (0, 'V')), _slot(4, 6, 3, (0, 'LOC-1')), _slot(7, 9, 2, (0, 'LOC-2'))]),
+     [_slot(0, 2, 1, (0, 'ARG1')), _slot(2, 3, None, (0, 'V')), _slot(4, 6, 3, (0, 'LOC-1')),
+      _slot(7, 9, 2, (0, 'LOC-2'))]),
     ('img0', 'a man riding a horse in the morning',
-     [{'verb': 'ride', 'verb_span': [2, 3], 'args': [_arg('ARG0', 0, 2, _ent(0, 2, 0)), _arg('ARG1', 3, 5, _ent(3, 5, 1)),
+     [{'verb': 'ride', 'verb_span': [2, 3],
+       'args': [_arg('ARG0', 0, 2, _ent(0, 2, 0)), _arg('ARG1', 3, 5, _ent(3, 5, 1)),
                                                      _arg('TMP', 5, 8, _ent(6, 8, None))]}],
-     [_slot(0, 2, 0, (0, 'ARG0')), _slot(2, 3, None, (0, 'V')), _slot(3, 5, 1, (0, 'ARG1')), _slot(6, 8, None, (0, 'TMP'))]),
+     [_slot(0, 2, 0, (0, 'ARG0')), _slot(2, 3, None, (0, 'V')), _slot(3, 5, 1, (0, 'ARG1')),
+      _slot(6, 8, None, (0, 'TMP'))]),
     ('img1', 'a woman watching a man throw a frisbee',
      [{'verb': 'watch', 'verb_span': [2, 3], 'args': [_arg('ARG0', 0, 2, _ent(0, 2, 0)),
                                                       _arg('ARG1', 3, 8, _ent(3, 5, 1), _ent(6, 8, 2))]},
-      {'verb': 'throw', 'verb_span': [5, 6], 'args': [_arg('ARG0', 3, 5, _ent(3, 5, 1)), _arg('ARG1', 6, 8, _ent(6, 8, 2))]}],
+      {'verb': 'throw', 'verb_span': [5, 6],
+       'args': [_arg('ARG0', 3, 5, _ent(3, 5, 1)), _arg('ARG1', 6, 8, _ent(6, 8, 2))]}],
      [_slot(0, 2, 0, (0, 'ARG0')), _slot(2, 3, None, (0, 'V')), _slot(3, 5, 1, (0, 'ARG1-1'), (1, 'ARG0')),
       _slot(5, 6, None, (1, 'V')), _slot(6, 8, 2, (0, 'ARG1-2'), (1, 'ARG1'))]),
     ('img2', 'a dog catching a frisbee',
-     [{'verb': 'catch', 'verb_span': [2, 3], 'args': [_arg('ARG0', 0, 2, _ent(0, 2, 0)), _arg('ARG1', 3, 5, _ent(3, 5, 1))]}],
+     [{'verb': 'catch', 'verb_span': [2, 3],
+       'args': [_arg('ARG0', 0, 2, _ent(0, 2, 0)), _arg('ARG1', 3, 5, _ent(3, 5, 1))]}],
      [_slot(0, 2, 0, (0, 'ARG0')), _slot(2, 3, None, (0, 'V')), _slot(3, 5, 1, (0, 'ARG1'))])]
 
 def toy_features(k:int, classes:list[int])->tuple:
@@ -158,7 +172,8 @@ def toy_features(k:int, classes:list[int])->tuple:
     p = np.arange(len(classes), dtype=np.float32)
     feats = np.repeat((100*(k+1) + p)[:, None], TOY_D, 1)
     boxes = np.stack([p, p, p+10, p+10], 1)
-    cls_prob = np.full((len(classes), len(TOY_CLASSES)), 0.01, np.float32); cls_prob[np.arange(len(classes)), classes] = 0.9
+    cls_prob = np.full((len(classes), len(TOY_CLASSES)), 0.01, np.float32)
+    cls_prob[np.arange(len(classes)), classes] = 0.9
     return feats, boxes, cls_prob
 
 def make_toy_dataset(out_dir:str|os.PathLike)->Path:
@@ -214,12 +229,14 @@ def verb_forms(data, vocab:dict, split:str='train',
         if data.images[c['image_id']]['split'] != split: continue
         toks = c['tokens']
         for f in c['frames']:
-            s, e = f['verb_span']; forms.setdefault(V[f['verb']], set()).update(W[t] for t in toks[s:e])
+            s, e = f['verb_span']
+            forms.setdefault(V[f['verb']], set()).update(W[t] for t in toks[s:e])
         prev = 0
         for sl in c['slots']:               # tokens before a slot belong to it (data contract)
             a, e = sl['span']
             if any(l[1] == VERB for l in sl['labels']) and not verb_one_word:
-                vs = next(f['verb_span'] for g, f in enumerate(c['frames']) for l in sl['labels'] if l[0] == g and l[1] == VERB)
+                vs = next(f['verb_span'] for g,
+                          f in enumerate(c['frames']) for l in sl['labels'] if l[0] == g and l[1] == VERB)
                 extra.update(W[t] for i, t in enumerate(toks[prev:e], prev) if not vs[0] <= i < vs[1])
             prev = e
     return {v: sorted(ws) for v, ws in forms.items()}, tuple(sorted(extra))
@@ -265,12 +282,14 @@ class TaskDataset(Dataset):
                  reopen:bool=False,               # reopen the HDF5 file per example (the official way; for comparison)
                  cache:bool|None=None,            # keep features in memory, within `cache_bytes` (None: unless reopen)
                  cache_bytes:int|None=None):      # feature cache budget (None: CACHE_BYTES)
-        if input_order not in ('shuffle', 'sorted'): raise ValueError(f"input_order must be 'shuffle' or 'sorted', got {input_order!r}")
+        if input_order not in ('shuffle', 'sorted'):
+            raise ValueError(f"input_order must be 'shuffle' or 'sorted', got {input_order!r}")
         self.data, self.split, self.limits = _as_data(data), split, limits
         self.input_order, self.seed, self.epoch = input_order, seed, 0
         self.vocab = vocab if vocab is not None else build_vocabs(self.data)
         self.path = Path(getattr(self.data, 'path', '.'))
-        self.store = FeatureStore(self.path/self.data.meta.get('feature_file', 'features.hdf5'), limits.proposals, reopen, cache,
+        self.store = FeatureStore(self.path/self.data.meta.get('feature_file', 'features.hdf5'), limits.proposals,
+                                  reopen, cache,
                                   cache_bytes)
         self.skipped, self._set_memo = Counter(), {}
         exs = (ex for c in _split_captions(self.data, split) for ex in self._examples(c))
@@ -292,8 +311,11 @@ class TaskDataset(Dataset):
         out = []
         for j, s in enumerate(self.data.images[image_id]['sets']):
             bad = [p for p in s if not 0 <= p < n_rows]
-            if bad: raise ValueError(f"{self.path/'images.jsonl'}: image {image_id!r} set {j} references proposal(s) {bad}, "
-                                     f"but {self.store.path.name} key '{image_id}_features' has {n_rows} rows (limit {self.limits.proposals})")
+            if bad:
+                raise ValueError(f"{self.path/'images.jsonl'}: image {image_id!r} set {j} references proposal(s) "
+                                 f"{bad}, "
+                                     f"but {self.store.path.name} key '{image_id}_features' has {n_rows} rows (limit "
+                                     f"{self.limits.proposals})")
             if not s: raise ValueError(f"{self.path/'images.jsonl'}: image {image_id!r} set {j} is empty")
             out.append(list(s[:self.limits.regions]))
         if len(self._set_memo) >= SET_MEMO: self._set_memo.clear()   # bounded: it would grow to every image of an epoch
@@ -303,10 +325,12 @@ class TaskDataset(Dataset):
     def _images(self, batch):
         "Read the batch's distinct images once: ids, per-example image index (B,), feature dicts, set tables"
         ids = list(dict.fromkeys(ex['image_id'] for ex in batch))
-        if self.store.reopen: recs = {ex['image_id']: self.store.get(ex['image_id']) for ex in batch}  # one read per example
+        # one read per example
+        if self.store.reopen: recs = {ex['image_id']: self.store.get(ex['image_id']) for ex in batch}
         else: recs = dict(zip(ids, self.store.get_many(ids)))                       # uncached ones in file order
         recs = [recs[i] for i in ids]
-        row = {i: k for k, i in enumerate(ids)}; img = torch.tensor([row[ex['image_id']] for ex in batch])
+        row = {i: k for k, i in enumerate(ids)}
+        img = torch.tensor([row[ex['image_id']] for ex in batch])
         return ids, img, recs, [self._sets(i, len(r['feats'])) for i, r in zip(ids, recs)]
 
     def _image_block(self, ids, recs):
@@ -315,14 +339,16 @@ class TaskDataset(Dataset):
         P = L.size(max(len(r['feats']) for r in recs), L.proposals)
         D, C = recs[0]['feats'].shape[1], recs[0]['cls_prob'].shape[1]
         for i, r in zip(ids, recs):
-            if r['feats'].shape[1] != D: raise ValueError(f"{self.store.path}: '{i}_features' has width {r['feats'].shape[1]}, "
+            if r['feats'].shape[1] != D:
+                raise ValueError(f"{self.store.path}: '{i}_features' has width {r['feats'].shape[1]}, "
                                                           f"but '{ids[0]}_features' has {D}")
         out = dict(img_feats=_pad([r['feats'] for r in recs], (I, P, D), 0, np.float32),
                    img_boxes=_pad([r['boxes'] for r in recs], (I, P, 4), 0, np.float32),
                    img_cls_prob=_pad([r['cls_prob'] for r in recs], (I, P, C), 0, np.float32),
                    img_prop_mask=_mask([len(r['feats']) for r in recs], P),
                    img_global=np.stack([r['feats'].mean(0) for r in recs]),     # f̄: mean of the proposals
-                   img_size=np.array([[self.data.images[i]['width'], self.data.images[i]['height']] for i in ids], np.float32))
+                   img_size=np.array([[self.data.images[i]['width'], self.data.images[i]['height']] for i in ids],
+                                     np.float32))
         return _t(**{k: v for k, v in out.items() if k in self.image_keys})
 
     def collate(self, batch:list)->dict: raise NotImplementedError
@@ -346,7 +372,8 @@ class GSRLDataset(TaskDataset):
     task, image_keys = 'gsrl', ('img_global',)
     def __init__(self, data, split:str|None='train', *, queries:str='role', **kw): # 'role': one query per example; 'frame': all roles of a frame, (B, M)
         if queries not in ('role', 'frame'): raise ValueError(f"queries must be 'role' or 'frame', got {queries!r}")
-        self.queries = queries; super().__init__(data, split, **kw)
+        self.queries = queries
+        super().__init__(data, split, **kw)
 
     def _examples(self, c):
         for f, fr in enumerate(c['frames']):
@@ -354,7 +381,9 @@ class GSRLDataset(TaskDataset):
             for role, sets in frame_roles(c, f).items():
                 if role == VERB: continue
                 grounded = sorted({s for s in sets if s is not None})
-                if not grounded: self.skipped['gsrl: role without a grounded entity'] += 1; continue
+                if not grounded:
+                    self.skipped['gsrl: role without a grounded entity'] += 1
+                    continue
                 qs.append(dict(role=ROLE_VOCAB[role], count=len(sets), sets=grounded))
             ex = dict(image_id=c['image_id'], caption_id=c['caption_id'], verb=self.vocab['verbs'][fr['verb']])
             if self.queries == 'role': yield from ({**ex, **q} for q in qs)
@@ -375,8 +404,10 @@ class GSRLDataset(TaskDataset):
         col = lambda k: _pad([[x[k] for x in q] for q in qs], (B, M))
         out = dict(verb=np.array([ex['verb'] for ex in batch]), roles=col('role'), counts=col('count'),
                    role_mask=_mask(list(map(len, qs)), M), target=target)
-        if self.queries == 'role': out = dict(verb=out['verb'], role=out['roles'][:, 0], count=out['counts'][:, 0], target=target[:, 0])
-        return {'image_id': ids, 'caption_id': [ex['caption_id'] for ex in batch], 'img': img, **self._image_block(ids, recs),
+        if self.queries == 'role':
+            out = dict(verb=out['verb'], role=out['roles'][:, 0], count=out['counts'][:, 0], target=target[:, 0])
+        return {'image_id': ids, 'caption_id': [ex['caption_id'] for ex in batch], 'img': img,
+                **self._image_block(ids, recs),
                 **_t(img_set_feats=set_feats, img_set_mask=set_mask, **out)}
 
 # %% ../nbs/02a_loader.ipynb #0000001b
@@ -386,12 +417,15 @@ class SLevelDataset(TaskDataset):
     def _examples(self, c):
         for f, fr in enumerate(c['frames']):
             roles = frame_roles(c, f)
-            if len(roles) > self.limits.subroles: self.skipped['slevel: more roles than K'] += 1; continue
+            if len(roles) > self.limits.subroles:
+                self.skipped['slevel: more roles than K'] += 1
+                continue
             yield dict(image_id=c['image_id'], caption_id=c['caption_id'], verb=self.vocab['verbs'][fr['verb']],
                        target=[ROLE_VOCAB[r] for r in roles], counts=[len(v) for v in roles.values()])
 
     def __getitem__(self, i):
-        ex = self.examples[i]; order = self._present(ex['target'], i)
+        ex = self.examples[i]
+        order = self._present(ex['target'], i)
         return {**ex, 'roles': [ex['target'][j] for j in order], 'role_counts': [ex['counts'][j] for j in order]}
 
     def collate(self, batch:list)->dict:
@@ -399,7 +433,8 @@ class SLevelDataset(TaskDataset):
         M = self.limits.size(max(n), self.limits.subroles)
         return {'image_id': [ex['image_id'] for ex in batch], 'caption_id': [ex['caption_id'] for ex in batch],
                 **_t(verb=np.array([ex['verb'] for ex in batch]),
-                     roles=_pad([ex['roles'] for ex in batch], (B, M)), role_counts=_pad([ex['role_counts'] for ex in batch], (B, M)),
+                     roles=_pad([ex['roles'] for ex in batch], (B, M)),
+                     role_counts=_pad([ex['role_counts'] for ex in batch], (B, M)),
                      role_mask=_mask(n, M),
                      target=_pad([ex['target'] + [ROLE_VOCAB[PAD]] for ex in batch], (B, M+1)),   # EOS = 0
                      target_mask=_mask(np.array(n) + 1, M+1))}
@@ -414,12 +449,15 @@ class RLevelDataset(TaskDataset):
                 if role == VERB or len(sets) < 2: continue
                 why = ('ungrounded entity' if None in sets else 'two entities share a set' if len(set(sets)) < len(sets)
                        else 'more entities than n_max' if len(sets) > self.limits.per_role else None)
-                if why: self.skipped[f'rlevel: {why}'] += 1; continue
+                if why:
+                    self.skipped[f'rlevel: {why}'] += 1
+                    continue
                 yield dict(image_id=c['image_id'], caption_id=c['caption_id'], verb=self.vocab['verbs'][fr['verb']],
                            role=ROLE_VOCAB[role], caption_sets=sets)
 
     def __getitem__(self, i):
-        ex = self.examples[i]; pres = self._present(ex['caption_sets'], i)
+        ex = self.examples[i]
+        pres = self._present(ex['caption_sets'], i)
         return {**ex, 'sets': [ex['caption_sets'][j] for j in pres], 'order': [pres.index(k) for k in range(len(pres))]}
 
     def collate(self, batch:list)->dict:
@@ -432,10 +470,14 @@ class RLevelDataset(TaskDataset):
         order, perm = np.tile(np.arange(nmax), (B, 1)), np.tile(np.eye(nmax, dtype=np.float32), (B, 1, 1))
         for b, (ex, rs) in enumerate(zip(batch, regs)):
             for j, r in enumerate(rs): region_idx[b, j, :len(r)], region_mask[b, j, :len(r)] = r, True
-            order[b, :n[b]] = ex['order']; perm[b, :n[b], :n[b]] = 0; perm[b, ex['order'], np.arange(n[b])] = 1   # P[i, k]
+            order[b, :n[b]] = ex['order']
+            perm[b, :n[b], :n[b]] = 0
+            perm[b, ex['order'], np.arange(n[b])] = 1   # P[i, k]
         col = lambda k: np.array([ex[k] for ex in batch])
-        return {'image_id': ids, 'caption_id': [ex['caption_id'] for ex in batch], 'img': img, **self._image_block(ids, recs),
-                **_t(verb=col('verb'), role=col('role'), count=np.array(n), sets=_pad([ex['sets'] for ex in batch], (B, nmax), -1),
+        return {'image_id': ids, 'caption_id': [ex['caption_id'] for ex in batch], 'img': img,
+                **self._image_block(ids, recs),
+                **_t(verb=col('verb'), role=col('role'), count=np.array(n),
+                     sets=_pad([ex['sets'] for ex in batch], (B, nmax), -1),
                      item_mask=_mask(n, nmax), region_idx=region_idx, region_mask=region_mask,
                      perm=perm.argmax(-1), order=order, perm_matrix=perm)}
 
@@ -447,17 +489,24 @@ class CaptionDataset(TaskDataset):
     "Captions with their slot sequence, regions and role-shift gate targets (role-shift captioner, paper §3.1.3)"
     task, image_keys = 'caption', ('img_feats', 'img_prop_mask', 'img_global')
     def __init__(self, data, split:str|None='train', *, verb_one_word:bool=False, **kw): # words just before a verb slot join the previous slot
-        self.verb_one_word = verb_one_word; super().__init__(data, split, **kw)
+        self.verb_one_word = verb_one_word
+        super().__init__(data, split, **kw)
 
     def _examples(self, c):
         slots, toks = c['slots'], c['tokens']
-        if not slots: self.skipped['caption: no slots'] += 1; return
-        if len(slots) > self.limits.subroles: self.skipped['caption: more slots than K'] += 1; return
+        if not slots:
+            self.skipped['caption: no slots'] += 1
+            return
+        if len(slots) > self.limits.subroles:
+            self.skipped['caption: more slots than K'] += 1
+            return
         prev = 0
         for k, s in enumerate(slots):
             a, e = s['span']
-            if not prev <= a < e <= len(toks): raise ValueError(f"{self.path/'captions.jsonl'}: caption {c['caption_id']!r} slot {k} "
-                                                               f"has span {s['span']}: slots must be non-empty, in caption order, within the {len(toks)} tokens")
+            if not prev <= a < e <= len(toks):
+                raise ValueError(f"{self.path/'captions.jsonl'}: caption {c['caption_id']!r} slot {k} "
+                                                               f"has span {s['span']}: slots must be non-empty, in "
+                                                               f"caption order, within the {len(toks)} tokens")
             prev = e
         wslot, k = [0], 0
         for t in range(len(toks)):
@@ -478,19 +527,23 @@ class CaptionDataset(TaskDataset):
         ids, img, recs, sets = self._images(batch)
         B, L = len(batch), self.limits
         T, K = max(len(ex['words']) for ex in batch), L.size(max(len(ex['slots']) for ex in batch), L.subroles)
-        regs = [[[GLOBAL] if verb else [] if st is None else sets[i][st] for *_, verb, _, st in ex['slots']] for i, ex in zip(img.tolist(), batch)]
+        regs = [[[GLOBAL] if verb else [] if st is None else sets[i][st] for *_, verb, _, st in ex['slots']] for i,
+                ex in zip(img.tolist(), batch)]
         R = L.size(max(len(r) for rs in regs for r in rs), L.regions)
         region_idx, region_mask = np.zeros((B, K, R), np.int64), np.zeros((B, K, R), bool)
         for b, rs in enumerate(regs):
             for k, r in enumerate(rs): region_idx[b, k, :len(r)], region_mask[b, k, :len(r)] = r, True
         sl = lambda j, dt=np.int64: _pad([[s[j] for s in ex['slots']] for ex in batch], (B, K), 0, dt)
-        return {'image_id': ids, 'caption_id': [ex['caption_id'] for ex in batch], 'img': img, **self._image_block(ids, recs),
+        return {'image_id': ids, 'caption_id': [ex['caption_id'] for ex in batch], 'img': img,
+                **self._image_block(ids, recs),
                 **_t(words=_pad([ex['words'] for ex in batch], (B, T), self.vocab['words'][PAD]),
                      word_mask=_mask([len(ex['words']) for ex in batch], T),
-                     slot_idx=_pad([ex['slot_idx'] for ex in batch], (B, T)), gate=_pad([ex['gate'] for ex in batch], (B, T), GATE_PAD),
+                     slot_idx=_pad([ex['slot_idx'] for ex in batch], (B, T)),
+                     gate=_pad([ex['gate'] for ex in batch], (B, T), GATE_PAD),
                      slot_role=sl(0), slot_sub=sl(1), slot_is_verb=sl(2, bool), slot_verb=sl(3),
                      slot_mask=_mask([len(ex['slots']) for ex in batch], K),
-                     n_slots=np.array([len(ex['slots']) for ex in batch]), region_idx=region_idx, region_mask=region_mask)}
+                     n_slots=np.array([len(ex['slots']) for ex in batch]), region_idx=region_idx,
+                     region_mask=region_mask)}
 
 # %% ../nbs/02a_loader.ipynb #00000027
 def to_device(batch:dict, device)->dict:
@@ -506,7 +559,8 @@ def box_position(boxes:torch.Tensor, # (..., 4) x1 y1 x2 y2 in pixels
 def densify(batch:dict)->dict:
     "Add the dense per-example views (`set_feats`, `global_feat`, `regions`, …) gathered from the per-image tensors"
     b, img = dict(batch), batch.get('img')
-    if 'img_set_feats' in b: b['set_feats'], b['set_mask'] = b['img_set_feats'][img], b['img_set_mask'][img]   # (B, N, D), (B, N)
+    # (B, N, D), (B, N)
+    if 'img_set_feats' in b: b['set_feats'], b['set_mask'] = b['img_set_feats'][img], b['img_set_mask'][img]
     if 'img_global' in b: b['global_feat'] = b['img_global'][img]                                              # (B, D)
     if 'region_idx' in b:
         idx, m, I3 = b['region_idx'], b['region_mask'], img[:, None, None]
@@ -557,13 +611,17 @@ def make_loader(ds_or_path,                   # dataset folder, loaded dataset, 
     else:
         if task not in TASKS: raise ValueError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
         ds = TASKS[task](ds_or_path, split=split, vocab=vocab, seed=seed, **kw)
-    if not len(ds): raise ValueError(f"no {task} examples in split {ds.split!r} of {ds.path}" + (f" (skipped: {dict(ds.skipped)})" if ds.skipped else ''))
-    if num_workers and ds.store.cache: ds.store.preload(dict.fromkeys(ex['image_id'] for ex in ds.examples))  # forked workers share it
+    if not len(ds):
+        raise ValueError(f"no {task} examples in split {ds.split!r} of {ds.path}" + (f" (skipped: {dict(ds.skipped)})" if ds.skipped else ''))
+    # forked workers share it
+    if num_workers and ds.store.cache: ds.store.preload(dict.fromkeys(ex['image_id'] for ex in ds.examples))
     common = dict(num_workers=num_workers, collate_fn=_DenseCollate(ds) if dense else ds.collate, pin_memory=pin_memory,
                   worker_init_fn=_worker_init if num_workers else None)
     if batch_sampler is not None:
-        if hasattr(batch_sampler, 'epoch'): ds.set_epoch(batch_sampler.epoch)   # the planners' input shuffles follow the sampler's epoch
+        # the planners' input shuffles follow the sampler's epoch
+        if hasattr(batch_sampler, 'epoch'): ds.set_epoch(batch_sampler.epoch)
         return DataLoader(ds, batch_sampler=batch_sampler, **common)
-    g = torch.Generator(); g.manual_seed(seed)
+    g = torch.Generator()
+    g.manual_seed(seed)
     return DataLoader(ds, batch_size=batch_size, shuffle=(ds.split == 'train') if shuffle is None else shuffle,
                       generator=g, drop_last=drop_last, **common)

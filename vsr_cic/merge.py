@@ -26,7 +26,8 @@ class PlanItem:
         if not labs: raise ValueError(f"a plan item needs at least one (frame, sub-role) label, got {self.labels!r}")
         object.__setattr__(self, 'labels', labs)
         if any(s == VERB for _, s in labs) and self.region is not None:
-            raise ValueError(f"verb item {labs} cannot be grounded to region set {self.region!r}: verbs use region None")
+            raise ValueError(f"verb item {labs} cannot be grounded to region set {self.region!r}: verbs use region "
+                             f"None")
     def __repr__(self): return '+'.join(f'{s}@{f}' for f, s in self.labels) + ('' if self.region is None else f'[{self.region}]')
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ class Plan:
                        regions:Sequence[Hashable|None],     # region-set id per sub-role (None for 'V')
                        frame:int=0)->Plan:                  # frame index of this VSR
         "Plan of one VSR from its semantic structure S and region sequence R"
-        if len(structure) != len(regions): raise ValueError(f"structure has {len(structure)} sub-roles but regions has {len(regions)} entries")
+        if len(structure) != len(regions):
+            raise ValueError(f"structure has {len(structure)} sub-roles but regions has {len(regions)} entries")
         for s in structure: parse_subrole(s)                 # validates the spelling
         return cls(tuple(PlanItem(((frame, s),), None if s == VERB else r) for s, r in zip(structure, regions)))
 
@@ -61,10 +63,14 @@ class Plan:
 # %% ../nbs/21_merge.ipynb #00000009
 def _keys(plan:Plan)->list:
     "Sharing key per item: (region, k) for the k-th occurrence of a region set; None for verbs"
-    seen = Counter(); out = []
+    seen = Counter()
+    out = []
     for it in plan.items:
-        if it.region is None: out.append(None); continue
-        out.append((it.region, seen[it.region])); seen[it.region] += 1
+        if it.region is None:
+            out.append(None)
+            continue
+        out.append((it.region, seen[it.region]))
+        seen[it.region] += 1
     return out
 
 def merge_two(a:Plan, b:Plan)->Plan:
@@ -86,7 +92,8 @@ def merge_two(a:Plan, b:Plan)->Plan:
         if item is None: continue                                    # a shared slot
         right = next((kk for kk, x in seq_b[j + 1:] if x is None), None)
         pos = len(out) if right is None else okeys.index(right)
-        out.insert(pos, item); okeys.insert(pos, None)
+        out.insert(pos, item)
+        okeys.insert(pos, None)
     return Plan(tuple(out))
 
 def merge_plans(plans:Sequence[Plan])->Plan:

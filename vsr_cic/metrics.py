@@ -18,10 +18,12 @@ EMPTY = '<empty>'   # what an empty generated caption is scored as (one unknown 
 DEFAULT_METRICS = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE')   # 'BLEU' gives BLEU-1..4
 _ALIASES = {'bleu': 'BLEU', 'bleu4': 'BLEU', 'bleu-4': 'BLEU', 'b4': 'BLEU', 'meteor': 'METEOR', 'm': 'METEOR',
             'rouge': 'ROUGE-L', 'rouge-l': 'ROUGE-L', 'rouge_l': 'ROUGE-L', 'r': 'ROUGE-L',
-            'cider': 'CIDEr-D', 'cider-d': 'CIDEr-D', 'ciderd': 'CIDEr-D', 'c': 'CIDEr-D', 'spice': 'SPICE', 's': 'SPICE'}
+            'cider': 'CIDEr-D', 'cider-d': 'CIDEr-D', 'ciderd': 'CIDEr-D', 'c': 'CIDEr-D', 'spice': 'SPICE',
+            's': 'SPICE'}
 SPICE_JARS = ('stanford-corenlp-3.6.0.jar', 'stanford-corenlp-3.6.0-models.jar')
 # punctuation tokens dropped after PTB tokenisation (pycocoevalcap's list)
-PTB_PUNCTUATION = ("''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";")
+PTB_PUNCTUATION = ("''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...",
+                   ";")
 
 def java_available()->bool:
     "Is a `java` executable on PATH (PTB tokenizer, METEOR, SPICE)?"
@@ -48,7 +50,9 @@ _LINE_BREAKS = re.compile('[\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029]')
 
 def ptb_tokenize(texts:Sequence[str])->list[str]:
     "PTB-tokenise captions with pycocoevalcap (Java): lower-cased, punctuation removed, space-joined"
-    if not java_available(): raise RuntimeError("the PTB tokenizer needs Java: install a JRE (apt-get install -y default-jre-headless) or use tokenizer='simple'")
+    if not java_available():
+        raise RuntimeError("the PTB tokenizer needs Java: install a JRE (apt-get install -y default-jre-headless) or "
+                           "use tokenizer='simple'")
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
     if not texts: return []
     # one caption per line: any line break inside a caption would shift every later caption's tokens
@@ -63,12 +67,15 @@ def simple_tokenize(texts:Sequence[str])->list[str]:
 # %% ../nbs/20_metrics.ipynb #0000000b
 _warned = set()
 def _warn_once(key, msg):
-    if key not in _warned: _warned.add(key); warnings.warn(msg, stacklevel=3)
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(msg, stacklevel=3)
 
 def _check_ids(preds:Mapping, refs:Mapping)->list:
     miss, extra = [k for k in preds if k not in refs], [k for k in refs if k not in preds]
     if miss or extra:
-        raise KeyError(f"predictions and references must have the same ids: {len(miss)} prediction id(s) without references "
+        raise KeyError(f"predictions and references must have the same ids: {len(miss)} prediction id(s) without "
+                       f"references "
                        f"(e.g. {miss[:5]}), {len(extra)} reference id(s) without a prediction (e.g. {extra[:5]})")
     for k in preds:
         if not isinstance(preds[k], str): raise TypeError(f"prediction for id {k!r} must be a string, got {preds[k]!r}")
@@ -111,28 +118,38 @@ def evaluate_captions(preds:Mapping[Hashable, str],            # {id: generated 
     flat = tok(flat)
     res = {i: [flat[i]] for i in range(len(ids))}
     gts, p = {}, len(ids)
-    for i, g in enumerate(grp): gts[i] = flat[p:p + len(g)]; p += len(g)
+    for i, g in enumerate(grp):
+        gts[i] = flat[p:p + len(g)]
+        p += len(g)
     out, per = {}, {}
     make = _scorers(keys)
     for k in keys:
         if k in ('METEOR', 'SPICE') and not java_available():
-            raise RuntimeError(f"{k} needs Java: install a JRE (apt-get install -y default-jre-headless) or leave {k} out of `metrics`")
+            raise RuntimeError(f"{k} needs Java: install a JRE (apt-get install -y default-jre-headless) or leave {k} "
+                               f"out of `metrics`")
         if k == 'SPICE':
             missing = spice_missing()
             if missing:
-                _warn_once('spice', f"SPICE reported as None: Stanford CoreNLP 3.6.0 is missing ({', '.join(missing)}). "
-                                    "Copy stanford-corenlp-3.6.0.jar and stanford-corenlp-3.6.0-models.jar (from stanford-corenlp-full-2015-12-09.zip) "
+                _warn_once('spice',
+                           f"SPICE reported as None: Stanford CoreNLP 3.6.0 is missing ({', '.join(missing)}). "
+                                    "Copy stanford-corenlp-3.6.0.jar and stanford-corenlp-3.6.0-models.jar (from "
+                                    "stanford-corenlp-full-2015-12-09.zip) "
                                     "into that folder to enable it; it is never downloaded here.")
-                out['SPICE'] = None; continue
+                out['SPICE'] = None
+                continue
             from pycocoevalcap.spice.spice import Spice
-            m, s = Spice().compute_score(gts, res); out['SPICE'] = float(m)
-            per['SPICE'] = {ids[i]: float(x['All']['f']) for i, x in enumerate(s)}; continue
+            m, s = Spice().compute_score(gts, res)
+            out['SPICE'] = float(m)
+            per['SPICE'] = {ids[i]: float(x['All']['f']) for i, x in enumerate(s)}
+            continue
         if k == 'BLEU': m, s = make[k](4).compute_score(gts, res, verbose=0)
         else: m, s = make[k]().compute_score(gts, res)
         if k == 'BLEU':
             for n in range(4):
-                out[f'BLEU-{n+1}'] = float(m[n]); per[f'BLEU-{n+1}'] = {ids[i]: float(v) for i, v in enumerate(s[n])}
+                out[f'BLEU-{n+1}'] = float(m[n])
+                per[f'BLEU-{n+1}'] = {ids[i]: float(v) for i, v in enumerate(s[n])}
         else:
-            out[k] = float(m); per[k] = {ids[i]: float(v) for i, v in enumerate(s)}
+            out[k] = float(m)
+            per[k] = {ids[i]: float(v) for i, v in enumerate(s)}
     if per_image: out['per_image'] = per
     return out

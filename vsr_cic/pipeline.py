@@ -32,25 +32,31 @@ __all__ = ['RUN_LOOKUP', 'load_planner', 'load_captioner', 'image_proposals', 's
 def load_planner(planner_dir, device='cpu', kind:str='transformer')->tuple:
     "(S-level planner, R-level planner or None, vocabularies) from a `train_planner` out_dir"
     d = Path(planner_dir)
-    f = find_ckpt(d/f'slevel_{kind}', f'S-level planner ({kind})'); ck = load_checkpoint(f)
+    f = find_ckpt(d/f'slevel_{kind}', f'S-level planner ({kind})')
+    ck = load_checkpoint(f)
     s = load_weights((SLevelPlanner if kind == 'transformer' else SinkhornSLevel)(**ck['config']), ck['model'], f)
     r = None
     if (d/'rlevel').exists() and best_ckpt(d/'rlevel') is not None:
-        f = find_ckpt(d/'rlevel', 'R-level planner'); ck = load_checkpoint(f)
+        f = find_ckpt(d/'rlevel', 'R-level planner')
+        ck = load_checkpoint(f)
         r = load_weights(RLevelPlanner(**ck['config']), ck['model'], f).to(device).eval()
     return s.to(device).eval(), r, run_vocabs(d, 'planner')
 
 def load_captioner(captioner_dir, device='cpu')->tuple:
     "(captioner, vocabularies, checkpoint info) from a `train_captioner` out_dir (`model.pt`)"
-    d = Path(captioner_dir); f = d/'model.pt'
-    if not f.exists(): raise FileNotFoundError(f"captioner: no checkpoint {f} (train_captioner writes it when training ends)")
+    d = Path(captioner_dir)
+    f = d/'model.pt'
+    if not f.exists():
+        raise FileNotFoundError(f"captioner: no checkpoint {f} (train_captioner writes it when training ends)")
     ck = load_checkpoint(f)
     for k in ('model', 'name', 'config', 'vocab_size', 'feat_dim'):
         if k not in ck: raise KeyError(f"captioner: {f} lacks key {k!r} (has {sorted(ck)})")
     m = load_weights(make_captioner(ck['name'], ck['vocab_size'], ck['feat_dim'], **ck['config']), ck['model'], f)
-    vocabs = run_vocabs(d/ck.get('vocab_dir', 'vocab'), 'captioner'); check_vocab_fits(ck, vocabs, f)   # weights and ids agree
+    vocabs = run_vocabs(d/ck.get('vocab_dir', 'vocab'), 'captioner')
+    check_vocab_fits(ck, vocabs, f)   # weights and ids agree
     info = {k: v for k, v in ck.items() if k != 'model'}
-    rc = d/'run_config.json'; mj = d/'metrics.json'
+    rc = d/'run_config.json'
+    mj = d/'metrics.json'
     data = data_path(json.loads(rc.read_text()), d) if rc.exists() else None      # resolved against the run folder
     info['data'] = str(data) if data is not None else json.loads(mj.read_text()).get('dataset') if mj.exists() else None
     return m.to(device).eval(), vocabs, info
@@ -58,10 +64,12 @@ def load_captioner(captioner_dir, device='cpu')->tuple:
 # %% ../nbs/22_pipeline.ipynb #00000007
 def image_proposals(data, image_id:str)->dict:
     "The pipeline's proposals dict of one dataset image"
-    if image_id not in data.images: raise KeyError(f"image id {image_id!r} is not in dataset {getattr(data, 'path', '?')}")
+    if image_id not in data.images:
+        raise KeyError(f"image id {image_id!r} is not in dataset {getattr(data, 'path', '?')}")
     f, rec = data.features(image_id), data.images[image_id]
     return {'image_id': image_id, 'features': torch.as_tensor(f['feats'], dtype=torch.float32),
-            'boxes': torch.as_tensor(f['boxes'], dtype=torch.float32), 'cls_prob': torch.as_tensor(f['cls_prob'], dtype=torch.float32),
+            'boxes': torch.as_tensor(f['boxes'], dtype=torch.float32),
+            'cls_prob': torch.as_tensor(f['cls_prob'], dtype=torch.float32),
             'sets': [list(s) for s in rec['sets']], 'size': (rec['width'], rec['height'])}
 
 def set_features(image:Mapping, max_regions:int=MAX_REGIONS_PER_SET)->torch.Tensor: # -> (N, D)
@@ -100,7 +108,9 @@ class Pipeline:
         self.vocabs, self.missing = vocabs or {}, dict(missing or {})
         self.verb_words = None
         if captioner is not None and data is not None and constrain_verbs:
-            forms, extra = verb_forms(data, {'words': self.vocabs['captioner'], 'verbs': self.vocabs['captioner_verbs']}, verb_one_word=getattr(captioner, 'verb_shift', '') == 'one_word')
+            forms, extra = verb_forms(data,
+                                      {'words': self.vocabs['captioner'], 'verbs': self.vocabs['captioner_verbs']},
+                                      verb_one_word=getattr(captioner, 'verb_shift', '') == 'one_word')
             self.verb_words, self.verb_extra = forms, extra + (captioner.eos_id,)
 
     @classmethod
@@ -111,8 +121,10 @@ class Pipeline:
                   options:dict|None=None, # decoding switches overriding the captioner's preset ('complete', 'constrain_verbs')
                  )->Pipeline:
         "Load the trained components from the training notebooks' out_dirs"
-        dev = get_device(device); parts, vocabs, missing = {}, {}, {}
-        for name, fn in (('gsrl', lambda: load_gsrl(gsrl_dir, dev)), ('planner', lambda: load_planner(planner_dir, dev, kind)),
+        dev = get_device(device)
+        parts, vocabs, missing = {}, {}, {}
+        for name, fn in (('gsrl', lambda: load_gsrl(gsrl_dir, dev)),
+                         ('planner', lambda: load_planner(planner_dir, dev, kind)),
                          ('captioner', lambda: load_captioner(captioner_dir, dev))):
             try:
                 if {'gsrl': gsrl_dir, 'planner': planner_dir, 'captioner': captioner_dir}[name] is None:
@@ -130,16 +142,19 @@ class Pipeline:
         if path is not None and (Path(path)/'meta.json').exists():
             from vsr_cic.data import load_dataset
             data = load_dataset(path)
-        opts = {**(c[2].get('options') or {} if c else {}), **(options or {})}   # the captioner's preset switches (issue 13)
+        # the captioner's preset switches (issue 13)
+        opts = {**(c[2].get('options') or {} if c else {}), **(options or {})}
         if bad := set(options or {}) - {'complete', 'constrain_verbs'}:
-            raise ValueError(f"Pipeline.from_dirs: unknown decoding option(s) {sorted(bad)}; known: complete, constrain_verbs")
+            raise ValueError(f"Pipeline.from_dirs: unknown decoding option(s) {sorted(bad)}; known: complete, "
+                             f"constrain_verbs")
         return cls(g and g[0], p and p[0], p and p[1], c and c[0], vocabs, data, dev, missing,
                    constrain_verbs=opts.get('constrain_verbs', True), complete=opts.get('complete', True))
 
     def image(self, proposals)->dict:
         "Proposals dict from a dict (returned as is) or a dataset image id"
         if isinstance(proposals, Mapping): return proposals
-        if self.data is None: raise ValueError(f"image id {proposals!r} given but the pipeline has no dataset (pass data_dir)")
+        if self.data is None:
+            raise ValueError(f"image id {proposals!r} given but the pipeline has no dataset (pass data_dir)")
         return image_proposals(self.data, str(proposals))
 
     @torch.no_grad()
@@ -147,21 +162,25 @@ class Pipeline:
         "GSRL: each role's top-n_i proposal sets with their sigmoid scores {role: [(set, score)]}"
         roles = [r for r, _ in vsr.roles]
         if not roles: return {}
-        dev = self.device; sf = set_features(image).to(dev)                               # (N, D)
+        dev = self.device
+        sf = set_features(image).to(dev)                               # (N, D)
         F = torch.as_tensor(image['features'], dtype=torch.float32).to(dev)
         D = self.gsrl.cfg.feat_dim
-        if sf.shape[1] != D:                                                               # trained with class probs appended
+        # trained with class probs appended
+        if sf.shape[1] != D:
             cp = torch.as_tensor(image['cls_prob'], dtype=torch.float32).to(dev)
             sf = torch.cat([sf, torch.stack([cp[list(s)[:MAX_REGIONS_PER_SET]].mean(0) for s in image['sets']])], -1)
             F = torch.cat([F, cp], -1)
         verb = torch.tensor([self.vocabs['gsrl'][vsr.verb]], device=dev)
-        logits = self.gsrl(verb, torch.tensor([ROLE_VOCAB.encode(roles)], device=dev), F.mean(0, keepdim=True), sf[None])  # (1, M, N)
+        logits = self.gsrl(verb, torch.tensor([ROLE_VOCAB.encode(roles)], device=dev), F.mean(0, keepdim=True),
+                           sf[None])  # (1, M, N)
         counts = torch.tensor([[n for _, n in vsr.roles]], device=dev)
         idx, prob = ground(logits, counts)[0], torch.sigmoid(logits[0])                    # (M, k), (M, N)
         out = {}
         for m, (r, n) in enumerate(vsr.roles):
             sets = [j for j in idx[m].tolist() if j >= 0] or [int(logits[0, m].argmax())]
-            sets = (sets * n)[:n]                                                          # fewer sets than sub-roles: reuse the best
+            # fewer sets than sub-roles: reuse the best
+            sets = (sets * n)[:n]
             out[r] = [(j, float(prob[m, j])) for j in sets]
         return out
 
@@ -194,7 +213,8 @@ class Pipeline:
         B, K = len(plans), max(map(len, plans))
         regs = [[[] if it.region is None else list(image['sets'][it.region])[:MAX_REGIONS_PER_SET] for it in p.items] for p in plans]
         R = max([len(r) for rs in regs for r in rs] + [1])
-        regions, mask = torch.zeros(B, K, R, F.shape[1]), torch.zeros(B, K, R, dtype=torch.bool)   # (B, K, R, D), (B, K, R)
+        # (B, K, R, D), (B, K, R)
+        regions, mask = torch.zeros(B, K, R, F.shape[1]), torch.zeros(B, K, R, dtype=torch.bool)
         role, sub, is_verb, verb = (torch.zeros(B, K, dtype=torch.long) for _ in range(4))
         V = self.vocabs['captioner_verbs']
         for b, p in enumerate(plans):
@@ -202,12 +222,16 @@ class Pipeline:
                 f, s = next((l for l in it.labels if l[1] == VERB), it.labels[0])
                 r, i = parse_subrole(s)
                 role[b, k], sub[b, k], is_verb[b, k], verb[b, k] = ROLE_VOCAB[r], i, r == VERB, V[vsrs[f].verb]
-                if regs[b][k]: regions[b, k, :len(regs[b][k])] = F[regs[b][k]]; mask[b, k, :len(regs[b][k])] = True
-        ctl = dict(regions=regions, region_mask=mask, slot_role=role, slot_is_verb=is_verb.bool(), global_feat=F.mean(0).expand(B, -1).contiguous(),
+                if regs[b][k]:
+                    regions[b, k, :len(regs[b][k])] = F[regs[b][k]]
+                    mask[b, k, :len(regs[b][k])] = True
+        ctl = dict(regions=regions, region_mask=mask, slot_role=role, slot_is_verb=is_verb.bool(),
+                   global_feat=F.mean(0).expand(B, -1).contiguous(),
                    n_slots=torch.tensor([len(p) for p in plans]), slot_sub=sub, slot_verb=verb)
         if self.verb_words is not None:
             known = ctl['slot_is_verb'] & torch.isin(verb, torch.tensor(sorted(self.verb_words)))
-            ctl['allowed_words'] = verb_constraint(known, verb, self.verb_words, self.captioner.vocab_size, self.verb_extra)
+            ctl['allowed_words'] = verb_constraint(known, verb, self.verb_words, self.captioner.vocab_size,
+                                                   self.verb_extra)
         return {k: v.to(self.device) for k, v in ctl.items()}
 
     @torch.no_grad()
@@ -221,12 +245,16 @@ class Pipeline:
         ag = dec.trace.get('alpha_g')
         for b, p in enumerate(plans):
             toks, subs, gates, a = [], [], [], []
-            for t, (w, k, g, m) in enumerate(zip(dec.words[b].tolist(), dec.slots[b].tolist(), dec.gates[b].tolist(), dec.mask[b].tolist())):
+            for t, (w, k, g, m) in enumerate(zip(dec.words[b].tolist(), dec.slots[b].tolist(), dec.gates[b].tolist(),
+                                                 dec.mask[b].tolist())):
                 if not m or w == self.captioner.eos_id: break
                 it = p.items[min(k, len(p) - 1)]
-                toks.append(W.itos[w]); subs.append('+'.join(s for _, s in it.labels)); gates.append(g)
+                toks.append(W.itos[w])
+                subs.append('+'.join(s for _, s in it.labels))
+                gates.append(g)
                 if ag is not None: a.append(float(ag[b, t]))
-            out.append({'caption': ' '.join(toks), 'tokens': toks, 'subroles': subs, 'gates': gates, 'alpha_g': a or None,
+            out.append({'caption': ' '.join(toks), 'tokens': toks, 'subroles': subs, 'gates': gates,
+                        'alpha_g': a or None,
                         'score': float(dec.score[b])})
         return out
 
@@ -240,7 +268,8 @@ class Pipeline:
                 )->PipelineResult:
         "Run GSRL → SSP → merge → captioner"
         image, vsrs = self.image(proposals), as_vsrs(vsrs)
-        parts = (('GSRL', 'gsrl', self.gsrl), ('S-level planner', 'planner', self.ssp), ('captioner', 'captioner_verbs', self.captioner))
+        parts = (('GSRL', 'gsrl', self.gsrl), ('S-level planner', 'planner', self.ssp),
+                 ('captioner', 'captioner_verbs', self.captioner))
         notes = check_known(vsrs, {n: self.vocabs.get(k) for n, k, m in parts if m is not None}, unknown_verbs)
         check_proposals(image, self.feature_widths(image))
         grounding, cands = [], []
@@ -248,19 +277,25 @@ class Pipeline:
             gt_sets, gt_struct = _gt_frame(gt, i)
             if self.gsrl is not None: g = self.ground(v, image)
             elif gt_sets is not None: g = {r: [(j, 1.) for j in gt_sets.get(r, [])] for r, _ in v.roles}
-            else: raise ValueError(f"no GSRL ({self.missing.get('gsrl', 'not loaded')}) and no ground truth: pass gt= a caption record")
+            else:
+                raise ValueError(f"no GSRL ({self.missing.get('gsrl', 'not loaded')}) and no ground truth: pass gt= a "
+                                 f"caption record")
             bad = [r for r, n in v.roles if len(g.get(r, [])) != n or any(j is None for j, _ in g[r])]
             if bad: raise ValueError(f"VSR {v}: role(s) {bad} have no grounded set for every sub-role")
-            grounding.append(g); cands.append(self.plan(v, g, image, n_structures, gt_struct))
+            grounding.append(g)
+            cands.append(self.plan(v, g, image, n_structures, gt_struct))
         structures, plans = [], []
         for k in range(max(map(len, cands))):
             picked = [c[min(k, len(c) - 1)] for c in cands]
             pairs = [([s for s, _ in st], [j for _, j in st]) for st, _ in picked]
             plan = merge_structures(pairs)
             if plan in plans: continue
-            plans.append(plan); structures.append({'structures': [st for st, _ in picked], 'score': sum(sc for _, sc in picked)})
-        res = PipelineResult(vsrs, [{r: [{'set': j, 'score': s} for j, s in v] for r, v in g.items()} for g in grounding],
-                             structures, plans, missing={**self.missing, **({'verbs': '; '.join(notes)} if notes else {})})
+            plans.append(plan)
+            structures.append({'structures': [st for st, _ in picked], 'score': sum(sc for _, sc in picked)})
+        res = PipelineResult(vsrs,
+                             [{r: [{'set': j, 'score': s} for j, s in v] for r, v in g.items()} for g in grounding],
+                             structures, plans,
+                             missing={**self.missing, **({'verbs': '; '.join(notes)} if notes else {})})
         if self.captioner is not None: res.captions = self.caption(plans, vsrs, image, beam, max_len)
         return res
 
@@ -269,7 +304,8 @@ def tiny_pipeline(data, seed:int=0, hidden:int=16, name:str='ours')->Pipeline:
     "A pipeline of freshly built tiny (untrained) models for a dataset (tests and demos)"
     from vsr_cic.loader import build_vocabs
     torch.manual_seed(seed)
-    voc = build_vocabs(data); f = data.features(next(iter(data.images)))
+    voc = build_vocabs(data)
+    f = data.features(next(iter(data.images)))
     D, C, nv = f['feats'].shape[1], f['cls_prob'].shape[1], len(voc['verbs'])
     g = GSRL(nv, feat_dim=D, d_v=8, d_s=8, d_att=hidden, hidden=hidden)
     s = SLevelPlanner(nv, d_model=hidden, n_heads=2, n_layers=1, ffn=hidden)
@@ -342,7 +378,9 @@ def find_runs(verbs:Vocab|None=None,   # the dataset's verb vocabulary: runs tra
         for d in [given[comp]] if given.get(comp) is not None else folders:
             d = root/Path(d).expanduser()                                     # an absolute `d` stays as it is
             why = _unusable(comp, d, verbs)
-            if not why: ch.folder = d; break
+            if not why:
+                ch.folder = d
+                break
             ch.tried.append((d, why))
     return out
 

@@ -11,7 +11,9 @@ from .core import MAX_REGIONS_PER_SET
 from .vsr import ROLE_VOCAB, VERB, subrole_names
 from .slevel import SLevelPlanner, SinkhornSLevel, slevel_loss, ROLE_PAD_ID
 from .rlevel import RLevelPlanner, rlevel_loss, box_encoding
-_all_ = ['SLevelPlanner', 'SinkhornSLevel', 'slevel_loss', 'RLevelPlanner', 'rlevel_loss', 'box_encoding']  # re-exported
+# re-exported
+_all_ = ['SLevelPlanner', 'SinkhornSLevel', 'slevel_loss', 'RLevelPlanner', 'rlevel_loss', 'box_encoding']
+
 
 # %% auto #0
 __all__ = ['expand_structure', 'SemanticStructurePlanner', 'SLevelPlanner', 'SinkhornSLevel', 'slevel_loss', 'RLevelPlanner',
@@ -24,11 +26,17 @@ def expand_structure(role_seq:Sequence[str],                       # S-level out
     "Semantic structure S with its region sequence: each role becomes its sub-roles, in R-level order"
     out = []
     for role in role_seq:
-        if role == VERB: out.append((VERB, None)); continue
-        if role not in sets or not len(sets[role]): raise ValueError(f"expand_structure: role {role!r} of the structure has no grounded proposal set (got roles {sorted(sets)})")
+        if role == VERB:
+            out.append((VERB, None))
+            continue
+        if role not in sets or not len(sets[role]):
+            raise ValueError(f"expand_structure: role {role!r} of the structure has no grounded proposal set (got "
+                             f"roles {sorted(sets)})")
         out += list(zip(subrole_names(role, len(sets[role])), sets[role]))
     missing = set(sets) - set(role_seq) - {VERB}
-    if missing: raise ValueError(f"expand_structure: grounded role(s) {sorted(missing)} are missing from the structure {list(role_seq)}")
+    if missing:
+        raise ValueError(f"expand_structure: grounded role(s) {sorted(missing)} are missing from the structure "
+                         f"{list(role_seq)}")
     return out
 
 # %% ../nbs/12b_planner.ipynb #00000009
@@ -50,15 +58,19 @@ class SemanticStructurePlanner(nn.Module):
         B, n = len(multi), max(len(grounding[r]) for r in multi)
         regs = [[list(image['sets'][s])[:self.max_regions] for s in grounding[r]] for r in multi]
         R = max(len(x) for rs in regs for x in rs)
-        idx = torch.zeros(B, n, R, dtype=torch.long); region_mask = torch.zeros(B, n, R, dtype=torch.bool)  # (B, n, R)
+        idx = torch.zeros(B, n, R, dtype=torch.long)
+        region_mask = torch.zeros(B, n, R, dtype=torch.bool)  # (B, n, R)
         for b, rs in enumerate(regs):
-            for i, x in enumerate(rs): idx[b, i, :len(x)] = torch.as_tensor(x); region_mask[b, i, :len(x)] = True
+            for i, x in enumerate(rs):
+                idx[b, i, :len(x)] = torch.as_tensor(x)
+                region_mask[b, i, :len(x)] = True
         set_mask = torch.arange(n)[None] < torch.tensor([len(grounding[r]) for r in multi])[:, None]      # (B, n)
         g = lambda t: torch.as_tensor(t, dtype=torch.float32)[idx].to(dev)                                # (B, n, R, …)
         size = torch.as_tensor(image['size'], dtype=torch.float32).view(1, 2).expand(B, 2).to(dev)         # (B, 2)
         verb_t = torch.full((B,), int(verb), device=dev)                                                   # (B,)
         role_t = torch.tensor([ROLE_VOCAB[r] for r in multi], device=dev)                                 # (B,)
-        order = self.rlevel.decode(g(feats), region_mask.to(dev), g(boxes), size, g(cls_prob), verb_t, role_t, set_mask.to(dev))  # (B, n)
+        order = self.rlevel.decode(g(feats), region_mask.to(dev), g(boxes), size, g(cls_prob), verb_t, role_t,
+                                   set_mask.to(dev))  # (B, n)
         for b, r in enumerate(multi): out[r] = [grounding[r][i] for i in order[b].tolist() if i >= 0]
         return out
 

@@ -27,11 +27,14 @@ def _load_json(path)->object:
 
 def _need(d, key, file, where=None, typ=None):
     "`d[key]`, or a FormatError naming the file, the place and the missing or mistyped field"
-    if not isinstance(d, dict): raise FormatError(_where(file, where, f"expected an object, got {type(d).__name__} {str(d)[:80]!r}"))
+    if not isinstance(d, dict):
+        raise FormatError(_where(file, where, f"expected an object, got {type(d).__name__} {str(d)[:80]!r}"))
     if key not in d: raise FormatError(_where(file, where, f"missing field {key!r} (has {sorted(d)[:8]})"))
     v = d[key]
     if typ is not None and not isinstance(v, typ):
-        raise FormatError(_where(file, where, f"field {key!r} should be {getattr(typ, '__name__', typ)}, got {type(v).__name__} {str(v)[:80]!r}"))
+        raise FormatError(_where(file, where,
+                                 f"field {key!r} should be {getattr(typ, '__name__', typ)}, got {type(v).__name__} "
+                                 f"{str(v)[:80]!r}"))
     return v
 
 # %% ../nbs/05_readers.ipynb #00000007
@@ -60,7 +63,8 @@ def _find_span(tokens, words, start, file, where):
     n = len(words)
     for s in range(start, len(tokens) - n + 1):
         if tokens[s:s+n] == words: return s, s + n
-    raise FormatError(_where(file, where, f"noun chunk {' '.join(words)!r} not found in the caption words after position {start}"))
+    raise FormatError(_where(file, where,
+                             f"noun chunk {' '.join(words)!r} not found in the caption words after position {start}"))
 
 def _image_size(image_dir, image_id):
     "(width, height, relative file) of the picture of `image_id` in `image_dir`, or (None, None, None)"
@@ -75,48 +79,72 @@ def _image_size(image_dir, image_id):
     return w, h, cands[0].name
 
 # %% ../nbs/05_readers.ipynb #0000000c
+def _add_detections(det:dict, dets:dict, path, where:str):
+    "Add one caption's `detections` ({class: [[det_id, box]]}) to the image's `dets` {det_id: (box, class)}, checked"
+    for cls, lst in det.items():
+        if not isinstance(lst, list):
+            raise FormatError(_where(path, where, f"detections[{cls!r}] should be a list of [det_id, box]"))
+        for item in lst:
+            ok = isinstance(item, list) and len(item) == 2 and isinstance(item[0], int) and isinstance(item[1], list) \
+                 and len(item[1]) == 4
+            if not ok:
+                raise FormatError(_where(path, where, f"detections[{cls!r}] entry {item!r} is not [det_id, [x1, y1, x2, y2]]"))
+            did, box = item
+            if did in dets and (dets[did][1] != cls or not np.allclose(dets[did][0], box)):
+                raise FormatError(_where(path, where, f"det_id {did} is {cls!r} {box} here but {dets[did][1]!r} "
+                                                      f"{dets[did][0]} in another caption"))
+            dets[did] = (box, cls)
+
 def read_coco_entities(path,                   # coco_entities_release.json (or a sample with the same schema)
                        default_split:str|None=None, # split for entries without a `split` field (the SCT demo has none)
                        image_dir=None,          # folder with the pictures (`*<12-digit id>.jpg`), for width/height
                        strict:bool=True,        # check every chunk against `det_sequences`
                       )->Records:
     "Read SCT's COCO Entities json into canonical records (chunks as pre-SRL slots, one set per class)"
-    path = Path(path); data = _load_json(path)
-    if not isinstance(data, dict): raise FormatError(f"{path}: top level should be {{image id: {{caption: entry}}}}, got {type(data).__name__}")
+    path = Path(path)
+    data = _load_json(path)
+    if not isinstance(data, dict):
+        raise FormatError(f"{path}: top level should be {{image id: {{caption: entry}}}}, got {type(data).__name__}")
     images, captions, boxes, box_classes, classes = [], [], {}, {}, set()
     for img_id, caps in data.items():
         if not str(img_id).isdigit(): raise FormatError(_where(path, f"image id {img_id!r} is not an integer"))
-        if not isinstance(caps, dict): raise FormatError(_where(path, f"image {img_id}", f"expected {{caption: entry}}, got {type(caps).__name__}"))
+        if not isinstance(caps, dict):
+            raise FormatError(_where(path, f"image {img_id}", f"expected {{caption: entry}}, got {type(caps).__name__}"))
         dets, split = {}, None                      # det_id -> (box, class)
         for k, (cap, e) in enumerate(caps.items()):
             where = f"image {img_id}, caption {cap!r}"
-            seq = _need(e, 'det_sequences', path, where, list); chunks = _need(e, 'noun_chunks', path, where, list)
+            seq = _need(e, 'det_sequences', path, where, list)
+            chunks = _need(e, 'noun_chunks', path, where, list)
             det = _need(e, 'detections', path, where, dict)
             s = e.get('split', default_split)
-            if s is None: raise FormatError(_where(path, where, "missing field 'split' (pass default_split= for files without it)"))
-            if s not in ('train', 'val', 'test'): raise FormatError(_where(path, where, f"field 'split' is {s!r}, expected train|val|test"))
-            if split not in (None, s): raise FormatError(_where(path, where, f"split {s!r} differs from {split!r} of another caption of the image"))
+            if s is None:
+                raise FormatError(_where(path, where,
+                                         "missing field 'split' (pass default_split= for files without it)"))
+            if s not in ('train', 'val', 'test'):
+                raise FormatError(_where(path, where, f"field 'split' is {s!r}, expected train|val|test"))
+            if split not in (None, s):
+                raise FormatError(_where(path, where,
+                                         f"split {s!r} differs from {split!r} of another caption of the image"))
             split = s
-            for cls, lst in det.items():
-                if not isinstance(lst, list): raise FormatError(_where(path, where, f"detections[{cls!r}] should be a list of [det_id, box]"))
-                for item in lst:
-                    ok = isinstance(item, list) and len(item) == 2 and isinstance(item[0], int) and isinstance(item[1], list) and len(item[1]) == 4
-                    if not ok: raise FormatError(_where(path, where, f"detections[{cls!r}] entry {item!r} is not [det_id, [x1, y1, x2, y2]]"))
-                    did, box = item
-                    if did in dets and (dets[did][1] != cls or not np.allclose(dets[did][0], box)):
-                        raise FormatError(_where(path, where, f"det_id {did} is {cls!r} {box} here but {dets[did][1]!r} {dets[did][0]} in another caption"))
-                    dets[did] = (box, cls)
+            _add_detections(det, dets, path, where)
             tokens = cap.lower().split()
-            if len(seq) != len(tokens): raise FormatError(_where(path, where, f"det_sequences has {len(seq)} entries for {len(tokens)} words"))
+            if len(seq) != len(tokens):
+                raise FormatError(_where(path, where, f"det_sequences has {len(seq)} entries for {len(tokens)} words"))
             out, pos = [], 0
             for j, ch in enumerate(chunks):
                 if not (isinstance(ch, list) and len(ch) == 2 and all(isinstance(x, str) for x in ch)):
                     raise FormatError(_where(path, where, f"noun_chunks[{j}] = {ch!r} is not [chunk text, class]"))
                 text, cls = ch
-                if cls != '_' and cls not in det: raise FormatError(_where(path, where, f"noun_chunks[{j}] class {cls!r} has no detections (classes: {sorted(det)})"))
-                s_, e_ = _find_span(tokens, text.lower().split(), pos, path, where); pos = e_
+                if cls != '_' and cls not in det:
+                    raise FormatError(_where(path, where,
+                                             f"noun_chunks[{j}] class {cls!r} has no detections (classes: "
+                                             f"{sorted(det)})"))
+                s_, e_ = _find_span(tokens, text.lower().split(), pos, path, where)
+                pos = e_
                 if strict and any(c != cls for c in seq[s_:e_]):
-                    raise FormatError(_where(path, where, f"noun chunk {text!r} has class {cls!r} but det_sequences[{s_}:{e_}] = {seq[s_:e_]}"))
+                    raise FormatError(_where(path, where,
+                                             f"noun chunk {text!r} has class {cls!r} but det_sequences[{s_}:{e_}] = "
+                                             f"{seq[s_:e_]}"))
                 out.append({'span': [s_, e_], 'class': None if cls == '_' else cls})
             captions.append({'caption_id': f'{img_id}_{k}', 'image_id': str(img_id), 'caption': cap, 'tokens': tokens,
                              'frames': [], 'slots': [], 'chunks': out})
@@ -131,7 +159,8 @@ def read_coco_entities(path,                   # coco_entities_release.json (or 
         images.append({'image_id': str(img_id), 'split': split, 'width': w, 'height': h, 'file': f, 'sets': sets,
                        'det_ids': order})
         boxes[str(img_id)] = np.array([dets[d][0] for d in order], dtype=np.float32).reshape(-1, 4)
-        box_classes[str(img_id)] = cls_of; classes.update(cls_of)
+        box_classes[str(img_id)] = cls_of
+        classes.update(cls_of)
     meta = {'name': path.stem, 'format_version': 1, 'grouping': 'class', 'classes': [BACKGROUND, *sorted(classes)],
             'feature_file': 'features.hdf5', 'source': f'COCO Entities release json {path.name}'}
     return Records(meta, images, captions, boxes, box_classes)
@@ -146,7 +175,8 @@ def read_coco(captions_json,             # captions_*.json
               drop_crowd:bool=False,     # drop `iscrowd` boxes
              )->Records:
     "Read COCO captions (and instance boxes) into canonical records: tokens, no chunks, GT boxes as proposals"
-    cpath = Path(captions_json); cj = _load_json(cpath)
+    cpath = Path(captions_json)
+    cj = _load_json(cpath)
     imgs = {}
     for k, im in enumerate(_need(cj, 'images', cpath, None, list)):
         iid = _need(im, 'id', cpath, f'images[{k}]')
@@ -162,10 +192,12 @@ def read_coco(captions_json,             # captions_*.json
                          'tokens': tokenize(cap), 'frames': [], 'slots': []})
     boxes, box_classes, classes = {i: np.zeros((0, 4), np.float32) for i in imgs}, {i: [] for i in imgs}, [BACKGROUND]
     if instances_json is not None:
-        ipath = Path(instances_json); ij = _load_json(ipath)
+        ipath = Path(instances_json)
+        ij = _load_json(ipath)
         sizes = {}
         for k, im in enumerate(_need(ij, 'images', ipath, None, list)):
-            sizes[str(_need(im, 'id', ipath, f'images[{k}]'))] = (_need(im, 'width', ipath, f'images[{k}]', int), _need(im, 'height', ipath, f'images[{k}]', int))
+            sizes[str(_need(im, 'id', ipath, f'images[{k}]'))] = (_need(im, 'width', ipath, f'images[{k}]', int),
+                                                                  _need(im, 'height', ipath, f'images[{k}]', int))
         cats = {}
         for k, c in enumerate(_need(ij, 'categories', ipath, None, list)):
             cats[_need(c, 'id', ipath, f'categories[{k}]', int)] = _need(c, 'name', ipath, f'categories[{k}]', str)
@@ -176,24 +208,31 @@ def read_coco(captions_json,             # captions_*.json
             iid, cid = str(_need(a, 'image_id', ipath, where)), _need(a, 'category_id', ipath, where, int)
             bb = _need(a, 'bbox', ipath, where, list)
             if iid not in sizes: raise FormatError(_where(ipath, where, f"image_id {iid} is not in 'images'"))
-            if cid not in cats: raise FormatError(_where(ipath, where, f"unknown category_id {cid} (known: {sorted(cats)[:10]}…)"))
+            if cid not in cats:
+                raise FormatError(_where(ipath, where, f"unknown category_id {cid} (known: {sorted(cats)[:10]}…)"))
             if drop_crowd and a.get('iscrowd'): continue
             W, H = sizes[iid]
-            if len(bb) != 4 or not all(isinstance(v, (int, float)) for v in bb): raise FormatError(_where(ipath, where, f"bbox {bb} is not [x, y, w, h]"))
+            if len(bb) != 4 or not all(isinstance(v, (int, float)) for v in bb):
+                raise FormatError(_where(ipath, where, f"bbox {bb} is not [x, y, w, h]"))
             x, y, w, h = bb
             if w < 0 or h < 0 or x < -BOX_TOLERANCE or y < -BOX_TOLERANCE or x + w > W + BOX_TOLERANCE or y + h > H + BOX_TOLERANCE:
-                raise FormatError(_where(ipath, where, f"bbox {bb} (x, y, w, h) is outside image {iid} of {W}x{H} pixels"))
+                raise FormatError(_where(ipath, where,
+                                         f"bbox {bb} (x, y, w, h) is outside image {iid} of {W}x{H} pixels"))
             bx.setdefault(iid, []).append([max(0., x), max(0., y), min(float(W), x + w), min(float(H), y + h)])
             bc.setdefault(iid, []).append(cats[cid])
         for iid in imgs:
             if iid in sizes:
                 if imgs[iid]['width'] not in (None, sizes[iid][0]) or imgs[iid]['height'] not in (None, sizes[iid][1]):
-                    raise FormatError(f"{cpath} and {ipath}: image {iid} is {imgs[iid]['width']}x{imgs[iid]['height']} in one and {sizes[iid][0]}x{sizes[iid][1]} in the other")
+                    raise FormatError(f"{cpath} and {ipath}: image {iid} is "
+                                      f"{imgs[iid]['width']}x{imgs[iid]['height']} in one and "
+                                      f"{sizes[iid][0]}x{sizes[iid][1]} in the other")
                 imgs[iid]['width'], imgs[iid]['height'] = sizes[iid]
-            boxes[iid] = np.array(bx.get(iid, []), np.float32).reshape(-1, 4); box_classes[iid] = bc.get(iid, [])
+            boxes[iid] = np.array(bx.get(iid, []), np.float32).reshape(-1, 4)
+            box_classes[iid] = bc.get(iid, [])
     for im in imgs.values():
         fn = im.pop('file_name')
         if image_dir is not None and fn and (Path(image_dir)/fn).exists(): im['file'] = fn
     meta = {'name': cpath.stem, 'format_version': 1, 'grouping': 'class', 'classes': classes,
-            'feature_file': 'features.hdf5', 'source': f'COCO {cpath.name}' + (f' + {Path(instances_json).name}' if instances_json else '')}
+            'feature_file': 'features.hdf5',
+            'source': f'COCO {cpath.name}' + (f' + {Path(instances_json).name}' if instances_json else '')}
     return Records(meta, list(imgs.values()), captions, boxes, box_classes)

@@ -25,9 +25,13 @@ def box_encoding(boxes:torch.Tensor,    # (..., 4) x1, y1, x2, y2 in pixels
                  kind:str='corners',    # 'corners': [x1/W, y1/H, x2/W, y2/H] (supp. §C.2); 'center': [cx/W, cy/H, w/W, h/H]
                 )->torch.Tensor:        # (..., 4) in [0, 1] for boxes inside the image
     "Normalised 4-d spatial encoding Pos(b) of boxes"
-    if boxes.shape[-1] != POS_DIM: raise ValueError(f"box_encoding: boxes must end in 4 coordinates (x1, y1, x2, y2), got shape {tuple(boxes.shape)}")
+    if boxes.shape[-1] != POS_DIM:
+        raise ValueError(f"box_encoding: boxes must end in 4 coordinates (x1, y1, x2, y2), got shape "
+                         f"{tuple(boxes.shape)}")
     wh = img_size.to(boxes.dtype)
-    if (wh <= 0).any(): raise ValueError(f"box_encoding: image sizes must be positive, got {img_size.tolist() if img_size.numel() <= 8 else 'a non-positive entry'}")
+    if (wh <= 0).any():
+        raise ValueError(f"box_encoding: image sizes must be positive, got "
+                         f"{img_size.tolist() if img_size.numel() <= 8 else 'a non-positive entry'}")
     if wh.dim() == 2: wh = wh.view(wh.shape[0], *[1] * (boxes.dim() - 2), 2)    # (B, 1, …, 2)
     wh = torch.cat([wh, wh], -1)                                                 # (…, 4) W H W H
     x1, y1, x2, y2 = boxes.unbind(-1)
@@ -59,7 +63,9 @@ class RLevelConfig:
 def _check_prefix(set_mask:torch.Tensor):
     "Sets must be left-aligned: the real ones first (positions 0..n-1 are the columns of the valid block)"
     bad = (set_mask.long().cummin(1).values != set_mask.long()).any(1).nonzero().flatten()
-    if len(bad): raise ValueError(f"set_mask row {bad[0].item()} = {set_mask[bad[0]].int().tolist()} is not left-aligned (real sets first)")
+    if len(bad):
+        raise ValueError(f"set_mask row {bad[0].item()} = {set_mask[bad[0]].int().tolist()} is not left-aligned (real "
+                         f"sets first)")
 
 class RLevelPlanner(nn.Module):
     "R-level SSP: a Sinkhorn network over the grounded proposal sets of one role (supp. §C.2)"
@@ -78,11 +84,13 @@ class RLevelPlanner(nn.Module):
                  dropout:float=DROPOUT):
         super().__init__()
         if box not in BOX_ENCODINGS: raise ValueError(f"RLevelPlanner: box must be one of {BOX_ENCODINGS}, got {box!r}")
-        self.cfg = RLevelConfig(n_verbs, n_classes, n_roles, feat_dim, d_vis, d_cls, d_emb, hidden, n_max, n_iters, tau, box, dropout)
+        self.cfg = RLevelConfig(n_verbs, n_classes, n_roles, feat_dim, d_vis, d_cls, d_emb, hidden, n_max, n_iters,
+                                tau, box, dropout)
         self.W_v = nn.Linear(feat_dim, d_vis)                     # W^r_v
         self.W_c = nn.Linear(n_classes, d_cls, bias=False)        # W^r_c (applied to Π_c or to class probabilities)
         self.verb_emb, self.role_emb = nn.Embedding(n_verbs, d_emb), nn.Embedding(n_roles, d_emb)
-        self.mlp_b = nn.Sequential(nn.Linear(d_vis + d_cls + POS_DIM + 2 * d_emb, hidden), nn.ReLU(), nn.Dropout(dropout),
+        self.mlp_b = nn.Sequential(nn.Linear(d_vis + d_cls + POS_DIM + 2 * d_emb, hidden), nn.ReLU(),
+                                   nn.Dropout(dropout),
                                    nn.Linear(hidden, n_max))     # MLP_b: two layers into R^{n_max}
 
     @classmethod
@@ -91,7 +99,9 @@ class RLevelPlanner(nn.Module):
     def class_embedding(self, cls_prob:torch.Tensor)->torch.Tensor: # (B, n, R, C) float probs or (B, n, R) long ids -> (B, n, R, d_cls)
         "W^r_c Π_c: one-hot ids (a lookup) or a probability vector (the expected embedding)"
         if not cls_prob.is_floating_point(): return F.embedding(cls_prob, self.W_c.weight.t())   # class ids
-        if cls_prob.shape[-1] != self.cfg.n_classes: raise ValueError(f"RLevelPlanner: cls_prob has {cls_prob.shape[-1]} classes, the model was built with n_classes={self.cfg.n_classes}")
+        if cls_prob.shape[-1] != self.cfg.n_classes:
+            raise ValueError(f"RLevelPlanner: cls_prob has {cls_prob.shape[-1]} classes, the model was built with "
+                             f"n_classes={self.cfg.n_classes}")
         return self.W_c(cls_prob)
 
     def scores(self, region_feats:torch.Tensor, # (B, n, R, D) features f of each set's regions
@@ -105,8 +115,11 @@ class RLevelPlanner(nn.Module):
               )->torch.Tensor:                  # (B, n, n) Z: rows = sets, columns = positions
         "The score matrix Z of pooled per-proposal encodings"
         B, n, R, D = region_feats.shape
-        if n > self.cfg.n_max: raise ValueError(f"RLevelPlanner: {n} proposal sets, the model allows n_max={self.cfg.n_max}")
-        if D != self.cfg.feat_dim: raise ValueError(f"RLevelPlanner: region_feats has width {D}, the model was built with feat_dim={self.cfg.feat_dim}")
+        if n > self.cfg.n_max:
+            raise ValueError(f"RLevelPlanner: {n} proposal sets, the model allows n_max={self.cfg.n_max}")
+        if D != self.cfg.feat_dim:
+            raise ValueError(f"RLevelPlanner: region_feats has width {D}, the model was built with "
+                             f"feat_dim={self.cfg.feat_dim}")
         _check_prefix(set_mask.bool())
         vr = torch.cat([self.verb_emb(verb), self.role_emb(role)], -1)            # (B, 2*d_emb)
         z = torch.cat([self.W_v(region_feats),                                    # (B, n, R, d_vis)
@@ -143,7 +156,8 @@ def rlevel_loss(P:torch.Tensor,          # (B, n, n) soft permutation from `RLev
     bad = ((target < 0) | (target >= n[:, None])) & m
     if bad.any():
         b = bad.any(1).nonzero()[0].item()
-        raise ValueError(f"rlevel_loss: target row {b} = {target[b].tolist()} has positions outside 0..{n[b].item() - 1}")
+        raise ValueError(f"rlevel_loss: target row {b} = {target[b].tolist()} has positions outside "
+                         f"0..{n[b].item() - 1}")
     P_star = perm_to_matrix(target.clamp_min(0), m)                               # (B, n, n)
     valid = (m[:, :, None] & m[:, None, :]).float()                               # (B, n, n)
     mse = (((P - P_star) ** 2) * valid).sum((1, 2)) / valid.sum((1, 2)).clamp_min(1)  # (B,) per instance

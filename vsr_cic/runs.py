@@ -50,8 +50,10 @@ def read_json(path:str|os.PathLike, what:str='file')->dict:
     p = Path(path)
     try: return json.loads(p.read_text(encoding='utf-8'))
     except FileNotFoundError: raise FileNotFoundError(f"{what} {str(p)!r} not found") from None
-    except UnicodeDecodeError as e: raise ValueError(f"{what} {str(p)!r} is not UTF-8 text (byte at offset {e.start})") from None
-    except json.JSONDecodeError as e: raise ValueError(f"{what} {str(p)!r} is not valid JSON ({e.msg}, line {e.lineno})") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{what} {str(p)!r} is not UTF-8 text (byte at offset {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{what} {str(p)!r} is not valid JSON ({e.msg}, line {e.lineno})") from None
 
 # %% ../nbs/15b_runs.ipynb #2db37d23
 def _comparable(cfg:Mapping, out:Path)->dict:
@@ -72,20 +74,24 @@ def check_run_config(out:str|os.PathLike, # the run folder
                      resume:bool=True,    # False: the caller starts over and may overwrite the folder
                     )->dict|None:         # the stored settings, or None when there is nothing to compare with
     "Refuse (`RunMismatch`, naming each difference) settings that differ from those of the checkpoints already in `out`"
-    out = Path(out); f = out/RUN_CONFIG
+    out = Path(out)
+    f = out/RUN_CONFIG
     if not (resume and f.exists() and has_checkpoints(out)): return None
     old = read_json(f, 'run configuration')
     diff = config_diff(old, cfg, out)
     if diff:
         raise RunMismatch(f"{f}: this folder holds a run made with other settings "
                           f"({'; '.join(f'{k}: {a!r} -> {b!r}' for k, (a, b) in diff.items())}). Nothing was changed. "
-                          "Use another out_dir, or resume=False to train from scratch in this one (its checkpoints are then replaced)")
+                          "Use another out_dir, or resume=False to train from scratch in this one (its checkpoints "
+                          "are then replaced)")
     return old
 
 def write_run_config(out:str|os.PathLike, cfg:Mapping)->Path:
     "Write `run_config.json` atomically"
-    f = Path(out)/RUN_CONFIG; tmp = f.with_name(f'.{f.name}.{os.getpid()}.tmp')
-    tmp.write_text(json.dumps(dict(cfg), indent=1)); os.replace(tmp, f)
+    f = Path(out)/RUN_CONFIG
+    tmp = f.with_name(f'.{f.name}.{os.getpid()}.tmp')
+    tmp.write_text(json.dumps(dict(cfg), indent=1))
+    os.replace(tmp, f)
     return f
 
 # %% ../nbs/15b_runs.ipynb #5a0cf376
@@ -111,8 +117,10 @@ def check_vocabs_unchanged(folder:str|os.PathLike, # the run's vocab/ folder
         if not f.exists(): continue
         old = Vocab.load(f)
         if old != v:
-            raise RunMismatch(f"{f}: the dataset now gives another {name} vocabulary than the one this run's checkpoints were "
-                              f"trained with ({_first_difference(old, v)}); the data changed under the run. Nothing was "
+            raise RunMismatch(f"{f}: the dataset now gives another {name} vocabulary than the one this run's "
+                              f"checkpoints were "
+                              f"trained with ({_first_difference(old, v)}); the data changed under the run. Nothing "
+                              f"was "
                               "overwritten: use another out_dir, or resume=False to train from scratch")
 
 def check_vocab_fits(ck:Mapping,            # a loaded `model.pt`
@@ -125,7 +133,8 @@ def check_vocab_fits(ck:Mapping,            # a loaded `model.pt`
                           "the vocab/ folder was overwritten or belongs to another run")
     if ck.get('vocab_sha') is not None and ck['vocab_sha'] != vocab_fingerprint(vocabs):
         raise RunMismatch(f"{path}: its vocabulary files are not the ones it was trained with (fingerprint "
-                          f"{vocab_fingerprint(vocabs)}, checkpoint {ck['vocab_sha']}); word ids would decode as other words")
+                          f"{vocab_fingerprint(vocabs)}, checkpoint {ck['vocab_sha']}); word ids would decode as "
+                          f"other words")
 
 # %% ../nbs/15b_runs.ipynb #c0a1b2c4
 CKPT_FILES = ('best.pt', 'last.pt')   # preferred checkpoint first (best validation score), then the latest
@@ -138,7 +147,8 @@ def find_ckpt(folder, what:str)->Path:
     "The best (else last) checkpoint in `folder`; FileNotFoundError naming the expected files otherwise"
     f = best_ckpt(folder)
     if f is None:
-        raise FileNotFoundError(f"{what}: no checkpoint {Path(folder)/CKPT_FILES[0]} (nor {CKPT_FILES[1]}); train it first")
+        raise FileNotFoundError(f"{what}: no checkpoint {Path(folder)/CKPT_FILES[0]} (nor {CKPT_FILES[1]}); train it "
+                                f"first")
     return f
 
 def restore_best(model:torch.nn.Module, ckpt_dir, map_location='cpu')->bool:
@@ -189,6 +199,9 @@ def retire_stage(d:str|os.PathLike, # a stage's checkpoint folder, e.g. out/ckpt
     if not d.is_dir() or not any(d.glob('*.pt')): return None
     n = 1
     while d.with_name(f'{d.name}.stale-{n}').exists(): n += 1
-    dest = d.with_name(f'{d.name}.stale-{n}'); os.replace(d, dest)
-    if say: say(f"note: {d} was made from earlier weights{f' ({why})' if why else ''}; moved to {dest.name}, the stage reruns")
+    dest = d.with_name(f'{d.name}.stale-{n}')
+    os.replace(d, dest)
+    if say:
+        say(f"note: {d} was made from earlier weights{f' ({why})' if why else ''}; moved to {dest.name}, the stage "
+            f"reruns")
     return dest

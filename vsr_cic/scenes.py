@@ -46,7 +46,8 @@ CATEGORY = {**{c: 'person' for c in PERSONS}, **{c: 'animal' for c in ANIMAL_CLA
 COLOURS = {'red': '#d62728', 'blue': '#1f77b4', 'green': '#2ca02c', 'yellow': '#f5d000', 'orange': '#ff7f0e',
            'white': '#f7f7f7', 'black': '#222222', 'brown': '#8c564b', 'gray': '#8a8a8a', 'pink': '#f28fc2'}
 AGES = {'young': '#f1c27d', 'old': '#c8c8c8', 'little': '#ffd9a8'}
-CLASS_AGES = {'man': ['young', 'old'], 'woman': ['young', 'old'], 'boy': ['little', 'young'], 'girl': ['little', 'young']}
+CLASS_AGES = {'man': ['young', 'old'], 'woman': ['young', 'old'], 'boy': ['little', 'young'],
+              'girl': ['little', 'young']}
 SIZES = {'small': 0.75, 'large': 1.3}     # size word: box scale
 ANIMAL_COLOURS = ['brown', 'black', 'white', 'gray']
 FIXED_COLOURS = {'banana': ['yellow'], 'carrot': ['orange'], 'apple': ['red', 'green'], 'bread': ['brown'],
@@ -96,38 +97,61 @@ class Verb:
 P, A = PERSONS, ANIMAL_CLASSES
 ADULTS, CHILDREN = ['man', 'woman'], ['boy', 'girl']
 VERBS = {v.lemma: v for v in [
-    Verb('ride', 'ride.01', ('rides', 'ride', 'riding', 'ridden'), P, ['horse', 'elephant', 'bicycle', 'motorcycle'], p_prog=.3),
-    Verb('feed', 'feed.01', ('feeds', 'feed', 'feeding', 'fed'), P, [a for a in A if a != 'bird'] + ['bird'], obj_role='ARG2',
+    Verb('ride', 'ride.01', ('rides', 'ride', 'riding', 'ridden'), P, ['horse', 'elephant', 'bicycle', 'motorcycle'],
+         p_prog=.3),
+    Verb('feed', 'feed.01', ('feeds', 'feed', 'feeding', 'fed'), P, [a for a in A if a != 'bird'] + ['bird'],
+         obj_role='ARG2',
          extra=('ARG1', None, ['apple', 'carrot', 'banana', 'bread']), dative=True, p_prog=.4),
-    Verb('lead', 'lead.01', ('leads', 'lead', 'leading', 'led'), P, ['horse', 'cow', 'dog', 'goat', 'sheep', 'elephant'], multi_obj=True, front=True, p_prog=.1),
-    Verb('hold', 'hold.01', ('holds', 'hold', 'holding', 'held'), P, ['umbrella', 'ball', 'book', 'cup', 'bag', 'kite', 'frisbee', 'bottle', 'newspaper', 'guitar', 'box', 'cat', 'bird'],
+    Verb('lead', 'lead.01', ('leads', 'lead', 'leading', 'led'), P,
+         ['horse', 'cow', 'dog', 'goat', 'sheep', 'elephant'], multi_obj=True, front=True, p_prog=.1),
+    Verb('hold', 'hold.01', ('holds', 'hold', 'holding', 'held'), P,
+         ['umbrella', 'ball', 'book', 'cup', 'bag', 'kite', 'frisbee', 'bottle', 'newspaper', 'guitar', 'box', 'cat',
+          'bird'],
          multi_obj=True, p_prog=.5, participle=True),
-    Verb('eat', 'eat.01', ('eats', 'eat', 'eating', 'eaten'), P + ['horse', 'goat', 'elephant', 'dog', 'cow'], FOODS, obj_optional=True, p_prog=.6),
-    Verb('throw', 'throw.01', ('throws', 'throw', 'throwing', 'thrown'), ADULTS, ['ball', 'frisbee'], extra=('ARG2', 'to', ['dog'] + CHILDREN), p_prog=.2),
+    Verb('eat', 'eat.01', ('eats', 'eat', 'eating', 'eaten'), P + ['horse', 'goat', 'elephant', 'dog', 'cow'], FOODS,
+         obj_optional=True, p_prog=.6),
+    Verb('throw', 'throw.01', ('throws', 'throw', 'throwing', 'thrown'), ADULTS, ['ball', 'frisbee'],
+         extra=('ARG2', 'to', ['dog'] + CHILDREN), p_prog=.2),
     Verb('catch', 'catch.01', ('catches', 'catch', 'catching', 'caught'), P + ['dog'], ['ball', 'frisbee'], p_prog=.4),
     Verb('kick', 'kick.01', ('kicks', 'kick', 'kicking', 'kicked'), P + ['horse'], ['ball'], front=True, p_prog=.2),
-    Verb('chase', 'chase.01', ('chases', 'chase', 'chasing', 'chased'), ['dog'] + CHILDREN, ['cat', 'bird', 'sheep', 'ball', 'goat', 'cow'],
+    Verb('chase', 'chase.01', ('chases', 'chase', 'chasing', 'chased'), ['dog'] + CHILDREN,
+         ['cat', 'bird', 'sheep', 'ball', 'goat', 'cow'],
          multi_obj=True, voice='passive', p_prog=.1),
-    Verb('carry', 'carry.01', ('carries', 'carry', 'carrying', 'carried'), P + ['horse', 'elephant'], ['box', 'bag', 'umbrella', 'surfboard', 'backpack', 'book'],
+    Verb('carry', 'carry.01', ('carries', 'carry', 'carrying', 'carried'), P + ['horse', 'elephant'],
+         ['box', 'bag', 'umbrella', 'surfboard', 'backpack', 'book'],
          multi_obj=True, p_prog=.3, participle=True),
-    Verb('pull', 'pull.01', ('pulls', 'pull', 'pulling', 'pulled'), P + ['horse', 'dog'], ['cart', 'sled', 'wagon'], voice='passive', p_prog=.1),
-    Verb('push', 'push.01', ('pushes', 'push', 'pushing', 'pushed'), P, ['cart', 'bicycle', 'stroller', 'wagon', 'sled'], p_prog=.5),
-    Verb('walk', 'walk.01', ('walks', 'walk', 'walking', 'walked'), P, ['dog', 'horse'], obj_optional=True, front=True, p_prog=.3),
-    Verb('sit', 'sit.01', ('sits', 'sit', 'sitting', 'sat'), P + ['cat', 'dog', 'bird'], ['bench', 'chair', 'couch'], subj_role='ARG1', obj_role='ARG2', obj_prep='on',
+    Verb('pull', 'pull.01', ('pulls', 'pull', 'pulling', 'pulled'), P + ['horse', 'dog'], ['cart', 'sled', 'wagon'],
+         voice='passive', p_prog=.1),
+    Verb('push', 'push.01', ('pushes', 'push', 'pushing', 'pushed'), P,
+         ['cart', 'bicycle', 'stroller', 'wagon', 'sled'], p_prog=.5),
+    Verb('walk', 'walk.01', ('walks', 'walk', 'walking', 'walked'), P, ['dog', 'horse'], obj_optional=True, front=True,
+         p_prog=.3),
+    Verb('sit', 'sit.01', ('sits', 'sit', 'sitting', 'sat'), P + ['cat', 'dog', 'bird'], ['bench', 'chair', 'couch'],
+         subj_role='ARG1', obj_role='ARG2', obj_prep='on',
          obj_optional=True, needs_loc=True, voice=None, front=True, p_prog=.4),
-    Verb('stand', 'stand.01', ('stands', 'stand', 'standing', 'stood'), P + A, [], subj_role='ARG1', needs_loc=True, voice=None, p_prog=.5),
-    Verb('read', 'read.01', ('reads', 'read', 'reading', 'read'), P, ['book', 'newspaper'], obj_optional=True, p_prog=.4),
-    Verb('cut', 'cut.01', ('cuts', 'cut', 'cutting', 'cut'), P, ['cake', 'pizza', 'sandwich', 'bread'], voice='passive', p_prog=.3),
-    Verb('drink', 'drink.01', ('drinks', 'drink', 'drinking', 'drunk'), P + ['dog', 'cat', 'horse'], ['cup', 'bottle', 'bowl'], obj_role='ARG2', obj_prep='from',
+    Verb('stand', 'stand.01', ('stands', 'stand', 'standing', 'stood'), P + A, [], subj_role='ARG1', needs_loc=True,
+         voice=None, p_prog=.5),
+    Verb('read', 'read.01', ('reads', 'read', 'reading', 'read'), P, ['book', 'newspaper'], obj_optional=True,
+         p_prog=.4),
+    Verb('cut', 'cut.01', ('cuts', 'cut', 'cutting', 'cut'), P, ['cake', 'pizza', 'sandwich', 'bread'],
+         voice='passive', p_prog=.3),
+    Verb('drink', 'drink.01', ('drinks', 'drink', 'drinking', 'drunk'), P + ['dog', 'cat', 'horse'],
+         ['cup', 'bottle', 'bowl'], obj_role='ARG2', obj_prep='from',
          obj_optional=True, voice=None, p_prog=.4),
-    Verb('play', 'play.11', ('plays', 'play', 'playing', 'played'), P, ['guitar', 'violin', 'drum'], obj_role='ARG2', p_prog=.3),
-    Verb('watch', 'watch.01', ('watches', 'watch', 'watching', 'watched'), P, A + ['kite', 'boat'], multi_obj=True, p_prog=.4),
-    Verb('wash', 'wash.01', ('washes', 'wash', 'washing', 'washed'), P, ['dog', 'horse', 'car', 'elephant', 'bicycle', 'boat'], voice='passive', p_prog=.3),
-    Verb('paint', 'paint.01', ('paints', 'paint', 'painting', 'painted'), P, ['bench', 'boat', 'chair', 'box', 'car'], voice='passive', p_prog=.3),
+    Verb('play', 'play.11', ('plays', 'play', 'playing', 'played'), P, ['guitar', 'violin', 'drum'], obj_role='ARG2',
+         p_prog=.3),
+    Verb('watch', 'watch.01', ('watches', 'watch', 'watching', 'watched'), P, A + ['kite', 'boat'], multi_obj=True,
+         p_prog=.4),
+    Verb('wash', 'wash.01', ('washes', 'wash', 'washing', 'washed'), P,
+         ['dog', 'horse', 'car', 'elephant', 'bicycle', 'boat'], voice='passive', p_prog=.3),
+    Verb('paint', 'paint.01', ('paints', 'paint', 'painting', 'painted'), P, ['bench', 'boat', 'chair', 'box', 'car'],
+         voice='passive', p_prog=.3),
     Verb('fly', 'fly.06', ('flies', 'fly', 'flying', 'flown'), P, ['kite'], front=True, p_prog=.3),
-    Verb('pet', 'pet.01', ('pets', 'pet', 'petting', 'petted'), P, [a for a in A if a != 'bird'], multi_obj=True, p_prog=.4),
+    Verb('pet', 'pet.01', ('pets', 'pet', 'petting', 'petted'), P, [a for a in A if a != 'bird'], multi_obj=True,
+         p_prog=.4),
     Verb('hug', 'hug.01', ('hugs', 'hug', 'hugging', 'hugged'), ADULTS, CHILDREN + ['dog', 'cat'], p_prog=.2),
-    Verb('wear', 'wear.01', ('wears', 'wear', 'wearing', 'worn'), P, ['hat', 'helmet', 'backpack'], voice=None, p_prog=.6, participle=True),
+    Verb('wear', 'wear.01', ('wears', 'wear', 'wearing', 'worn'), P, ['hat', 'helmet', 'backpack'], voice=None,
+         p_prog=.6, participle=True),
 ]}
 
 # %% ../nbs/02c_scenes.ipynb #0000000e
@@ -153,7 +177,8 @@ def _attrs(rng, cls):
 
 def spaced_depths(rng:np.random.Generator, n:int, lo:float, hi:float, gap:float)->list[float]:
     "n depths in [lo, hi], pairwise at least `gap` apart, in random order (uniform over such configurations)"
-    if n and (n - 1) * gap > hi - lo: raise ValueError(f"spaced_depths: {n} depths {gap} apart do not fit in [{lo}, {hi}]")
+    if n and (n - 1) * gap > hi - lo:
+        raise ValueError(f"spaced_depths: {n} depths {gap} apart do not fit in [{lo}, {hi}]")
     u = np.sort(rng.uniform(0, (hi - lo) - max(n - 1, 0) * gap, n)) + lo + gap * np.arange(n)
     return [round(float(z), 4) for z in rng.permutation(u)]
 
@@ -182,12 +207,16 @@ class Scene(list):
 def sample_scene(rng:np.random.Generator)->Scene:
     "A random scene: place, landmarks, the participants of a core verb, companions and distractors, each at a depth"
     place = _pick(rng, list(PLACES))
-    picked = [(place, 'place')] + [(str(c), 'landmark') for c in rng.choice(LANDMARKS, rng.choice(3, p=N_LANDMARKS_P), replace=False)]
+    picked = [(place, 'place')] + [(str(c), 'landmark') for c in rng.choice(LANDMARKS, rng.choice(3, p=N_LANDMARKS_P),
+                                                                            replace=False)]
     used = {place, *(c for c, _ in picked)}
     def add(pool, kind):
         pool = [c for c in pool if c not in used]
         if not pool: return None
-        c = _pick(rng, pool); used.add(c); picked.append((c, kind)); return c
+        c = _pick(rng, pool)
+        used.add(c)
+        picked.append((c, kind))
+        return c
     core = VERBS[_pick(rng, list(VERBS))]
     s = add(core.subj_pool, 'entity')
     if s in PERSONS and rng.random() < .35: add(PERSONS, 'entity')
@@ -201,7 +230,8 @@ def sample_scene(rng:np.random.Generator)->Scene:
     kinds = [k for _, k in picked]
     ez = iter(spaced_depths(rng, kinds.count('entity'), *ENTITY_DEPTH, MIN_DZ))
     lz = iter(spaced_depths(rng, kinds.count('landmark'), 0., 1., MIN_DZ_LANDMARK))
-    taken, scene = [], Scene(); scene.core_verb = core.lemma
+    taken, scene = [], Scene()
+    scene.core_verb = core.lemma
     for c, kind in picked:
         a = _attrs(rng, c)
         z = next(ez) if kind == 'entity' else next(lz) if kind == 'landmark' else round(float(rng.uniform(*DISTRACTOR_DEPTH)), 4) if kind == 'distractor' else 0.
@@ -221,18 +251,21 @@ def world_embeddings(seed:int)->dict:
     "The fixed class and attribute embeddings of a world (D - GEOM_DIM wide)"
     rng = np.random.default_rng([seed, 1])
     d = FEATURE_DIM - GEOM_DIM
-    return {'cls': rng.normal(size=(len(CLASSES), d)).astype(np.float32), 'attr': rng.normal(size=(len(ATTR_VALUES), d)).astype(np.float32)}
+    return {'cls': rng.normal(size=(len(CLASSES), d)).astype(np.float32),
+            'attr': rng.normal(size=(len(ATTR_VALUES), d)).astype(np.float32)}
 
 def scene_proposals(scene:list[dict], rng:np.random.Generator, emb:dict)->tuple:
     "Proposals of a scene: feats (N, D), boxes (N, 4), cls_prob (N, C), and the object of each proposal (N,)"
     owner, boxes = [], []
     for i, o in enumerate(scene):
-        x1, y1, x2, y2 = o['box']; w, h = x2 - x1, y2 - y1
+        x1, y1, x2, y2 = o['box']
+        w, h = x2 - x1, y2 - y1
         for k in range(1 + int(rng.integers(0, 2 if o['kind'] in ('place', 'landmark') else 3))):
             j = rng.normal(0, .06, 4) * [w, h, w, h] if k else np.zeros(4)
             b = np.clip([x1 + j[0], y1 + j[1], x2 + j[2], y2 + j[3]], 0, [IMAGE_W, IMAGE_H, IMAGE_W, IMAGE_H])
             b[2:] = np.maximum(b[2:], b[:2] + 2)
-            owner.append(i); boxes.append(b)
+            owner.append(i)
+            boxes.append(b)
     owner, boxes = np.array(owner), np.array(boxes, np.float32)                      # (N,), (N, 4)
     n, c = len(owner), len(CLASSES)
     cls = np.array([CLASSES.index(scene[i]['cls']) for i in owner])                   # (N,)
@@ -242,17 +275,21 @@ def scene_proposals(scene:list[dict], rng:np.random.Generator, emb:dict)->tuple:
              + EMB_SCALE['noise'] * rng.normal(size=(n, FEATURE_DIM - GEOM_DIM)))       # (N, D - GEOM_DIM)
     W, H = IMAGE_W, IMAGE_H
     geom = np.stack([boxes[:, 0] / W, boxes[:, 1] / H, boxes[:, 2] / W, boxes[:, 3] / H,
-                     (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) / (W * H), (boxes[:, 0] + boxes[:, 2]) / (2 * W)], 1)  # (N, GEOM_DIM)
-    logits = rng.normal(0, 1, (n, c)); logits[:, 0] -= 1                               # (N, C)
+                     (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) / (W * H),
+                     (boxes[:, 0] + boxes[:, 2]) / (2 * W)], 1)  # (N, GEOM_DIM)
+    logits = rng.normal(0, 1, (n, c))
+    logits[:, 0] -= 1                               # (N, C)
     others = np.where(np.arange(c)[None] == cls[:, None], -np.inf, logits)[:, 1:].max(1)
     logits[np.arange(n), cls] = np.maximum(others + DET_MARGIN, 0) + 3 + np.abs(rng.normal(0, 1, n))
-    p = np.exp(logits - logits.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)    # (N, C)
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)    # (N, C)
     order = np.argsort(-p.max(1), kind='stable')
     feats = np.concatenate([feats, geom], 1).astype(np.float32)
     return feats[order], boxes[order], p[order].astype(np.float32), owner[order]
 
 # %% ../nbs/02c_scenes.ipynb #00000015
-PLACE_COLOURS = {'beach': '#ead9a0', 'field': '#b5cf6b', 'street': '#9a9a9a', 'park': '#7fbf7f', 'snow': '#f4f8fb', 'grass': '#62b04f'}
+PLACE_COLOURS = {'beach': '#ead9a0', 'field': '#b5cf6b', 'street': '#9a9a9a', 'park': '#7fbf7f', 'snow': '#f4f8fb',
+                 'grass': '#62b04f'}
 SKY = '#cfe8ff'
 RENDER_DPI = 100
 FONT_SIZE = 5
@@ -268,9 +305,13 @@ def _fill(o): return COLOURS.get(o['attrs'].get('colour'), AGES.get(o['attrs'].g
 def _draw_glyph(ax, cls, fill, box, labels=False):
     "The glyph of one object in its box (x1, y1, x2, y2), y pointing down"
     from matplotlib import patches as mp
-    x1, y1, x2, y2 = box; w, h = x2 - x1, y2 - y1; cat = CATEGORY[cls]
+    x1, y1, x2, y2 = box
+    w, h = x2 - x1, y2 - y1
+    cat = CATEGORY[cls]
     kw = dict(facecolor=fill, edgecolor='#333333', linewidth=.5, zorder=2 if cat != 'landmark' else 1)
-    if cat == 'place': ax.add_patch(mp.Rectangle((x1, y1), w, h, color=PLACE_COLOURS[cls], zorder=0)); return
+    if cat == 'place':
+        ax.add_patch(mp.Rectangle((x1, y1), w, h, color=PLACE_COLOURS[cls], zorder=0))
+        return
     if cat == 'person':
         ax.add_patch(mp.Ellipse((x1 + w / 2, y1 + h * .15), w * .6, h * .28, **kw))
         ax.add_patch(mp.Rectangle((x1 + w * .15, y1 + h * .3), w * .7, h * .7, **kw))
@@ -284,13 +325,16 @@ def _draw_glyph(ax, cls, fill, box, labels=False):
     else:
         k = CLASSES.index(cls) % 4
         if k == 0: ax.add_patch(mp.Rectangle((x1, y1), w, h, **kw))
-        else: ax.add_patch(mp.Polygon([(x1 + w / 2 * (1 + np.cos(t)), y1 + h / 2 * (1 + np.sin(t))) for t in np.linspace(0, 2 * np.pi, k + 5)[:-1]], closed=True, **kw))
+        else:
+            ax.add_patch(mp.Polygon([(x1 + w / 2 * (1 + np.cos(t)), y1 + h / 2 * (1 + np.sin(t))) for t in np.linspace(0, 2 * np.pi, k + 5)[:-1]], closed=True, **kw))
     if labels: ax.text(x1 + w / 2, y2 - 1, cls, fontsize=FONT_SIZE, ha='center', va='bottom', zorder=3)
 
 def draw_scene(ax, scene:list[dict], labels:bool=True):
     "Draw a scene's glyphs on a matplotlib axes in image coordinates (y down)"
     from matplotlib import patches as mp
-    ax.set_xlim(0, IMAGE_W); ax.set_ylim(IMAGE_H, 0); ax.set_axis_off()
+    ax.set_xlim(0, IMAGE_W)
+    ax.set_ylim(IMAGE_H, 0)
+    ax.set_axis_off()
     ax.add_patch(mp.Rectangle((0, 0), IMAGE_W, IMAGE_H, color=SKY, zorder=0))
     for o in paint_order(scene): _draw_glyph(ax, o['cls'], _fill(o), o['box'], labels)
 
@@ -303,14 +347,21 @@ def _sprite(key):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         if key[0] == 'label': W_, H_ = SPRITE_PX, FONT_SIZE * 3
         else: W_ = H_ = SPRITE_PX
-        fig = Figure(figsize=(W_ / RENDER_DPI, H_ / RENDER_DPI), dpi=RENDER_DPI); fig.patch.set_alpha(0)
-        canvas = FigureCanvasAgg(fig); ax = fig.add_axes((0, 0, 1, 1)); ax.set_axis_off(); ax.patch.set_alpha(0)
-        ax.set_xlim(0, W_); ax.set_ylim(H_, 0)
+        fig = Figure(figsize=(W_ / RENDER_DPI, H_ / RENDER_DPI), dpi=RENDER_DPI)
+        fig.patch.set_alpha(0)
+        canvas = FigureCanvasAgg(fig)
+        ax = fig.add_axes((0, 0, 1, 1))
+        ax.set_axis_off()
+        ax.patch.set_alpha(0)
+        ax.set_xlim(0, W_)
+        ax.set_ylim(H_, 0)
         if key[0] == 'label': ax.text(W_ / 2, H_ / 2, key[1], fontsize=FONT_SIZE, ha='center', va='center')
         else: _draw_glyph(ax, key[0], key[1], (0, 0, W_, H_))
-        canvas.draw(); a = np.asarray(canvas.buffer_rgba()).copy()
+        canvas.draw()
+        a = np.asarray(canvas.buffer_rgba()).copy()
         if key[0] == 'label':                                   # crop to the ink
-            cols = np.flatnonzero(a[..., 3].max(0)); rows = np.flatnonzero(a[..., 3].max(1))
+            cols = np.flatnonzero(a[..., 3].max(0))
+            rows = np.flatnonzero(a[..., 3].max(1))
             a = a[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
         from PIL import Image
         _SPRITES[key] = Image.fromarray(a)
@@ -322,7 +373,9 @@ def render_scene(scene:list[dict], path:str|os.PathLike|None=None): # a scene; w
     img = Image.new('RGB', (IMAGE_W, IMAGE_H), ImageColor.getrgb(SKY))
     for o in paint_order(scene):
         x1, y1, x2, y2 = (int(round(v)) for v in o['box'])
-        if o['kind'] == 'place': img.paste(ImageColor.getrgb(PLACE_COLOURS[o['cls']]), (x1, y1, x2, y2)); continue
+        if o['kind'] == 'place':
+            img.paste(ImageColor.getrgb(PLACE_COLOURS[o['cls']]), (x1, y1, x2, y2))
+            continue
         sp = _sprite((o['cls'], _fill(o))).resize((max(x2 - x1, 1), max(y2 - y1, 1)), Image.BILINEAR)
         img.paste(sp, (x1, y1), sp)
         lab = _sprite(('label', o['cls']))
@@ -337,7 +390,9 @@ def render_scenes(jobs:list[tuple], n_workers:int|None=None):
     "Render (scene, path) pairs; sprites are drawn first, then images in a process pool when there are many"
     for scene, _ in jobs:
         for o in scene:
-            if o['kind'] != 'place': _sprite((o['cls'], _fill(o))); _sprite(('label', o['cls']))
+            if o['kind'] != 'place':
+                _sprite((o['cls'], _fill(o)))
+                _sprite(('label', o['cls']))
     n_workers = n_workers or (len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1))
     if n_workers == 1 or len(jobs) < 200: return _render_job(jobs)
     import multiprocessing as mp

@@ -21,7 +21,9 @@ def _full_mask(x:torch.Tensor, mask:torch.Tensor|None)->torch.Tensor:
     "The (B, N) validity mask of a (B, N, N) batch (all `True` when `mask` is None), checked"
     B, N = x.shape[0], x.shape[-1]
     if mask is None: return torch.ones(B, N, dtype=torch.bool, device=x.device)
-    if mask.shape != (B, N): raise ValueError(f"mask has shape {tuple(mask.shape)}, expected (B, N) = {(B, N)} for scores of shape {tuple(x.shape)}")
+    if mask.shape != (B, N):
+        raise ValueError(f"mask has shape {tuple(mask.shape)}, expected (B, N) = {(B, N)} for scores of shape "
+                         f"{tuple(x.shape)}")
     return mask.to(device=x.device, dtype=torch.bool)
 
 # %% ../nbs/10_sinkhorn.ipynb #00000007
@@ -41,7 +43,8 @@ def sinkhorn(log_alpha:torch.Tensor,     # (B, N, N) scores Z (rows = items, col
     valid = m[:, :, None] & m[:, None, :]                             # (B, N, N) the real block
     pad = ~m[:, :, None] & ~m[:, None, :]                             # (B, N, N) the padded block
     eye = torch.eye(log_alpha.shape[-1], dtype=torch.bool, device=log_alpha.device)  # (N, N)
-    fill = torch.where(pad & eye, 0., float('-inf')).to(log_alpha.dtype)             # (B, N, N) identity on the pad block
+    # (B, N, N) identity on the pad block
+    fill = torch.where(pad & eye, 0., float('-inf')).to(log_alpha.dtype)
     x = torch.where(valid, log_alpha / tau, fill)                     # (B, N, N)
     for _ in range(n_iters):
         x = x - torch.logsumexp(x, dim=-1, keepdim=True)              # N_r: rows sum to 1
@@ -59,11 +62,13 @@ def gumbel_sinkhorn(log_alpha:torch.Tensor,     # (B, N, N) scores
                     generator:torch.Generator|None=None, # RNG for the noise (on the scores' device)
                    )->torch.Tensor:             # (S, B, N, N) soft permutations
     "Sinkhorn of Gumbel-perturbed scores: `n_samples` approximate samples of permutations (Mena et al. 2018)"
-    if log_alpha.dim() != 3: raise ValueError(f"gumbel_sinkhorn: log_alpha must be (B, N, N), got shape {tuple(log_alpha.shape)}")
+    if log_alpha.dim() != 3:
+        raise ValueError(f"gumbel_sinkhorn: log_alpha must be (B, N, N), got shape {tuple(log_alpha.shape)}")
     B, N, _ = log_alpha.shape
     x = log_alpha.unsqueeze(0).expand(n_samples, B, N, N)                                      # (S, B, N, N)
     u = torch.rand(x.shape, generator=generator, device=log_alpha.device, dtype=log_alpha.dtype) # (S, B, N, N)
-    g = -torch.log(-torch.log(u + GUMBEL_EPS) + GUMBEL_EPS)                                    # (S, B, N, N) Gumbel(0, 1)
+    # (S, B, N, N) Gumbel(0, 1)
+    g = -torch.log(-torch.log(u + GUMBEL_EPS) + GUMBEL_EPS)
     x = (x + noise_factor * g).reshape(n_samples * B, N, N)                                    # (S*B, N, N)
     m = None if mask is None else _full_mask(log_alpha, mask).repeat(n_samples, 1)             # (S*B, N)
     return sinkhorn(x, n_iters=n_iters, tau=tau, mask=m).reshape(n_samples, B, N, N)

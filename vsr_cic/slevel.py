@@ -44,7 +44,9 @@ def role_mask(roles:torch.Tensor, # (B, M) long role ids, 0 = padding
     if roles.dim() != 2: raise ValueError(f"{what} must be (B, M) role ids, got shape {tuple(roles.shape)}")
     m = roles != ROLE_PAD_ID                                                   # (B, M)
     empty = (~m.any(1)).nonzero().flatten()
-    if len(empty): raise ValueError(f"{what}: row {empty[0].item()} has no role (every VSR has at least the verb V={ROLE_VOCAB['V']})")
+    if len(empty):
+        raise ValueError(f"{what}: row {empty[0].item()} has no role (every VSR has at least the verb "
+                         f"V={ROLE_VOCAB['V']})")
     return m
 
 def targets_with_eos(target:torch.Tensor)->torch.Tensor: # (B, K) ordered role ids, 0-padded -> (B, K+1)
@@ -63,11 +65,14 @@ def as_target(roles:torch.Tensor, target:torch.Tensor)->torch.Tensor: # (B, M), 
 
 def check_structures(roles:torch.Tensor, target:torch.Tensor):
     "Raise if a row of `target` is not an ordering of the same row of `roles` (as multisets, padding aside)"
-    if roles.shape != target.shape: raise ValueError(f"target shape {tuple(target.shape)} differs from roles shape {tuple(roles.shape)} (expected (B, M) or (B, M+1) ending in EOS)")
+    if roles.shape != target.shape:
+        raise ValueError(f"target shape {tuple(target.shape)} differs from roles shape {tuple(roles.shape)} (expected "
+                         f"(B, M) or (B, M+1) ending in EOS)")
     bad = (roles.sort(1).values != target.sort(1).values).any(1).nonzero().flatten()
     if len(bad):
         b = bad[0].item()
-        raise ValueError(f"target row {b} {ROLE_VOCAB.decode(target[b][target[b] != 0])} is not an ordering of roles {ROLE_VOCAB.decode(roles[b][roles[b] != 0])}")
+        raise ValueError(f"target row {b} {ROLE_VOCAB.decode(target[b][target[b] != 0])} is not an ordering of roles "
+                         f"{ROLE_VOCAB.decode(roles[b][roles[b] != 0])}")
 
 # %% ../nbs/12_slevel.ipynb #0000000a
 class SLevelPlanner(nn.Module):
@@ -83,9 +88,11 @@ class SLevelPlanner(nn.Module):
         super().__init__()
         self.cfg = SLevelConfig(n_verbs, n_roles, d_model, n_heads, n_layers, ffn, dropout, max_len)
         self.verb_emb = nn.Embedding(n_verbs, d_model)       # W^e_v
-        self.role_emb = nn.Embedding(n_roles, d_model)       # W^e_s, shared by encoder input and decoder input (supp. §C.2)
+        # W^e_s, shared by encoder input and decoder input (supp. §C.2)
+        self.role_emb = nn.Embedding(n_roles, d_model)
         self.fc_a = nn.Linear(d_model, d_model)              # FC_a
-        self.pos_emb = nn.Embedding(max_len + 1, d_model)    # decoder positions (BOS + max_len roles); none in the encoder
+        # decoder positions (BOS + max_len roles); none in the encoder
+        self.pos_emb = nn.Embedding(max_len + 1, d_model)
         layer = lambda cls: cls(d_model, n_heads, ffn, dropout, batch_first=True, norm_first=True)
         self.encoder = nn.TransformerEncoder(layer(nn.TransformerEncoderLayer), n_layers, norm=nn.LayerNorm(d_model),
                                              enable_nested_tensor=False)
@@ -98,11 +105,13 @@ class SLevelPlanner(nn.Module):
     def encode(self, verb:torch.Tensor, roles:torch.Tensor): # (B,), (B, M) -> H (B, M, d), key padding (B, M)
         "H = Transformer_enc({FC_a(W_v Π_v + W_s Π_s)}) over the unordered role set"
         pad = ~role_mask(roles)                                                  # (B, M) True = padding
-        if roles.shape[1] > self.cfg.max_len: raise ValueError(f"SLevelPlanner: {roles.shape[1]} roles, the model allows max_len={self.cfg.max_len}")
+        if roles.shape[1] > self.cfg.max_len:
+            raise ValueError(f"SLevelPlanner: {roles.shape[1]} roles, the model allows max_len={self.cfg.max_len}")
         x = self.fc_a(self.verb_emb(verb)[:, None] + self.role_emb(roles))       # (B, M, d)
         return self.encoder(x, src_key_padding_mask=pad), pad                    # (B, M, d), (B, M)
 
-    def step_logits(self, H:torch.Tensor, mem_pad:torch.Tensor, prefix:torch.Tensor, # (B, M, d), (B, M), (B, t) starting with BOS
+    def step_logits(self, H:torch.Tensor, mem_pad:torch.Tensor,
+                    prefix:torch.Tensor, # (B, M, d), (B, M), (B, t) starting with BOS
                     prefix_pad:torch.Tensor|None=None, # (B, t) True for padding *after* a sequence's EOS (never position 0)
                    )->torch.Tensor:                   # (B, t, n_roles)
         "Decoder logits for every prefix position (causal self-attention, cross-attention to H)"
@@ -130,7 +139,8 @@ class SLevelPlanner(nn.Module):
     def loss(self, verb:torch.Tensor, roles:torch.Tensor, target:torch.Tensor, # as in `forward`
              label_smoothing:float=0.)->torch.Tensor:                          # scalar
         "Cross-entropy of the role sequence and its EOS (L^S_SSP, Eq. 12); the official code smooths with 0.1"
-        target = as_target(roles, target); check_structures(roles, target)
+        target = as_target(roles, target)
+        check_structures(roles, target)
         return slevel_loss(self(verb, roles, target), target, label_smoothing)
 
 def slevel_loss(logits:torch.Tensor,       # (B, M+1, n_roles) from `SLevelPlanner.forward`
@@ -156,7 +166,8 @@ def _step_logp(logits:torch.Tensor, allowed:torch.Tensor, renorm:bool)->torch.Te
 def _counts(roles:torch.Tensor, n_roles:int)->torch.Tensor: # (B, M) -> (B, n_roles) long
     "How many times each role id occurs in each row (padding not counted)"
     c = torch.zeros(roles.shape[0], n_roles, dtype=torch.long, device=roles.device)
-    c.scatter_add_(1, roles, torch.ones_like(roles)); c[:, ROLE_PAD_ID] = 0
+    c.scatter_add_(1, roles, torch.ones_like(roles))
+    c[:, ROLE_PAD_ID] = 0
     return c
 
 @torch.no_grad()
@@ -188,24 +199,28 @@ def _beam_search(self:SLevelPlanner, verb:torch.Tensor, roles:torch.Tensor, # (B
                  renorm:bool=True,
                 ):                                                   # (B, k, M) ordered roles best first, (B, k) log-probs
     "Batched constrained beam search returning the top-k role sequences and their scores (call `model.eval()` first)"
-    B, M = roles.shape; k, V = beam_size, self.cfg.n_roles
+    B, M = roles.shape
+    k, V = beam_size, self.cfg.n_roles
     H, mem_pad = self.encode(verb, roles)                                  # (B, M, d), (B, M)
     H, mem_pad = H.repeat_interleave(k, 0), mem_pad.repeat_interleave(k, 0)  # (B*k, M, d), (B*k, M)
     remaining = _counts(roles, V).repeat_interleave(k, 0)                  # (B*k, V)
     prefix = torch.full((B * k, 1), ROLE_BOS, dtype=torch.long, device=roles.device)  # (B*k, 1)
-    scores = torch.full((B, k), float('-inf'), device=roles.device); scores[:, 0] = 0  # (B, k) one live beam at first
+    scores = torch.full((B, k), float('-inf'), device=roles.device)
+    scores[:, 0] = 0  # (B, k) one live beam at first
     finished = torch.zeros(B * k, dtype=torch.bool, device=roles.device)   # (B*k,)
     rows = torch.arange(B * k, device=roles.device)
     for _ in range(M + 1):                                                 # M roles at most, then EOS
         allowed = _allowed(remaining)                                      # (B*k, V)
         allowed[~allowed.any(1), ROLE_EOS] = True                               # dead beams (score -inf) just end
         logp = _step_logp(self.step_logits(H, mem_pad, prefix)[:, -1], allowed, renorm)  # (B*k, V)
-        logp[finished] = float('-inf'); logp[finished, ROLE_EOS] = 0.           # frozen once finished
+        logp[finished] = float('-inf')
+        logp[finished, ROLE_EOS] = 0.           # frozen once finished
         cand = (scores.view(B * k, 1) + logp).view(B, k * V)               # (B, k*V)
         scores, idx = cand.topk(k, dim=1)                                  # (B, k) sorted best first
         src = (torch.arange(B, device=roles.device)[:, None] * k + idx // V).flatten()  # (B*k,) parent beam
         tok = (idx % V).flatten()                                          # (B*k,)
-        remaining = remaining[src]; finished = finished[src]
+        remaining = remaining[src]
+        finished = finished[src]
         remaining[rows, tok] -= (tok != ROLE_EOS).long()
         finished = finished | (tok == ROLE_EOS)
         prefix = torch.cat([prefix[src], tok[:, None]], 1)                 # (B*k, t+1)
@@ -247,7 +262,8 @@ def structure_matrix(roles:torch.Tensor,  # (B, M) input role ids, 0-padded
                     )->torch.Tensor:      # (B, M, M) P*[b, i, j] = 1 iff input role i is at position j
     "Ground-truth permutation matrix from an unordered role list to its structure"
     check_structures(roles, target)
-    same = (roles[:, :, None] == target[:, None, :]) & (occurrence(roles)[:, :, None] == occurrence(target)[:, None, :])  # (B, M, M)
+    # (B, M, M)
+    same = (roles[:, :, None] == target[:, None, :]) & (occurrence(roles)[:, :, None] == occurrence(target)[:, None, :])
     return (same & (roles != ROLE_PAD_ID)[:, :, None]).float()
 
 def compact(roles:torch.Tensor)->torch.Tensor: # (B, M) -> (B, M)
@@ -267,7 +283,8 @@ class SinkhornSLevel(nn.Module):
         super().__init__()
         self.max_len, self.n_iters, self.tau = max_len, n_iters, tau
         self.verb_emb, self.role_emb = nn.Embedding(n_verbs, d_model), nn.Embedding(n_roles, d_model)
-        self.mlp = nn.Sequential(nn.Linear(2 * d_model, d_model), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_model, max_len))
+        self.mlp = nn.Sequential(nn.Linear(2 * d_model, d_model), nn.ReLU(), nn.Dropout(dropout),
+                                 nn.Linear(d_model, max_len))
 
     def forward(self, verb:torch.Tensor, roles:torch.Tensor, # (B,), (B, M) padding last (`soft` compacts them)
                )->torch.Tensor:                             # (B, M, M) scores Z (rows = roles, columns = positions)
@@ -293,10 +310,13 @@ class SinkhornSLevel(nn.Module):
 
     @torch.no_grad()
     def decode(self, verb:torch.Tensor, roles:torch.Tensor, # (B,), (B, M)
-               beam_size:int=1, n_best:int|None=None,       # only 1: the Hungarian read-out is a single best permutation
+               beam_size:int=1,
+               n_best:int|None=None,       # only 1: the Hungarian read-out is a single best permutation
               ):                                           # (B, 1, M) ordered roles, (B, 1) sum of log P over the assignment
         "Best structure via the Hungarian algorithm on the soft permutation"
-        if beam_size != 1 or (n_best or 1) != 1: raise ValueError(f"SinkhornSLevel.decode gives one structure only, got beam_size={beam_size}, n_best={n_best}")
+        if beam_size != 1 or (n_best or 1) != 1:
+            raise ValueError(f"SinkhornSLevel.decode gives one structure only, got beam_size={beam_size}, "
+                             f"n_best={n_best}")
         P, roles = self.soft(verb, roles)                                         # (B, M, M)
         mask = roles != ROLE_PAD_ID                                                    # (B, M) a prefix
         perm = hungarian(P, mask)                                                 # (B, M) role -> position

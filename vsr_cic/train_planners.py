@@ -51,7 +51,8 @@ def _run(model, ds, task, step_fn, eval_fn, monitor, ckpt_dir, epochs, lr, decay
         # own generator: a DataLoader without one draws its base seed from the global torch RNG, which would shift the
         # dropout masks of a resumed run by one draw and break exact resume
         return DataLoader(ds, batch_sampler=s, collate_fn=ds.collate, generator=torch.Generator().manual_seed(seed))
-    st = fit(model, loader_fn, sampler, step_fn, opt, epochs, ckpt_dir=ckpt_dir, sched=sched, eval_fn=eval_fn, monitor=monitor,
+    st = fit(model, loader_fn, sampler, step_fn, opt, epochs, ckpt_dir=ckpt_dir, sched=sched, eval_fn=eval_fn,
+             monitor=monitor,
              stop_after=stop_after, progress=progress, desc=desc, extra_state=(lambda: extra) if extra else None)
     if stop_after is None: restore_best(model, ckpt_dir)
     return st
@@ -75,20 +76,25 @@ def gsrl_step(model, device, pos_weight:float|None=None)->Callable:
 def chosen_mask(sets:torch.Tensor, # (B, k) set indices, -1 = none (from `ground`)
                 N:int)->torch.Tensor:  # (B, N) bool
     "Multi-hot mask of the chosen sets (the -1 padding chooses nothing)"
-    out = torch.zeros(len(sets), N + 1, dtype=torch.bool, device=sets.device)                    # (B, N+1) column N = padding
+    # (B, N+1) column N = padding
+    out = torch.zeros(len(sets), N + 1, dtype=torch.bool, device=sets.device)
     return out.scatter_(1, torch.where(sets < 0, N, sets), True)[:, :N]
 
 @torch.no_grad()
 def eval_gsrl(model, loader, device)->dict:
     "grounding_acc, recall_at_n (and counts) of GSRL on a loader of role queries"
-    model.eval(); ok = found = gold_n = n = shared = 0
+    model.eval()
+    ok = found = gold_n = n = shared = 0
     for b in loader:
         b = densify(to_device(b, device))
         sets = ground(gsrl_forward(model, b)[:, None], b['count'][:, None], b['set_mask'])[:, 0]    # (B, n_i)
         chosen = chosen_mask(sets, b['set_mask'].shape[1])                                           # (B, N)
         gold = b['target'] > 0                                                                       # (B, N)
-        ok += (chosen == gold).all(1).sum().item(); found += (chosen & gold).sum().item()
-        gold_n += gold.sum().item(); n += len(gold); shared += (gold.sum(1) < b['count']).sum().item()
+        ok += (chosen == gold).all(1).sum().item()
+        found += (chosen & gold).sum().item()
+        gold_n += gold.sum().item()
+        n += len(gold)
+        shared += (gold.sum(1) < b['count']).sum().item()
     return {'grounding_acc': ok / max(n, 1), 'recall_at_n': found / max(gold_n, 1), 'n_roles': n, 'n_shared': shared}
 
 # %% ../nbs/17_train_planners.ipynb #0000000f
@@ -108,7 +114,8 @@ class GroundingPrior:
         classes = _classes_of(ds)
         for ex in ds.examples:
             cl, key = classes[ex['image_id']], (ex['verb'], ex['role'])
-            self.seen[key].update(cl); self.hit[key].update(cl[s] for s in ex['sets'])
+            self.seen[key].update(cl)
+            self.hit[key].update(cl[s] for s in ex['sets'])
 
     def ground(self, verb:int, role:int, classes:list[int], n:int)->list[int]:
         "Top-n set indices for one query"
@@ -123,7 +130,9 @@ class GroundingPrior:
         for ex in ds.examples:
             cl = classes[ex['image_id']]
             top = set(self.ground(ex['verb'], ex['role'], cl, ex['count']))
-            ok += top == set(ex['sets']); found += len(top & set(ex['sets'])); gold += len(ex['sets'])
+            ok += top == set(ex['sets'])
+            found += len(top & set(ex['sets']))
+            gold += len(ex['sets'])
             amb += sum(self.hit[ex['verb'], ex['role']][c] > 0 for c in cl) > ex['count']
         n = max(len(ds), 1)
         return {'grounding_acc': ok / n, 'recall_at_n': found / max(gold, 1), 'ambiguous': amb / n, 'n_roles': len(ds)}
@@ -133,13 +142,17 @@ class GSRLClsDataset(GSRLDataset):
     "GSRL role queries whose set features `[f̄_j; mean class probabilities of set j]` also carry the detector's classes"
     def collate(self, batch:list)->dict:
         out = super().collate(batch)
-        recs = [self.store.get(i) for i in out['image_id']]                              # cached: already read by super()
-        I, N, _ = out['img_set_feats'].shape; C = recs[0]['cls_prob'].shape[1]
+        # cached: already read by super()
+        recs = [self.store.get(i) for i in out['image_id']]
+        I, N, _ = out['img_set_feats'].shape
+        C = recs[0]['cls_prob'].shape[1]
         cp = torch.zeros(I, N, C)                                                          # (I, N, C)
         for i, (iid, r) in enumerate(zip(out['image_id'], recs)):
-            for j, s in enumerate(self._sets(iid, len(r['feats']))): cp[i, j] = torch.from_numpy(r['cls_prob'][s].mean(0))
+            for j, s in enumerate(self._sets(iid, len(r['feats']))):
+                cp[i, j] = torch.from_numpy(r['cls_prob'][s].mean(0))
         g = torch.stack([torch.from_numpy(r['cls_prob'].mean(0)) for r in recs])          # (I, C)
-        return {**out, 'img_set_feats': torch.cat([out['img_set_feats'], cp], -1), 'img_global': torch.cat([out['img_global'], g], -1)}
+        return {**out, 'img_set_feats': torch.cat([out['img_set_feats'], cp], -1),
+                'img_global': torch.cat([out['img_global'], g], -1)}
 
 # %% ../nbs/17_train_planners.ipynb #00000014
 def train_gsrl(data_dir=None, out_dir='runs/train_gsrl', epochs:int=6, lr:float=GSRL_LR, batch_size:int=128,
@@ -153,17 +166,25 @@ def train_gsrl(data_dir=None, out_dir='runs/train_gsrl', epochs:int=6, lr:float=
     t0 = time.time()
     out, path, dev = start_run(data_dir, out_dir, seed, world_images, device, num_threads)
     data = load_dataset(path)
-    if not has_features(data): raise ValueError(f"train_gsrl: {path} has no proposal sets (text-only dataset); GSRL needs image features")
-    vocab = build_vocabs(data); save_vocabs(vocab, out)
+    if not has_features(data):
+        raise ValueError(f"train_gsrl: {path} has no proposal sets (text-only dataset); GSRL needs image features")
+    vocab = build_vocabs(data)
+    save_vocabs(vocab, out)
     lim = Limits(fixed=False)
     tr, va, te = ((GSRLClsDataset if with_cls else GSRLDataset)(data, split=s, vocab=vocab, limits=lim, seed=seed) for s in ('train', 'val', 'test'))
-    f = data.features(next(iter(data.images))); D = f['feats'].shape[1] + (f['cls_prob'].shape[1] if with_cls else 0)
-    cfg = dict(n_verbs=len(vocab['verbs']), feat_dim=D, d_v=d_emb, d_s=d_emb, d_att=d_att, hidden=hidden, dropout=dropout)
-    torch.manual_seed(seed); model = GSRL(**cfg).to(dev)
-    st = _run(model, tr, 'gsrl', gsrl_step(model, dev, pos_weight), lambda e: eval_gsrl(model, _eval_loader(va, 'gsrl', 256), dev),
-              'grounding_acc', out/'gsrl', epochs, lr, GSRL_DECAY, batch_size, seed, stop_after, progress, 'gsrl', {'config': cfg})
+    f = data.features(next(iter(data.images)))
+    D = f['feats'].shape[1] + (f['cls_prob'].shape[1] if with_cls else 0)
+    cfg = dict(n_verbs=len(vocab['verbs']), feat_dim=D, d_v=d_emb, d_s=d_emb, d_att=d_att, hidden=hidden,
+               dropout=dropout)
+    torch.manual_seed(seed)
+    model = GSRL(**cfg).to(dev)
+    st = _run(model, tr, 'gsrl', gsrl_step(model, dev, pos_weight),
+              lambda e: eval_gsrl(model, _eval_loader(va, 'gsrl', 256), dev),
+              'grounding_acc', out/'gsrl', epochs, lr, GSRL_DECAY, batch_size, seed, stop_after, progress, 'gsrl',
+              {'config': cfg})
     m = {'dataset': str(path), 'epochs': st.epoch, 'steps': st.step, 'lr': lr, 'config': cfg, 'with_cls': with_cls,
-         'val': eval_gsrl(model, _eval_loader(va, 'gsrl', 256), dev), 'test': eval_gsrl(model, _eval_loader(te, 'gsrl', 256), dev),
+         'val': eval_gsrl(model, _eval_loader(va, 'gsrl', 256), dev),
+         'test': eval_gsrl(model, _eval_loader(te, 'gsrl', 256), dev),
          'baseline': GroundingPrior(tr).evaluate(te)}
     m.update(grounding_acc=m['test']['grounding_acc'], recall_at_n=m['test']['recall_at_n'], history=st.history,
              wall_s=round(time.time() - t0, 1))
@@ -177,7 +198,8 @@ def vsr_key(verb:int, roles:torch.Tensor, counts:torch.Tensor)->tuple:
 def pair_correct(pred:torch.Tensor, target:torch.Tensor)->tuple[torch.Tensor, torch.Tensor]: # (B, M) x2 -> (B,), (B,)
     "Per row: ordered pairs of distinct target roles placed in the target's order, and the number of such pairs"
     real = target != 0                                                                   # (B, M)
-    pos = (pred[:, None, :] == target[:, :, None]).float().argmax(-1)                    # (B, M) position of target role j in pred
+    # (B, M) position of target role j in pred
+    pos = (pred[:, None, :] == target[:, :, None]).float().argmax(-1)
     M = target.shape[1]
     upper = torch.ones(M, M, dtype=torch.bool, device=target.device).triu(1)             # (M, M) j < j'
     pairs = real[:, :, None] & real[:, None, :] & upper                                  # (B, M, M)
@@ -187,23 +209,34 @@ def pair_correct(pred:torch.Tensor, target:torch.Tensor)->tuple[torch.Tensor, to
 @torch.no_grad()
 def eval_slevel(model, loader, device, seen:set=frozenset(), n_best:int=1)->dict:
     "exact, pair_acc, valid, exact_seen/unseen (and exact_at_2 when `n_best` ≥ 2) of an S-level planner"
-    model.eval(); acc = Counter(); by_vsr = defaultdict(Counter)
+    model.eval()
+    acc = Counter()
+    by_vsr = defaultdict(Counter)
     for b in loader:
-        b = to_device(b, device); roles, tgt = b['roles'], as_target(b['roles'], b['target'])   # (B, M), (B, M)
+        b = to_device(b, device)
+        roles, tgt = b['roles'], as_target(b['roles'], b['target'])   # (B, M), (B, M)
         seqs, _ = model.decode(b['verb'], roles, beam_size=n_best, n_best=n_best)               # (B, k, M)
         top = seqs[:, 0]
-        ex = (top == tgt).all(1); ok, np_ = pair_correct(top, tgt)
-        acc['n'] += len(ex); acc['exact'] += ex.sum().item(); acc['valid'] += is_ordering(roles, top[:, None])[:, 0].sum().item()
-        acc['pairs_ok'] += ok.sum().item(); acc['pairs'] += np_.sum().item()
+        ex = (top == tgt).all(1)
+        ok, np_ = pair_correct(top, tgt)
+        acc['n'] += len(ex)
+        acc['exact'] += ex.sum().item()
+        acc['valid'] += is_ordering(roles, top[:, None])[:, 0].sum().item()
+        acc['pairs_ok'] += ok.sum().item()
+        acc['pairs'] += np_.sum().item()
         if n_best >= 2: acc['exact_at_2'] += (seqs[:, :2] == tgt[:, None]).all(-1).any(1).sum().item()
         for i in range(len(ex)):
-            k = vsr_key(b['verb'][i], roles[i], b['role_counts'][i]); s = 'seen' if k in seen else 'unseen'
-            acc[f'n_{s}'] += 1; acc[f'exact_{s}'] += ex[i].item()
+            k = vsr_key(b['verb'][i], roles[i], b['role_counts'][i])
+            s = 'seen' if k in seen else 'unseen'
+            acc[f'n_{s}'] += 1
+            acc[f'exact_{s}'] += ex[i].item()
             by_vsr[k][tuple(tgt[i][tgt[i] > 0].tolist())] += 1
     n = max(acc['n'], 1)
-    out = {'exact': acc['exact'] / n, 'pair_acc': acc['pairs_ok'] / max(acc['pairs'], 1), 'valid': acc['valid'] / n, 'n': acc['n']}
+    out = {'exact': acc['exact'] / n, 'pair_acc': acc['pairs_ok'] / max(acc['pairs'], 1), 'valid': acc['valid'] / n,
+           'n': acc['n']}
     for s in ('seen', 'unseen'):
-        out[f'exact_{s}'] = acc[f'exact_{s}'] / acc[f'n_{s}'] if acc[f'n_{s}'] else None; out[f'n_{s}'] = acc[f'n_{s}']
+        out[f'exact_{s}'] = acc[f'exact_{s}'] / acc[f'n_{s}'] if acc[f'n_{s}'] else None
+        out[f'n_{s}'] = acc[f'n_{s}']
     if n_best >= 2: out['exact_at_2'] = acc['exact_at_2'] / n
     out['ceiling'] = sum(max(c.values()) for c in by_vsr.values()) / n
     return out
@@ -219,8 +252,10 @@ class StructureBaseline(torch.nn.Module):
         super().__init__()
         self.by_verb, self.by_set, pos = defaultdict(Counter), defaultdict(Counter), defaultdict(list)
         for ex in ds.examples:
-            t = tuple(ex['target']); s = frozenset(t)
-            self.by_verb[ex['verb'], s][t] += 1; self.by_set[s][t] += 1
+            t = tuple(ex['target'])
+            s = frozenset(t)
+            self.by_verb[ex['verb'], s][t] += 1
+            self.by_set[s][t] += 1
             for i, r in enumerate(t): pos[r].append(i / max(len(t) - 1, 1))
         self.mean_pos = {r: sum(v) / len(v) for r, v in pos.items()}
         self.source = Counter()
@@ -230,7 +265,9 @@ class StructureBaseline(torch.nn.Module):
         "The structure (role ids in order) for one VSR"
         s = frozenset(roles)
         for name, table in (('verb', self.by_verb.get((verb, s))), ('role set', self.by_set.get(s))):
-            if table: self.source[name] += 1; return list(table.most_common(1)[0][0])
+            if table:
+                self.source[name] += 1
+                return list(table.most_common(1)[0][0])
         self.source['mean position'] += 1
         return sorted(roles, key=lambda r: (self.mean_pos.get(r, 0.5), r))
 
@@ -238,7 +275,8 @@ class StructureBaseline(torch.nn.Module):
     def decode(self, verb:torch.Tensor, roles:torch.Tensor, beam_size:int=1, n_best:int|None=None): # (B,), (B, M) -> (B, 1, M), (B, 1)
         out = torch.zeros_like(roles)
         for i in range(len(roles)):
-            p = self.predict(int(verb[i]), [r for r in roles[i].tolist() if r]); out[i, :len(p)] = torch.tensor(p)
+            p = self.predict(int(verb[i]), [r for r in roles[i].tolist() if r])
+            out[i, :len(p)] = torch.tensor(p)
         return out[:, None], torch.zeros(len(roles), 1)
 
 # %% ../nbs/17_train_planners.ipynb #0000001e
@@ -251,21 +289,33 @@ def slevel_step(model, device, label_smoothing:float=0.)->Callable:
     return step
 
 def train_slevel(data, vocab, out_dir, kind:str='transformer', epochs:int=8, lr:float=SSP_LR, batch_size:int=64,
-                 device='cpu', seed:int=0, d_model:int=128, n_heads:int=4, n_layers:int=2, ffn:int=256, dropout:float=0.1,
+                 device='cpu', seed:int=0, d_model:int=128, n_heads:int=4, n_layers:int=2, ffn:int=256,
+                 dropout:float=0.1,
                  label_smoothing:float=0.1, stop_after:int|None=None, progress:bool=False)->dict:
     "Train one S-level planner ('transformer' or 'sinkhorn') on a loaded dataset; test metrics, baseline included"
-    t0 = time.time(); dev = get_device(device); out = Path(out_dir)
+    t0 = time.time()
+    dev = get_device(device)
+    out = Path(out_dir)
     tr, va, te = (SLevelDataset(data, split=s, vocab=vocab, limits=Limits(fixed=False), seed=seed) for s in ('train', 'val', 'test'))
-    if kind == 'transformer': cfg = dict(n_verbs=len(vocab['verbs']), d_model=d_model, n_heads=n_heads, n_layers=n_layers, ffn=ffn, dropout=dropout); cls = SLevelPlanner
-    elif kind == 'sinkhorn': cfg = dict(n_verbs=len(vocab['verbs']), d_model=d_model, dropout=dropout); cls = SinkhornSLevel
+    if kind == 'transformer':
+        cfg = dict(n_verbs=len(vocab['verbs']), d_model=d_model, n_heads=n_heads, n_layers=n_layers, ffn=ffn,
+                   dropout=dropout)
+        cls = SLevelPlanner
+    elif kind == 'sinkhorn':
+        cfg = dict(n_verbs=len(vocab['verbs']), d_model=d_model, dropout=dropout)
+        cls = SinkhornSLevel
     else: raise ValueError(f"train_slevel: kind must be 'transformer' or 'sinkhorn', got {kind!r}")
-    torch.manual_seed(seed); model = cls(**cfg).to(dev)
+    torch.manual_seed(seed)
+    model = cls(**cfg).to(dev)
     seen, nb = seen_vsrs(tr), 2 if kind == 'transformer' else 1
-    st = _run(model, tr, 'slevel', slevel_step(model, dev, label_smoothing), lambda e: eval_slevel(model, _eval_loader(va, 'slevel', 512), dev, seen),
-              'exact', out/f'slevel_{kind}', epochs, lr, SSP_DECAY, batch_size, seed, stop_after, progress, f'S-level {kind}', {'config': cfg, 'kind': kind})
+    st = _run(model, tr, 'slevel', slevel_step(model, dev, label_smoothing),
+              lambda e: eval_slevel(model, _eval_loader(va, 'slevel', 512), dev, seen),
+              'exact', out/f'slevel_{kind}', epochs, lr, SSP_DECAY, batch_size, seed, stop_after, progress,
+              f'S-level {kind}', {'config': cfg, 'kind': kind})
     m = {'kind': kind, 'epochs': st.epoch, 'steps': st.step, 'lr': lr, 'config': cfg, 'history': st.history,
          'val': eval_slevel(model, _eval_loader(va, 'slevel', 512), dev, seen),
-         **eval_slevel(model, _eval_loader(te, 'slevel', 512), dev, seen, n_best=nb), 'wall_s': round(time.time() - t0, 1)}
+         **eval_slevel(model, _eval_loader(te, 'slevel', 512), dev, seen, n_best=nb),
+         'wall_s': round(time.time() - t0, 1)}
     return m, model, tr
 
 # %% ../nbs/17_train_planners.ipynb #00000020
@@ -278,41 +328,54 @@ def rlevel_args(b:dict)->tuple:
 def rlevel_step(model, device)->Callable:
     "Step function for `fit`: MSE between soft and true permutation matrices (Eq. 12)"
     def step(b):
-        b = densify(to_device(b, device)); args, n = rlevel_args(b)
+        b = densify(to_device(b, device))
+        args, n = rlevel_args(b)
         return {'loss': rlevel_loss(model(*args), b['perm'][:, :n], b['item_mask'][:, :n])}
     return step
 
 @torch.no_grad()
 def eval_rlevel(model, loader, device)->dict:
     "perm_acc: share of roles whose sub-roles are ordered exactly as in the caption"
-    model.eval(); ok = n = 0
+    model.eval()
+    ok = n = 0
     for b in loader:
-        b = densify(to_device(b, device)); args, k = rlevel_args(b); mask = b['item_mask'][:, :k]
+        b = densify(to_device(b, device))
+        args, k = rlevel_args(b)
+        mask = b['item_mask'][:, :k]
         order = model.decode(*args)                                                     # (B, k)
-        ok += (order == b['order'][:, :k].masked_fill(~mask, -1)).all(1).sum().item(); n += len(order)
+        ok += (order == b['order'][:, :k].masked_fill(~mask, -1)).all(1).sum().item()
+        n += len(order)
     return {'perm_acc': ok / max(n, 1), 'n': n}
 
 def train_rlevel(data, vocab, out_dir, epochs:int=8, lr:float=SSP_LR, batch_size:int=64, device='cpu', seed:int=0,
                  d_vis:int=64, d_cls:int=32, d_emb:int=32, hidden:int=128, dropout:float=0.1,
                  stop_after:int|None=None, progress:bool=False)->dict:
     "Train the R-level planner on a loaded dataset with features; test metrics"
-    t0 = time.time(); dev = get_device(device); out = Path(out_dir)
+    t0 = time.time()
+    dev = get_device(device)
+    out = Path(out_dir)
     tr, va, te = (RLevelDataset(data, split=s, vocab=vocab, limits=Limits(fixed=False), seed=seed) for s in ('train', 'val', 'test'))
-    if not len(tr): return {'perm_acc': None, 'n': 0, 'skipped': f'no training role with two or more entities ({dict(tr.skipped)})'}, None
+    if not len(tr):
+        return {'perm_acc': None, 'n': 0, 'skipped': f'no training role with two or more entities '
+                                                     f'({dict(tr.skipped)})'}, None
     f = data.features(next(iter(data.images)))
     cfg = dict(n_verbs=len(vocab['verbs']), n_classes=f['cls_prob'].shape[1], feat_dim=f['feats'].shape[1], d_vis=d_vis,
                d_cls=d_cls, d_emb=d_emb, hidden=hidden, dropout=dropout)
-    torch.manual_seed(seed); model = RLevelPlanner(**cfg).to(dev)
+    torch.manual_seed(seed)
+    model = RLevelPlanner(**cfg).to(dev)
     ev = lambda d: eval_rlevel(model, _eval_loader(d, 'rlevel', 256), dev)
     st = _run(model, tr, 'rlevel', rlevel_step(model, dev), lambda e: ev(va),
-              'perm_acc', out/'rlevel', epochs, lr, SSP_DECAY, batch_size, seed, stop_after, progress, 'R-level', {'config': cfg})
-    return {'epochs': st.epoch, 'steps': st.step, 'lr': lr, 'config': cfg, 'history': st.history, 'val': ev(va), **ev(te),
+              'perm_acc', out/'rlevel', epochs, lr, SSP_DECAY, batch_size, seed, stop_after, progress, 'R-level',
+              {'config': cfg})
+    return {'epochs': st.epoch, 'steps': st.step, 'lr': lr, 'config': cfg, 'history': st.history, 'val': ev(va),
+            **ev(te),
             'wall_s': round(time.time() - t0, 1)}, model
 
 # %% ../nbs/17_train_planners.ipynb #00000022
 def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int=4, lr:float=SSP_LR, batch_size:int=64,
                   device='auto', seed:int=0, world_images:int|None=None, epochs_sn:int|None=None, epochs_r:int|None=8,
-                  d_model:int=128, n_layers:int=2, label_smoothing:float=0.1, rlevel:bool=True, stop_after:int|None=None,
+                  d_model:int=128, n_layers:int=2, label_smoothing:float=0.1, rlevel:bool=True,
+                  stop_after:int|None=None,
                   progress:bool=False, num_threads:int|None=NUM_THREADS,
                   use_verb:bool=True,   # False: every verb is one unknown id (Table 1's "Ours w/o verb" planner)
                  )->tuple[dict, dict]:
@@ -320,7 +383,8 @@ def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int=4, lr:
     t0 = time.time()
     out, path, _ = start_run(data_dir, out_dir, seed, world_images, None, num_threads)   # the stages pick the device
     data = load_dataset(path)
-    vocab = build_vocabs(data); feats = has_features(data)
+    vocab = build_vocabs(data)
+    feats = has_features(data)
     if not use_verb: vocab = {**vocab, 'verbs': Vocab([], name='verb')}   # only <pad>, <unk>: it never sees the verb
     save_vocabs(vocab, out)
     kw = dict(batch_size=batch_size, device=device, seed=seed, stop_after=stop_after, progress=progress)
@@ -354,14 +418,16 @@ def top_structures(model:SLevelPlanner, vocab:dict, vsr:str|VSR, train_ds:SLevel
     if v.verb not in vocab['verbs']: raise KeyError(f"top_structures: verb {v.verb!r} is not in the verb vocabulary")
     roles = ['V'] + [r for r, _ in v.roles]
     dev = next(model.parameters()).device
-    seqs, scores = model.eval().decode(torch.tensor([vocab['verbs'][v.verb]], device=dev), torch.tensor([ROLE_VOCAB.encode(roles)], device=dev),
+    seqs, scores = model.eval().decode(torch.tensor([vocab['verbs'][v.verb]], device=dev),
+                                       torch.tensor([ROLE_VOCAB.encode(roles)], device=dev),
                                        beam_size=max(k, 2), n_best=k)
     seen = {(ex['verb'], tuple(ex['target'])) for ex in train_ds.examples} if train_ds is not None else set()
     out = []
     for s, sc in zip(seqs[0], scores[0]):
         if not torch.isfinite(sc): continue
         ids = tuple(x for x in s.tolist() if x)
-        out.append({'structure': ROLE_VOCAB.decode(list(ids)), 'prob': sc.exp().item(), 'seen': (vocab['verbs'][v.verb], ids) in seen})
+        out.append({'structure': ROLE_VOCAB.decode(list(ids)), 'prob': sc.exp().item(),
+                    'seen': (vocab['verbs'][v.verb], ids) in seen})
     return out
 
 # %% ../nbs/17_train_planners.ipynb #0000002a
@@ -371,7 +437,8 @@ def common_vsrs(train_ds:SLevelDataset, vocab:dict, n_verbs:int=6, per_verb:int=
     for ex in train_ds.examples:
         verbs[ex['verb']] += 1
         if len(ex['target']) >= min_roles:
-            by_verb[ex['verb']][tuple(sorted((ROLE_VOCAB.itos[r], c) for r, c in zip(ex['target'], ex['counts']) if ROLE_VOCAB.itos[r] != 'V'))] += 1
+            by_verb[ex['verb']][tuple(sorted((ROLE_VOCAB.itos[r], c) for r,
+                                             c in zip(ex['target'], ex['counts']) if ROLE_VOCAB.itos[r] != 'V'))] += 1
     out = []
     for v, _ in verbs.most_common():
         if len(out) >= n_verbs * per_verb: break
@@ -383,7 +450,8 @@ def novel_vsrs(train_ds:SLevelDataset, vocab:dict, n_verbs:int=4, min_roles:int=
     verbs, sets, with_verb = Counter(), Counter(), set()
     for ex in train_ds.examples:
         rs = tuple(sorted(ROLE_VOCAB.itos[r] for r in ex['target'] if ROLE_VOCAB.itos[r] != 'V'))
-        verbs[ex['verb']] += 1; with_verb.add((ex['verb'], rs))
+        verbs[ex['verb']] += 1
+        with_verb.add((ex['verb'], rs))
         if len(rs) + 1 >= min_roles: sets[rs] += 1
     out = []
     for v, _ in verbs.most_common(n_verbs):
@@ -399,5 +467,6 @@ def structures_html(model:SLevelPlanner, vocab:dict, vsrs:list, train_ds:SLevelD
         rows.append(f'<div style="margin-top:6px"><b>{v}</b></div>')
         verb = str(v).split(':')[0]
         for t in top_structures(model, vocab, v, train_ds, k):
-            rows.append(structure_html(t['structure'], score=t['prob'], verb=verb, novel=None if train_ds is None else not t['seen']))
+            rows.append(structure_html(t['structure'], score=t['prob'], verb=verb,
+                                       novel=None if train_ds is None else not t['seen']))
     return '\n'.join(rows)

@@ -51,7 +51,8 @@ class VerbDataset(torch.utils.data.Dataset):
         self.data = load_dataset(data) if isinstance(data, (str, os.PathLike)) else data
         self.split, self.with_cls = split, with_cls
         self.vocab = vocab if vocab is not None else build_vocabs(self.data)['verbs']
-        self.store = FeatureStore(Path(self.data.path)/self.data.meta.get('feature_file', 'features.hdf5'), max_proposals)
+        self.store = FeatureStore(Path(self.data.path)/self.data.meta.get('feature_file', 'features.hdf5'),
+                                  max_proposals)
         iv = image_verbs(self.data, split)
         self.ids = sorted(iv)
         self.targets = [sorted(self.vocab[v] for v in iv[i] if v in self.vocab) for i in self.ids]
@@ -66,7 +67,9 @@ class VerbDataset(torch.utils.data.Dataset):
         feats, mask = torch.zeros(B, P, D), torch.zeros(B, P, dtype=torch.bool)     # (B, P, D), (B, P)
         target = torch.zeros(B, len(self.vocab))                                     # (B, V)
         for b, (i, x) in enumerate(zip(idx, xs)):
-            feats[b, :len(x)] = torch.from_numpy(x); mask[b, :len(x)] = True; target[b, self.targets[i]] = 1
+            feats[b, :len(x)] = torch.from_numpy(x)
+            mask[b, :len(x)] = True
+            target[b, self.targets[i]] = 1
         return {'feats': feats, 'mask': mask, 'target': target, 'image_id': [self.ids[i] for i in idx]}
 
 # %% ../nbs/18_verbs.ipynb #0000000b
@@ -83,17 +86,21 @@ class VerbClassifier(nn.Module):
                 ):
         super().__init__()
         self.cfg = dict(n_verbs=n_verbs, feat_dim=feat_dim, hidden=hidden, dropout=dropout, heads=heads)
-        self.proj = nn.Sequential(nn.Linear(feat_dim, hidden), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden, hidden), nn.ReLU())
+        self.proj = nn.Sequential(nn.Linear(feat_dim, hidden), nn.ReLU(), nn.Dropout(dropout),
+                                  nn.Linear(hidden, hidden), nn.ReLU())
         self.query = nn.Parameter(torch.randn(n_verbs, heads, hidden) / math.sqrt(hidden))   # w_va
         self.out = nn.Parameter(torch.zeros(n_verbs, heads, hidden))                          # u_va
-        self.glob = nn.Linear(2 * hidden, n_verbs)                                            # g_v, c_v over [mean; max]
+        # g_v, c_v over [mean; max]
+        self.glob = nn.Linear(2 * hidden, n_verbs)
 
     def forward(self, feats:torch.Tensor,   # (B, P, D)
                 mask:torch.Tensor|None=None,# (B, P) bool, True for real proposals
                 return_att:bool=False,      # also return the attention (B, V, A, P)
                ):                           # (B, V) logits
         B, P, D = feats.shape
-        if D != self.cfg['feat_dim']: raise ValueError(f"VerbClassifier: input width {D}, the model was built with feat_dim={self.cfg['feat_dim']}")
+        if D != self.cfg['feat_dim']:
+            raise ValueError(f"VerbClassifier: input width {D}, the model was built with "
+                             f"feat_dim={self.cfg['feat_dim']}")
         if mask is None: mask = torch.ones(B, P, dtype=torch.bool, device=feats.device)
         mask = mask.bool()
         h = self.proj(feats)                                                           # (B, P, H)
@@ -101,7 +108,8 @@ class VerbClassifier(nn.Module):
         att = s.masked_fill(~mask[:, None, None], torch.finfo(s.dtype).min).softmax(-1)  # (B, V, A, P)
         att = att * mask.any(-1)[:, None, None, None]                                  # no proposals: no attention
         pooled = torch.einsum('bvap,bph->bvah', att, h)                                # (B, V, A, H)
-        h_max = h.masked_fill(~mask[..., None], 0.).amax(1)                            # (B, H); h >= 0 (ReLU), so 0 padding is exact
+        # (B, H); h >= 0 (ReLU), so 0 padding is exact
+        h_max = h.masked_fill(~mask[..., None], 0.).amax(1)
         logits = (pooled * self.out).sum((-2, -1)) + self.glob(torch.cat([masked_mean(h, mask), h_max], -1))  # (B, V)
         return (logits, att) if return_att else logits
 
@@ -120,7 +128,8 @@ def average_precision(scores, # (I,) scores of one label
     s, y = np.asarray(scores, np.float64), np.asarray(labels).astype(bool)
     if s.shape != y.shape: raise ValueError(f"average_precision: scores {s.shape} and labels {y.shape} differ")
     if not y.any(): return float('nan')
-    o = np.argsort(-s, kind='mergesort'); s, y = s[o], y[o]
+    o = np.argsort(-s, kind='mergesort')
+    s, y = s[o], y[o]
     last = np.r_[s[1:] != s[:-1], True]                                 # last position of each distinct score
     tp, n = np.cumsum(y)[last], np.arange(1, len(y) + 1)[last]
     return float(np.sum(np.diff(np.r_[0., tp / y.sum()]) * tp / n))
@@ -150,7 +159,8 @@ class FrequencyPrior:
         self.freq = np.zeros(len(ds.vocab))                          # (V,)
         for t in ds.targets: self.freq[t] += 1
         self.freq /= max(len(ds), 1)
-    def predict(self, proposals:dict|None=None)->dict: return {v: float(self.freq[i]) for i, v in enumerate(self.vocab.itos) if i >= len(self.vocab.specials)}
+    def predict(self, proposals:dict|None=None)->dict: return {v: float(self.freq[i]) for i,
+                                                               v in enumerate(self.vocab.itos) if i >= len(self.vocab.specials)}
     def scores(self, ds:VerbDataset)->np.ndarray: return np.tile(self.freq, (len(ds), 1))  # (I, V)
 
 class VerbPredictor:
@@ -184,7 +194,8 @@ VERB_EPOCHS = 20
 
 def train_verbs(data_dir=None, out_dir='runs/train_verbs', epochs:int=VERB_EPOCHS, lr:float=VERB_LR, batch_size:int=64,
                 device='auto', seed:int=0, world_images:int|None=None, # a private world of this size (tests)
-                hidden:int=VERB_HIDDEN, dropout:float=VERB_DROPOUT, heads:int=VERB_HEADS, with_cls:bool=True, weight_decay:float=1e-4,
+                hidden:int=VERB_HIDDEN, dropout:float=VERB_DROPOUT, heads:int=VERB_HEADS, with_cls:bool=True,
+                weight_decay:float=1e-4,
                 stop_after:int|None=None, progress:bool=False, num_threads:int|None=NUM_THREADS)->dict:
     "Train the verb classifier, keep the best val-mAP checkpoint, and return test metrics of the model and the prior"
     t0 = time.time()
@@ -193,10 +204,13 @@ def train_verbs(data_dir=None, out_dir='runs/train_verbs', epochs:int=VERB_EPOCH
     vocab = build_vocabs(data)['verbs']
     tr, va, te = (VerbDataset(data, s, vocab, with_cls=with_cls) for s in ('train', 'val', 'test'))
     if not len(tr): raise ValueError(f"train_verbs: {path} has no training images")
-    cfg = dict(n_verbs=len(vocab), feat_dim=tr.collate([0])['feats'].shape[-1], hidden=hidden, dropout=dropout, heads=heads)
-    torch.manual_seed(seed); model = VerbClassifier(**cfg).to(dev)
+    cfg = dict(n_verbs=len(vocab), feat_dim=tr.collate([0])['feats'].shape[-1], hidden=hidden, dropout=dropout,
+               heads=heads)
+    torch.manual_seed(seed)
+    model = VerbClassifier(**cfg).to(dev)
     pred = VerbPredictor(model, vocab, with_cls, dev)
-    def step(b): return {'loss': verb_loss(model(b['feats'].to(dev), b['mask'].to(dev)), b['target'].to(dev), len(vocab.specials))}
+    def step(b): return {'loss': verb_loss(model(b['feats'].to(dev), b['mask'].to(dev)), b['target'].to(dev),
+                                           len(vocab.specials))}
     ev = va if len(va) else tr
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(epochs, 1))             # stepped once per epoch
@@ -208,7 +222,8 @@ def train_verbs(data_dir=None, out_dir='runs/train_verbs', epochs:int=VERB_EPOCH
     if stop_after is None: restore_best(model, out/'verbs', dev)
     prior = FrequencyPrior(tr)
     m = {'dataset': str(path), 'epochs': st.epoch, 'steps': st.step, 'lr': lr, 'config': cfg, 'with_cls': with_cls,
-         'val': evaluate_verbs(pred, va) if len(va) else None, 'test': evaluate_verbs(pred, te), 'prior': evaluate_verbs(prior, te)}
+         'val': evaluate_verbs(pred, va) if len(va) else None, 'test': evaluate_verbs(pred, te),
+         'prior': evaluate_verbs(prior, te)}
     m.update({k: m['test'][k] for k in ('mAP', 'top1', 'top5')}, history=st.history, wall_s=round(time.time() - t0, 1))
     return m
 
@@ -216,8 +231,10 @@ def load_verb_predictor(run_dir, # a `train_verbs` out_dir (or its `verbs/` fold
                         device='cpu', which:str='best')->VerbPredictor:
     "Rebuild the trained verb predictor from a `train_verbs` checkpoint"
     p = Path(run_dir)
-    if p.is_dir(): p = next((q for q in (p/'verbs'/f'{which}.pt', p/f'{which}.pt', p/'verbs'/'last.pt', p/'last.pt') if q.exists()), p/'verbs'/f'{which}.pt')
+    if p.is_dir():
+        p = next((q for q in (p/'verbs'/f'{which}.pt', p/f'{which}.pt', p/'verbs'/'last.pt', p/'last.pt') if q.exists()), p/'verbs'/f'{which}.pt')
     ck = load_checkpoint(p, device)
     if 'config' not in ck: raise KeyError(f"{p}: no 'config' in the checkpoint (not written by train_verbs)")
-    model = VerbClassifier(**ck['config']); model.load_state_dict(ck['model'])
+    model = VerbClassifier(**ck['config'])
+    model.load_state_dict(ck['model'])
     return VerbPredictor(model, Vocab.from_dict(ck['vocab']), ck.get('with_cls', True), device)

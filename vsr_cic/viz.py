@@ -17,16 +17,20 @@ from .vsr import parse_subrole, VERB, ROLE_MEANINGS
 __all__ = ['subrole_color', 'image_array', 'draw_regions', 'draw_grounding', 'caption_html', 'structure_html', 'plot_gate_trace']
 
 # %% ../nbs/30_viz.ipynb #00000005
-_PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#bcbd22', '#7f7f7f']
-_ROLE_BASE = {'V': '#000000', 'ARG0': '#1f77b4', 'ARG1': '#d62728', 'ARG2': '#2ca02c', 'ARG3': '#9467bd', 'ARG4': '#8c564b',
+_PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2', '#bcbd22',
+            '#7f7f7f']
+_ROLE_BASE = {'V': '#000000', 'ARG0': '#1f77b4', 'ARG1': '#d62728', 'ARG2': '#2ca02c', 'ARG3': '#9467bd',
+              'ARG4': '#8c564b',
               'LOC': '#ff7f0e', 'DIR': '#17becf', 'GOL': '#e377c2', 'MNR': '#bcbd22', 'TMP': '#7f7f7f'}
 
 def subrole_color(sub:str)->str:
     "A fixed colour for a sub-role: by role, lightened for the 2nd, 3rd… entity of the role (a merged VSR's `1:ARG1` as `ARG1`)"
     role, idx = parse_subrole(sub.split(':', 1)[1] if ':' in sub else sub)
-    base = _ROLE_BASE.get(role) or _PALETTE[zlib.crc32(role.encode()) % len(_PALETTE)]   # crc32: the same in every process (`hash` is salted)
+    # crc32: the same in every process (`hash` is salted)
+    base = _ROLE_BASE.get(role) or _PALETTE[zlib.crc32(role.encode()) % len(_PALETTE)]
     if idx <= 1: return base
-    rgb = np.array(matplotlib.colors.to_rgb(base)); f = min(0.25 * (idx - 1), 0.6)
+    rgb = np.array(matplotlib.colors.to_rgb(base))
+    f = min(0.25 * (idx - 1), 0.6)
     return matplotlib.colors.to_hex(rgb + (1 - rgb) * f)
 
 # %% ../nbs/30_viz.ipynb #00000008
@@ -59,7 +63,8 @@ def draw_grounding(image, grounding:Mapping[str, np.ndarray], # sub-role -> (n, 
     "An image with the regions of each sub-role in that sub-role's colour (paper Figs. 1, 6); `others` in grey"
     img = image_array(image)
     if ax is None: _, ax = plt.subplots(figsize=(4, 4 * img.shape[0] / img.shape[1]))
-    ax.imshow(img); ax.set_axis_off()
+    ax.imshow(img)
+    ax.set_axis_off()
     if others is not None and len(others): draw_regions(ax, others, colors='#bbbbbb', lw=0.8)
     for sub, bx in grounding.items():
         bx = np.asarray(bx).reshape(-1, 4)
@@ -76,7 +81,8 @@ def caption_html(words:Sequence[str], subroles:Sequence[str|None]|None=None)->st
     for i, w in enumerate(words):
         s = subroles[i] if subroles is not None else None
         w = html.escape(w)
-        out.append(f'<span title="{html.escape(s)}" style="color:{subrole_color(s)};font-weight:600">{w}</span>' if s else w)
+        out.append(f'<span title="{html.escape(s)}" '
+                   f'style="color:{subrole_color(s)};font-weight:600">{w}</span>' if s else w)
     return '<span style="font-size:1.05em">' + ' '.join(out) + '</span>'
 
 def structure_html(structure:Sequence[str], score:float|None=None, verb:str|None=None, novel:bool|None=None)->str:
@@ -89,7 +95,8 @@ def structure_html(structure:Sequence[str], score:float|None=None, verb:str|None
         chips.append(f'<span title="{tip}" style="background:{subrole_color(s)};color:white;border-radius:4px;'
                      f'padding:1px 6px;margin:1px;font-family:monospace">{html.escape(label)}</span>')
     extra = '' if score is None else f' <span style="color:#666">score {score:.3f}</span>'
-    if novel is not None: extra += ' <span style="color:#1565c0">✱ not in training</span>' if novel else ' <span style="color:#2e7d32">✓ seen</span>'
+    if novel is not None:
+        extra += ' <span style="color:#1565c0">✱ not in training</span>' if novel else ' <span style="color:#2e7d32">✓ seen</span>'
     return '<div>' + '–'.join(chips) + extra + '</div>'
 
 # %% ../nbs/30_viz.ipynb #0000000f
@@ -97,14 +104,24 @@ def plot_gate_trace(words:Sequence[str], shift_prob:Sequence[float], # (T,) prob
                     subroles:Sequence[str], ax=None, attention:np.ndarray|None=None): # (T, R) region attention, optional
     "Shift probability per generated word, background coloured by the sub-role the word was generated under"
     T = len(words)
-    if len(shift_prob) != T or len(subroles) != T: raise ValueError(f"words ({T}), shift_prob ({len(shift_prob)}) and subroles ({len(subroles)}) must have one entry per word")
+    if len(shift_prob) != T or len(subroles) != T:
+        raise ValueError(f"words ({T}), shift_prob ({len(shift_prob)}) and subroles ({len(subroles)}) must have one "
+                         f"entry per word")
     rows = 2 if attention is not None else 1
-    if ax is None: fig, axes = plt.subplots(rows, 1, figsize=(max(4, 0.6 * T), 2.2 * rows), squeeze=False); ax = axes[0, 0]
+    if ax is None:
+        fig, axes = plt.subplots(rows, 1, figsize=(max(4, 0.6 * T), 2.2 * rows), squeeze=False)
+        ax = axes[0, 0]
     for t, s in enumerate(subroles): ax.axvspan(t - 0.5, t + 0.5, color=subrole_color(s), alpha=0.18)
-    ax.plot(range(T), shift_prob, marker='o', color='k'); ax.set_ylim(-0.05, 1.05); ax.set_ylabel('p(shift)')
-    ax.set_xticks(range(T)); ax.set_xticklabels(words, rotation=45, ha='right', fontsize=8)
+    ax.plot(range(T), shift_prob, marker='o', color='k')
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_ylabel('p(shift)')
+    ax.set_xticks(range(T))
+    ax.set_xticklabels(words, rotation=45, ha='right', fontsize=8)
     if attention is not None:
-        ax2 = ax.figure.axes[1]; ax2.imshow(np.asarray(attention).T, aspect='auto', cmap='viridis')
-        ax2.set_ylabel('region'); ax2.set_xticks(range(T)); ax2.set_xticklabels(words, rotation=45, ha='right', fontsize=8)
+        ax2 = ax.figure.axes[1]
+        ax2.imshow(np.asarray(attention).T, aspect='auto', cmap='viridis')
+        ax2.set_ylabel('region')
+        ax2.set_xticks(range(T))
+        ax2.set_xticklabels(words, rotation=45, ha='right', fontsize=8)
     ax.figure.tight_layout()
     return ax

@@ -23,7 +23,8 @@ ROLES = ('ARG0', 'ARG1', 'ARG2', 'ARG3', 'ARG4', 'ARG5',
 VERB = 'V'  # the verb's own sub-role
 
 ROLE_MEANINGS = dict(
-    ARG0='agent', ARG1='patient', ARG2='instrument, benefactive, attribute', ARG3='starting point, benefactive, attribute',
+    ARG0='agent', ARG1='patient', ARG2='instrument, benefactive, attribute',
+                     ARG3='starting point, benefactive, attribute',
     ARG4='ending point', ARG5='(rare) verb-specific', LOC='locative', DIR='directional', GOL='goal', MNR='manner',
     TMP='temporal', EXT='extent', REC='reciprocal', PRD='secondary predication', PRP='purpose', CAU='cause',
     DIS='discourse', ADV='adverbial', ADJ='adjectival', MOD='modal', NEG='negation', LVB='light verb',
@@ -83,16 +84,19 @@ def parse_subrole(sub:str)->tuple[str, int]:
 _VERB_RE = re.compile(r"^[a-z][a-z0-9'_\-]*$")
 _COUNT_RE = re.compile(r'-?[0-9]{1,9}')   # an ASCII integer: no '²', no '--1', no 5,000 digits (VSR counts are <= 10)
 _DIGITS = '0123456789'
-MAX_VSRS = 100    # VSRs in one text: one image's verbs (the paper's captions have 1-4); more is an error, found in O(length)
+# VSRs in one text: one image's verbs (the paper's captions have 1-4); more is an error, found in O(length)
+MAX_VSRS = 100
 
 def _coerce_roles(roles)->list[tuple[str, object]]:
     if roles is None: return []
-    if isinstance(roles, str): raise VSRError(f"roles must be a list or mapping, not the string {_short(roles)}; use VSR.parse for text")
+    if isinstance(roles, str):
+        raise VSRError(f"roles must be a list or mapping, not the string {_short(roles)}; use VSR.parse for text")
     if isinstance(roles, Mapping): return list(roles.items())
     out = []
     for r in roles:
         if isinstance(r, str): out.append((r, 1))
-        elif isinstance(r, (tuple, list)) and len(r) == 2 or isinstance(r, Sequence) and len(r) == 2: out.append((r[0], r[1]))
+        elif isinstance(r, (tuple, list)) and len(r) == 2 or isinstance(r, Sequence) and len(r) == 2:
+            out.append((r[0], r[1]))
         else: raise VSRError(f"cannot read role entry {_short(r)}: give a role name or a (role, count) pair")
     return out
 
@@ -121,24 +125,35 @@ class VSR:
         if not isinstance(verb, str) or not verb:
             raise VSRError(f"empty verb in VSR (got {_short(self.verb)}): give a verb lemma such as 'ride'")
         if not _VERB_RE.match(verb):
-            raise VSRError(f"verb {_short(self.verb)} is not a lemma: use letters (with - _ ' inside), e.g. 'ride' or 'pick_up'")
+            raise VSRError(f"verb {_short(self.verb)} is not a lemma: use letters (with - _ ' inside), e.g. 'ride' or "
+                           f"'pick_up'")
         if normalize_role(verb, strict=False) is not None:
             raise VSRError(f"{_short(self.verb)} is a semantic role, not a verb: write 'verb: {self.verb.strip()}, …', "
                            "e.g. 'ride: ARG0, ARG1'")
         seen, roles = {}, []
         for raw, count in _coerce_roles(self.roles):
             role = normalize_role(raw, tags=False)
-            if role == VERB: raise VSRError(f"role {_short(raw)} is the verb itself: it is always a sub-role of the VSR, do not list it")
-            if role in seen: raise VSRError(f"duplicate role {role!r} in VSR for {verb!r}" + (f" (given as {seen[role]!r} and {raw!r})" if seen[role] != raw else ''))
+            if role == VERB:
+                raise VSRError(f"role {_short(raw)} is the verb itself: it is always a sub-role of the VSR, do not "
+                               f"list it")
+            if role in seen:
+                raise VSRError(f"duplicate role {role!r} in VSR for {verb!r}" + (f" (given as {seen[role]!r} and "
+                                                                                 f"{raw!r})" if seen[role] != raw else ''))
             count = _count(role, count)
-            if count < 1: raise VSRError(f"count of role {role!r} is {_short(count)}: it must be at least 1 (leave the role out instead)")
+            if count < 1:
+                raise VSRError(f"count of role {role!r} is {_short(count)}: it must be at least 1 (leave the role out "
+                               f"instead)")
             if count > self.max_per_role:
-                raise VSRError(f"count of role {role!r} is {_short(count)}: at most {self.max_per_role} entities per role")
-            seen[role] = raw; roles.append((role, count))
+                raise VSRError(f"count of role {role!r} is {_short(count)}: at most {self.max_per_role} entities per "
+                               f"role")
+            seen[role] = raw
+            roles.append((role, count))
         n = 1 + sum(c for _, c in roles)
         if n > self.max_subroles:
-            raise VSRError(f"VSR {verb}: {', '.join(f'{r}*{c}' if c > 1 else r for r, c in roles)} has {n} sub-roles with the verb; the planner allows at most {self.max_subroles}")
-        object.__setattr__(self, 'verb', verb); object.__setattr__(self, 'roles', tuple(roles))
+            raise VSRError(f"VSR {verb}: {', '.join(f'{r}*{c}' if c > 1 else r for r, c in roles)} has {n} sub-roles "
+                           f"with the verb; the planner allows at most {self.max_subroles}")
+        object.__setattr__(self, 'verb', verb)
+        object.__setattr__(self, 'roles', tuple(roles))
 
 # %% ../nbs/01_vsr.ipynb #00000012
 def _key(self:VSR): return (self.verb, self.roles)
@@ -176,8 +191,10 @@ def _split_count(part:str, text:str)->tuple[str, int]:
     star = min((i for i in (part.find('*'), part.find('×')) if i >= 0), default=-1)
     if star >= 0: name, cnt = part[:star].strip(), part[star + 1:].strip()
     else:                                       # `LOC x2`: whitespace, 'x', optional whitespace, an integer at the end
-        body = part.rstrip(_DIGITS); digits = part[len(body):]
-        neg = body.endswith('-'); body = body[:-1] if neg else body
+        body = part.rstrip(_DIGITS)
+        digits = part[len(body):]
+        neg = body.endswith('-')
+        body = body[:-1] if neg else body
         head = body.rstrip()
         if not digits or not head.endswith('x') or head[:-1] == head[:-1].rstrip(): return part, 1
         name, cnt = head[:-1].strip(), ('-' if neg else '') + digits
@@ -193,10 +210,13 @@ def _parse(cls, text:str, **kw)->VSR:
     if isinstance(text, Mapping): raise VSRError(f"VSR.parse takes text; for the dict {_short(text)} use VSR.from_dict")
     if not isinstance(text, str): raise VSRError(f"VSR text must be a string, got {_short(text)}")
     verb, sep, rest = text.partition(':')
-    if not sep and ',' in text: raise VSRError(f"cannot parse VSR {_short(text)}: expected 'verb: role, role*count', e.g. 'ride: ARG0, ARG1, LOC*2'")
+    if not sep and ',' in text:
+        raise VSRError(f"cannot parse VSR {_short(text)}: expected 'verb: role, role*count', e.g. 'ride: ARG0, ARG1, "
+                       f"LOC*2'")
     roles, most = [], kw.get('max_subroles', MAX_SUBROLES) - 1
     if rest.count(',') >= most:                 # each role takes a sub-role: fail before reading thousands of them
-        raise VSRError(f"VSR {_short(text)} lists {rest.count(',') + 1:,} roles; the planner allows at most {most} besides the verb")
+        raise VSRError(f"VSR {_short(text)} lists {rest.count(',') + 1:,} roles; the planner allows at most {most} "
+                       f"besides the verb")
     for part in (p.strip() for p in rest.split(',')) if rest.strip() else []:
         if not part: raise VSRError(f"empty role in VSR {_short(text)} (two commas in a row?)")
         roles.append(_split_count(part, text))
@@ -210,9 +230,11 @@ VSR.__repr__ = lambda self: f"VSR({str(self)!r})"
 
 def parse_vsrs(text:str, **kw)->list[VSR]:
     "Parse one or more VSRs separated by `;`: `'ride: ARG0, ARG1; hold: ARG0, ARG1'`"
-    if not isinstance(text, str): raise VSRError(f"VSR text must be a string such as 'ride: ARG0, ARG1', got {_short(text)}")
+    if not isinstance(text, str):
+        raise VSRError(f"VSR text must be a string such as 'ride: ARG0, ARG1', got {_short(text)}")
     if text.count(';') >= MAX_VSRS:
-        raise VSRError(f"{text.count(';') + 1:,} VSRs in {_short(text)}: one text holds at most {MAX_VSRS} (one image's verbs)")
+        raise VSRError(f"{text.count(';') + 1:,} VSRs in {_short(text)}: one text holds at most {MAX_VSRS} (one "
+                       f"image's verbs)")
     parts = [p for p in text.split(';') if p.strip()]
     if not parts: raise VSRError(f"no VSR in {_short(text)}")
     return [VSR.parse(p, **kw) for p in parts]
@@ -227,7 +249,8 @@ def _from_dict(cls, d:Mapping, **kw)->VSR:
     if not isinstance(d, Mapping) or 'verb' not in d: raise VSRError(f"a VSR dict needs a 'verb' key, got {_short(d)}")
     extra = set(d) - {'verb', 'roles'}
     if extra:
-        raise VSRError(f"unexpected key(s) {_short(sorted(map(str, extra)))} in VSR dict {_short(d)}: a VSR dict has 'verb' and 'roles'")
+        raise VSRError(f"unexpected key(s) {_short(sorted(map(str, extra)))} in VSR dict {_short(d)}: a VSR dict has "
+                       f"'verb' and 'roles'")
     return cls(d['verb'], d.get('roles') or [], **kw)
 VSR.from_dict = _from_dict
 VSR.from_json = classmethod(lambda cls, s, **kw: cls.from_dict(json.loads(s), **kw))
@@ -242,7 +265,8 @@ class Vocab:
                  unk:str='unk',              # 'unk': unknown → id of `<unk>`; 'error': raise KeyError
                  name:str='token'):          # what the tokens are, for error messages ('verb', 'role', …)
         if unk not in ('unk', 'error'): raise ValueError(f"unk policy must be 'unk' or 'error', got {unk!r}")
-        if unk == 'unk' and UNK not in specials: raise ValueError(f"unk='unk' needs {UNK!r} among the specials {list(specials)}")
+        if unk == 'unk' and UNK not in specials:
+            raise ValueError(f"unk='unk' needs {UNK!r} among the specials {list(specials)}")
         self.specials, self.unk, self.name = list(specials), unk, name
         self.itos = list(dict.fromkeys([*specials, *tokens]))
         self.stoi = {t: i for i, t in enumerate(self.itos)}
@@ -269,20 +293,26 @@ class Vocab:
     def encode(self, toks:Iterable[str])->list[int]: return [self[t] for t in toks]
     def decode(self, ids:Iterable[int])->list[str]: return [self.itos[int(i)] for i in ids]
 
-    def to_dict(self): return {'name': self.name, 'specials': self.specials, 'unk': self.unk, 'tokens': self.itos[len(self.specials):]}
+    def to_dict(self): return {'name': self.name, 'specials': self.specials, 'unk': self.unk,
+                               'tokens': self.itos[len(self.specials):]}
     @classmethod
     def from_dict(cls, d): return cls(d['tokens'], specials=d['specials'], unk=d['unk'], name=d.get('name', 'token'))
     def save(self, path)->Path:
         "Write the vocabulary as JSON"
-        p = Path(path); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(json.dumps(self.to_dict(), indent=1)); return p
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(self.to_dict(), indent=1))
+        return p
     @classmethod
     def load(cls, path)->Vocab:
         "Read a vocabulary written by `save`"
         try: return cls.from_dict(json.loads(Path(path).read_text(encoding='utf-8')))
         except FileNotFoundError: raise FileNotFoundError(f"vocabulary file {str(path)!r} not found") from None
         except UnicodeDecodeError as e:
-            raise ValueError(f"{str(path)!r} is not a vocabulary file: not UTF-8 text (byte at offset {e.start})") from None
-        except (KeyError, json.JSONDecodeError) as e: raise ValueError(f"{str(path)!r} is not a vocabulary file: {e}") from None
+            raise ValueError(f"{str(path)!r} is not a vocabulary file: not UTF-8 text (byte at offset "
+                             f"{e.start})") from None
+        except (KeyError, json.JSONDecodeError) as e:
+            raise ValueError(f"{str(path)!r} is not a vocabulary file: {e}") from None
 
 # %% ../nbs/01_vsr.ipynb #00000025
 ROLE_VOCAB = Vocab([*ROLES, VERB], specials=(PAD,), unk='error', name='role')
@@ -296,7 +326,8 @@ def as_vsrs(vsrs, **kw)->list[VSR]:
     "VSRs from a `VSR`, text ('ride: ARG0, ARG1; hold: ARG0'), a dict `{'verb': .., 'roles': [..]}` or a list of these"
     if isinstance(vsrs, (VSR, str, Mapping)): vsrs = [vsrs]
     elif not isinstance(vsrs, (list, tuple)):
-        raise VSRError(f"VSRs must be a VSR, text such as 'ride: ARG0, ARG1', a dict or a list of these, got {_short(vsrs)}")
+        raise VSRError(f"VSRs must be a VSR, text such as 'ride: ARG0, ARG1', a dict or a list of these, got "
+                       f"{_short(vsrs)}")
     out = []
     for v in vsrs:
         if isinstance(v, VSR): out.append(v)
@@ -321,7 +352,8 @@ def check_known(vsrs:Sequence[VSR],      # parsed VSRs
         known = [t for t in lost[0][1].itos if t not in lost[0][1].specials]
         close = _close(v.verb, known)
         who = ' and '.join(n for n, _ in lost)
-        msg = (f"verb {v.verb!r} (VSR '{v}') is unknown to the {who}, which know{'s' if len(lost) == 1 else ''} {len(known)} verbs"
+        msg = (f"verb {v.verb!r} (VSR '{v}') is unknown to the {who}, which know{'s' if len(lost) == 1 else ''} "
+               f"{len(known)} verbs"
                + (f"; did you mean {', '.join(close)}?" if close else f", e.g. {', '.join(known[:8])}"))
         if unknown == 'error': raise VSRError(msg + " (pass unknown_verbs='unk' to caption it as <unk> anyway)")
         notes.append(msg + ': encoded as <unk>, so the caption does not follow this verb')

@@ -27,7 +27,8 @@ def read_vsr_annotations(folder,          # folder holding the files of `VSR_FIL
                          files:dict|None=None, # override file names, e.g. {'classes': 'cap_2_classes.json'}
                         )->VSRAnnotations:
     "Read and cross-check the VSR release's `cap_2_classes`, `idx_2_vs`, `cap_2_verb` and `verb_2_idx` files"
-    folder = Path(folder); names = {**VSR_FILES, **(files or {})}
+    folder = Path(folder)
+    names = {**VSR_FILES, **(files or {})}
     p = {k: folder/v for k, v in names.items()}
     cls_d, vs_d, verb_d, vidx = (_load_json(p[k]) for k in ('classes', 'vs', 'verbs', 'verb_idx'))
     surf_d = _load_json(p['surface']) if p['surface'].exists() else {}
@@ -37,21 +38,30 @@ def read_vsr_annotations(folder,          # folder holding the files of `VSR_FIL
     for img, caps in cls_d.items():
         for cap, slots in caps.items():
             where = f"image {img}, caption {cap!r}"
-            if not isinstance(slots, list): raise FormatError(_where(p['classes'], where, f"expected a list of slot classes, got {slots!r}"))
+            if not isinstance(slots, list):
+                raise FormatError(_where(p['classes'], where, f"expected a list of slot classes, got {slots!r}"))
             vs = _need(_need(vs_d, img, p['vs'], None, dict), cap, p['vs'], f"image {img}", dict)
             vl, sl = _need(vs, 'verb', p['vs'], where, list), _need(vs, 'sr', p['vs'], where, list)
             if not len(vl) == len(sl) == len(slots):
-                raise FormatError(_where(p['vs'], where, f"'verb' has {len(vl)} and 'sr' {len(sl)} slot lists for {len(slots)} slots in {p['classes'].name}"))
+                raise FormatError(_where(p['vs'], where,
+                                         f"'verb' has {len(vl)} and 'sr' {len(sl)} slot lists for {len(slots)} slots "
+                                         f"in {p['classes'].name}"))
             verbs = _need(_need(verb_d, img, p['verbs'], None, dict), cap, p['verbs'], f"image {img}", list)
             for v in verbs:
-                if v not in vidx: raise FormatError(_where(p['verbs'], where, f"verb {v!r} is not in {p['verb_idx'].name}"))
+                if v not in vidx:
+                    raise FormatError(_where(p['verbs'], where, f"verb {v!r} is not in {p['verb_idx'].name}"))
             surf = surf_d.get(img, {}).get(cap, [[] for _ in slots])
             out = []
             for j, (c, vv, ss) in enumerate(zip(slots, vl, sl)):
-                if len(vv) != len(ss): raise FormatError(_where(p['vs'], where, f"slot {j}: {len(vv)} verbs {vv} but {len(ss)} roles {ss}"))
+                if len(vv) != len(ss):
+                    raise FormatError(_where(p['vs'], where, f"slot {j}: {len(vv)} verbs {vv} but {len(ss)} roles "
+                                                             f"{ss}"))
                 labels = []
                 for v, r in zip(vv, ss):
-                    if v not in verbs: raise FormatError(_where(p['vs'], where, f"slot {j} names verb {v!r}, not among the caption's verbs {verbs} in {p['verbs'].name}"))
+                    if v not in verbs:
+                        raise FormatError(_where(p['vs'], where,
+                                                 f"slot {j} names verb {v!r}, not among the caption's verbs {verbs} "
+                                                 f"in {p['verbs'].name}"))
                     role = VERB if c == 'verb' else normalize_role(str(r), strict=False)
                     if role is None: raise FormatError(_where(p['vs'], where, f"slot {j}: unknown semantic role {r!r}"))
                     labels.append((v, role))
@@ -62,7 +72,8 @@ def read_vsr_annotations(folder,          # folder holding the files of `VSR_FIL
 # %% ../nbs/05b_vsr_files.ipynb #00000008
 def _inflects(tok:str, lemma:str)->bool:
     "Crude check that `tok` is a regular inflection of `lemma` (rides, riding, rode is not)"
-    l = lemma.lower(); stems = {l, l[:-1] if l.endswith('e') else l, l + l[-1:]}
+    l = lemma.lower()
+    stems = {l, l[:-1] if l.endswith('e') else l, l + l[-1:]}
     if l.endswith('y'): stems.add(l[:-1] + 'i')
     return tok == l or any(tok == s + suf for s in stems for suf in ('s', 'es', 'd', 'ed', 'ing'))
 
@@ -83,15 +94,22 @@ def apply_vsr_annotations(records:Records,      # COCO Entities records (chunks 
             if s['class'] == 'verb':
                 lemma = s['labels'][0][0] if s['labels'] else None
                 hit = next((i for i in range(pos, len(toks)) if toks[i] in s['surface'] or (lemma and _inflects(toks[i], lemma))), None)
-                if hit is None: raise FormatError(f"{where}: verb slot {j} ({lemma!r}) not found in the caption words after position {pos}")
-                spans.append(([hit, hit + 1], None)); pos = hit + 1
+                if hit is None:
+                    raise FormatError(f"{where}: verb slot {j} ({lemma!r}) not found in the caption words after "
+                                      f"position {pos}")
+                spans.append(([hit, hit + 1], None))
+                pos = hit + 1
             else:
                 want = None if s['class'] == '_' else s['class']
                 ch = next((ch for ch in chunks if ch['span'][0] >= pos and ch['class'] == want), None)
-                if ch is None: raise FormatError(f"{where}: slot {j} of class {s['class']!r} matches no noun chunk after position {pos}")
-                spans.append((ch['span'], ch['set'])); pos = ch['span'][1]
+                if ch is None:
+                    raise FormatError(f"{where}: slot {j} of class {s['class']!r} matches no noun chunk after "
+                                      f"position {pos}")
+                spans.append((ch['span'], ch['set']))
+                pos = ch['span'][1]
         frames = [{'verb': v, 'roleset': None, 'verb_span': None, 'args': []} for v in a['verbs']]
-        fidx = {v: i for i, v in enumerate(a['verbs'])}   # COCO VSR files key verbs by lemma (nbs/official_code.ipynb#quirks, defect 14)
+        # COCO VSR files key verbs by lemma (nbs/official_code.ipynb#quirks, defect 14)
+        fidx = {v: i for i, v in enumerate(a['verbs'])}
         per_role = {}
         for (span, st), s in zip(spans, a['slots']):
             for v, r in s['labels']:
@@ -104,11 +122,15 @@ def apply_vsr_annotations(records:Records,      # COCO Entities records (chunks 
         for j, ((span, st), s) in enumerate(zip(spans, a['slots'])):
             for v, r in s['labels']:
                 f = fidx[v]
-                if r == VERB: slot_labels[j].append([f, VERB]); continue
-                n = len(per_role[(f, r)]); k = [e[0] for e in per_role[(f, r)]].index(span) + 1
+                if r == VERB:
+                    slot_labels[j].append([f, VERB])
+                    continue
+                n = len(per_role[(f, r)])
+                k = [e[0] for e in per_role[(f, r)]].index(span) + 1
                 slot_labels[j].append([f, r if n == 1 else f'{r}-{k}'])
         for f, fr in enumerate(frames):
             if fr['verb_span'] is None: raise FormatError(f"{where}: verb {fr['verb']!r} has no verb slot")
-        caps.append({**c, 'frames': frames, 'slots': [{'span': sp, 'set': st, 'labels': lb} for (sp, st), lb in zip(spans, slot_labels)]})
+        caps.append({**c, 'frames': frames,
+                     'slots': [{'span': sp, 'set': st, 'labels': lb} for (sp, st), lb in zip(spans, slot_labels)]})
     return Records({**records.meta, 'source': records.meta.get('source', '') + ' + VSR annotation files'},
                    records.images, caps, records.boxes, records.box_classes)

@@ -60,14 +60,16 @@ class VerbStats:
                 rs[v.verb][_rkey(r for r, _ in v.roles)] += 1
                 for r, n in v.roles: cn[v.verb][r][n] += 1
         lex = lexicon if isinstance(lexicon, dict) else lexicon_roles(lexicon, verbs=rs)
-        return cls({v: dict(c) for v, c in rs.items()}, {v: {r: {int(n): k for n, k in c.items()} for r, c in d.items()} for v, d in cn.items()},
+        return cls({v: dict(c) for v, c in rs.items()},
+                   {v: {r: {int(n): k for n, k in c.items()} for r, c in d.items()} for v, d in cn.items()},
                    {v: sorted(lex[v]) for v in rs if v in lex})
 
     @property
     def verbs(self)->list[str]: return sorted(self.role_sets)
 
     def _check(self, verb):
-        if verb not in self.role_sets: raise KeyError(f"verb {verb!r} never occurs in the statistics' captions ({len(self.role_sets)} verbs)")
+        if verb not in self.role_sets:
+            raise KeyError(f"verb {verb!r} never occurs in the statistics' captions ({len(self.role_sets)} verbs)")
 
     def allowed_roles(self, verb:str)->list[str]:
         "Roles the verb's frame allows: those of its training frames and of its PropBank rolesets, in `ROLES` order"
@@ -89,22 +91,27 @@ class VerbStats:
     def count_probs(self, verb:str, role:str)->dict[int, float]:
         "P(n | v, r): how many entities role r has in the verb's training frames (n=1 when never seen)"
         c = self.counts.get(verb, {}).get(role) or {1: 1}
-        tot = sum(c.values()); return {int(n): k / tot for n, k in sorted(c.items(), key=lambda x: int(x[0]))}
+        tot = sum(c.values())
+        return {int(n): k / tot for n, k in sorted(c.items(), key=lambda x: int(x[0]))}
 
     def save(self, path)->Path:
-        path = Path(path); path.write_text(json.dumps({'role_sets': self.role_sets, 'counts': self.counts, 'lexicon': self.lexicon}))
+        path = Path(path)
+        path.write_text(json.dumps({'role_sets': self.role_sets, 'counts': self.counts, 'lexicon': self.lexicon}))
         return path
     @classmethod
     def load(cls, path)->VerbStats:
         d = json.loads(Path(path).read_text())
-        return cls(d['role_sets'], {v: {r: {int(n): k for n, k in c.items()} for r, c in rc.items()} for v, rc in d['counts'].items()}, d['lexicon'])
+        return cls(d['role_sets'],
+                   {v: {r: {int(n): k for n, k in c.items()} for r, c in rc.items()} for v, rc in d['counts'].items()},
+                   d['lexicon'])
 
 # %% ../nbs/18a_vsr_suggest.ipynb #0000000c
 def sample_role_sets(stats:VerbStats, verb:str, n:int|None=None, # how many (None: all, by probability)
                      seed:int=0, smoothing:float=0.)->list[tuple[tuple, float]]:
     "Up to `n` distinct role sets of `verb`, drawn ∝ P(S | v) without replacement; [(roles, P(S | v)), …]"
     probs = stats.role_set_probs(verb, smoothing)
-    sets = list(probs); w = np.array([probs[s] for s in sets])
+    sets = list(probs)
+    w = np.array([probs[s] for s in sets])
     if n is None or n >= len(sets): order = sorted(range(len(sets)), key=lambda i: (-w[i], sets[i]))
     else:
         u = np.random.default_rng([seed, zlib.crc32(verb.encode())]).random(len(sets))
@@ -133,19 +140,26 @@ def role_counts(verb:str, roles, stats:VerbStats, proposals:dict|None=None,
     "n_i for each role of a VSR: confident GSRL sets, else the most frequent training count"
     roles = list(roles)
     counts = {r: max(stats.count_probs(verb, r).items(), key=lambda x: (x[1], -x[0]))[0] for r in roles}
-    if gsrl is not None and gsrl_vocab is None: raise ValueError("role_counts: a GSRL needs `gsrl_vocab`, the verb vocabulary it was trained with")
+    if gsrl is not None and gsrl_vocab is None:
+        raise ValueError("role_counts: a GSRL needs `gsrl_vocab`, the verb vocabulary it was trained with")
     if gsrl is not None and roles and verb in gsrl_vocab:
-        if proposals is None: raise ValueError(f"role_counts: counting {verb!r} roles with a GSRL needs the image's proposals")
-        D = np.asarray(proposals['feats']).shape[1]; C = np.asarray(proposals['cls_prob']).shape[1]
+        if proposals is None:
+            raise ValueError(f"role_counts: counting {verb!r} roles with a GSRL needs the image's proposals")
+        D = np.asarray(proposals['feats']).shape[1]
+        C = np.asarray(proposals['cls_prob']).shape[1]
         fd = gsrl.cfg.feat_dim
-        if fd not in (D, D + C): raise ValueError(f"role_counts: GSRL expects width {fd}, the proposals give {D} (or {D + C} with class probabilities)")
+        if fd not in (D, D + C):
+            raise ValueError(f"role_counts: GSRL expects width {fd}, the proposals give {D} (or {D + C} with class "
+                             f"probabilities)")
         g, sf = gsrl_inputs(proposals, with_cls=fd == D + C)
         dev = next(gsrl.parameters()).device
-        p = gsrl.eval()(torch.tensor([gsrl_vocab[verb]], device=dev), torch.tensor([[ROLE_VOCAB[r] for r in roles]], device=dev),
+        p = gsrl.eval()(torch.tensor([gsrl_vocab[verb]], device=dev),
+                        torch.tensor([[ROLE_VOCAB[r] for r in roles]], device=dev),
                         g.to(dev), sf.to(dev)).sigmoid()[0]                              # (M, N)
         counts = {r: int(min(max((p[i] > threshold).sum().item(), 1), MAX_PER_ROLE)) for i, r in enumerate(roles)}
     while 1 + sum(counts.values()) > max_subroles:
-        r = max(counts, key=lambda r: (counts[r], -roles.index(r))); counts[r] -= 1
+        r = max(counts, key=lambda r: (counts[r], -roles.index(r)))
+        counts[r] -= 1
     return counts
 
 # %% ../nbs/18a_vsr_suggest.ipynb #00000014
@@ -165,10 +179,12 @@ def suggest_vsrs(proposals:dict,          # one image: `feats` (P, D), `boxes`, 
     "The top-k VSRs for an image with their scores p(v | I) · P(S | v)"
     pv = {v: p for v, p in verb_model.predict(proposals).items() if v in stats.role_sets}
     verbs = sorted(pv, key=lambda v: (-pv[v], v))[:n_verbs or k]
-    cands = [(pv[v] * q, v, roles) for v in verbs for roles, q in sample_role_sets(stats, v, roles_per_verb, seed, smoothing)]
+    cands = [(pv[v] * q, v, roles) for v in verbs for roles,
+             q in sample_role_sets(stats, v, roles_per_verb, seed, smoothing)]
     cands.sort(key=lambda c: (-c[0], c[1], c[2]))
     if max_per_verb is not None:
-        seen = Counter(); cands = [c for c in cands if (seen.update([c[1]]) or seen[c[1]] <= max_per_verb)]
+        seen = Counter()
+        cands = [c for c in cands if (seen.update([c[1]]) or seen[c[1]] <= max_per_verb)]
     voc = gsrl_vocab if gsrl_vocab is not None else getattr(verb_model, 'vocab', None)
     out = []
     for score, v, roles in cands[:k]:
@@ -195,7 +211,8 @@ def evaluate_suggestions(data, verb_model, stats:VerbStats, split:str='test', k:
         gk = {(v.verb, tuple(r for r, _ in v.roles)) for v in g}
         hits['prec'] += sum((v.verb, tuple(r for r, _ in v.roles)) in gk for v in sug) / max(len(sug), 1)
     n = max(len(gold), 1)
-    return {'k': k, 'n_images': len(gold), 'hit_verb': hits['verb'] / n, 'hit_roles': hits['roles'] / n, 'hit_exact': hits['exact'] / n,
+    return {'k': k, 'n_images': len(gold), 'hit_verb': hits['verb'] / n, 'hit_roles': hits['roles'] / n,
+            'hit_exact': hits['exact'] / n,
             'prec_roles': hits['prec'] / n}
 
 # %% ../nbs/18a_vsr_suggest.ipynb #0000001d
@@ -236,8 +253,10 @@ def suggested_captions(pipe,                  # a `vsr_cic.pipeline.Pipeline` wi
     out = {}
     for iid in image_ids:
         img = pipeline_image(data, iid)
-        props = {'feats': img['features'].numpy(), 'cls_prob': img['cls_prob'].numpy(), 'boxes': img['boxes'].numpy(), 'sets': img['sets']}
-        sug = suggest_vsrs(props, -(-k // per_vsr), verb_model, stats, gsrl=pipe.gsrl, gsrl_vocab=pipe.vocabs.get('gsrl'),
+        props = {'feats': img['features'].numpy(), 'cls_prob': img['cls_prob'].numpy(), 'boxes': img['boxes'].numpy(),
+                 'sets': img['sets']}
+        sug = suggest_vsrs(props, -(-k // per_vsr), verb_model, stats, gsrl=pipe.gsrl,
+                           gsrl_vocab=pipe.vocabs.get('gsrl'),
                            seed=seed, max_per_verb=max_per_verb)
         caps = []
         for v, s in sug:
@@ -251,7 +270,8 @@ def score_caption_sets(sets:dict, refs:dict, metrics=None, tokenizer:str|None=No
     "Table 2's columns for {caption id: [captions]}: best-of-k accuracy against `refs`, Div-1, Div-2, self-CIDEr"
     from vsr_cic.diversity import div_n, self_cider, best_of_k
     from vsr_cic.metrics import java_available, EMPTY
-    java = java_available(); tok = tokenizer or ('ptb' if java else 'simple')
+    java = java_available()
+    tok = tokenizer or ('ptb' if java else 'simple')
     mets = metrics or (('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D'))
     sets = {i: [c or EMPTY for c in cs] for i, cs in sets.items()}     # an empty caption scores as one unknown word
     acc = best_of_k(sets, refs, mets, tokenizer=tok)
@@ -272,6 +292,8 @@ def evaluate_suggested_diversity(pipe, verb_model, ks=(2, 6), beam:int=5, limit:
         sets = {c['caption_id']: [x['caption'] for x in caps[c['image_id']][:k]] or [''] for c in recs}
         row = {'method': SUGGESTED, 'captions': k, **score_caption_sets(sets, refs, metrics, tokenizer)}
         rows.append(row)
-        if progress: progress(f"{SUGGESTED} k={k} n={len(sets)} " + ' '.join(f'{m} {v:.3f}' for m, v in row.items() if isinstance(v, float)))
+        if progress:
+            progress(f"{SUGGESTED} k={k} n={len(sets)} " + ' '.join(f'{m} {v:.3f}' for m,
+                                                                    v in row.items() if isinstance(v, float)))
     return {'rows': rows, 'n_captions': len(recs), 'n_images': len(ids), 'examples': dict(list(caps.items())[:3]),
             'vsrs_per_image': max(ks), 'max_per_verb': max_per_verb, 'per_vsr': per_vsr}

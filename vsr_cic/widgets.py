@@ -46,7 +46,9 @@ def known_frames(frames:Mapping[str, Sequence[str]], pipeline)->dict[str, list[s
     vocabs = [getattr(pipeline, 'vocabs', {}).get(k) for k in ('gsrl', 'planner', 'captioner_verbs')]
     vocabs = [v for v in vocabs if v is not None]
     kept = {verb: list(roles) for verb, roles in frames.items() if all(verb in v for v in vocabs)}
-    return kept or dict(frames)                       # nothing known: offer the data's verbs (a typed VSR then names the problem)
+    # nothing known: offer the data's verbs (a typed VSR then names the problem)
+    return kept or dict(frames)
+
 
 # %% ../nbs/31_widgets.ipynb #00000009
 def missing_note(missing:Mapping[str, str])->str:
@@ -59,7 +61,8 @@ def planned_structures_html(res, verbs:Sequence[str])->list[str]:
     "One HTML line per planned structure: each VSR's structure as chips, with the summed S-level score"
     out = []
     for st in res.structures:
-        chips = ''.join(structure_html([s for s, _ in s_], verb=verbs[i] if i < len(verbs) else None) for i, s_ in enumerate(st['structures']))
+        chips = ''.join(structure_html([s for s, _ in s_], verb=verbs[i] if i < len(verbs) else None) for i,
+                        s_ in enumerate(st['structures']))
         out.append(chips + f'<div style="color:#666">score {st["score"]:.3f}</div>')
     return out
 
@@ -106,7 +109,8 @@ def suggester(data,                       # the loaded dataset (statistics, prop
     stats = VerbStats.from_data(data, lexicon=None)
     gsrl = getattr(pipeline, 'gsrl', None)
     gv = pipeline.vocabs.get('gsrl') if gsrl is not None else None
-    def suggest(image_id:str)->list: return suggest_vsrs(proposal_arrays(data, image_id), k, model, stats, gsrl=gsrl, gsrl_vocab=gv)
+    def suggest(image_id:str)->list: return suggest_vsrs(proposal_arrays(data, image_id), k, model, stats, gsrl=gsrl,
+                                                         gsrl_vocab=gv)
     return suggest, (suggest_note(why) if isinstance(model, FrequencyPrior) else '')
 
 # %% ../nbs/31_widgets.ipynb #0000000f
@@ -121,7 +125,8 @@ class VSRPicker(W.VBox):
         if not frames: raise ValueError("VSRPicker: no verbs given (frames is empty)")
         self.frames, self.max_count, self._busy, self._callbacks = dict(frames), max_count, False, []
         self.suggest_fn, self.suggested = suggest, []
-        self.suggest_button = W.Button(description='suggest', tooltip='VSRs suggested for this image (verb classifier × role statistics)')
+        self.suggest_button = W.Button(description='suggest',
+                                       tooltip='VSRs suggested for this image (verb classifier × role statistics)')
         self.suggestions = W.Select(options=[], rows=SUGGEST_K, layout=W.Layout(width='420px'))
         self.suggest_info = W.HTML(suggest_note)
         self.image = W.Dropdown(options=list(image_ids), description='image')
@@ -130,17 +135,22 @@ class VSRPicker(W.VBox):
         self.text = W.Text(description='VSR', placeholder='ride: ARG0, LOC*2', continuous_update=False,
                            layout=W.Layout(width='420px'))
         self.error = W.HTML()
-        for w, c in ((self.image, 'vsr-image'), (self.verb, 'vsr-verb'), (self.text, 'vsr-text'), (self.error, 'vsr-error'),
-                     (self.suggest_button, 'vsr-suggest'), (self.suggestions, 'vsr-suggestions'), (self.suggest_info, 'vsr-suggest-note')): w.add_class(c)
+        for w, c in ((self.image, 'vsr-image'), (self.verb, 'vsr-verb'), (self.text, 'vsr-text'),
+                     (self.error, 'vsr-error'),
+                     (self.suggest_button, 'vsr-suggest'), (self.suggestions, 'vsr-suggestions'),
+                     (self.suggest_info, 'vsr-suggest-note')): w.add_class(c)
         self.vsr = None
-        self.verb.observe(self._on_verb, 'value'); self.text.observe(self._on_text, 'value')
+        self.verb.observe(self._on_verb, 'value')
+        self.text.observe(self._on_text, 'value')
         self.image.observe(self._on_image, 'value')
-        self.suggest_button.on_click(lambda _: self.show_suggestions()); self.suggestions.observe(self._on_suggestion, 'value')
+        self.suggest_button.on_click(lambda _: self.show_suggestions())
+        self.suggestions.observe(self._on_suggestion, 'value')
         kids = ([self.image] if image_ids else []) + [self.verb, self.roles_box, self.text, self.error]
         if suggest is not None: kids += [W.HBox([self.suggest_button, self.suggest_info]), self.suggestions]
         super().__init__(kids)
         v = parse_vsr_text(value)[0] if value else None
-        self._set_from_vsr(v or VSR(self.verb.value, [(self.frames[self.verb.value][0], 1)] if self.frames[self.verb.value] else []))
+        self._set_from_vsr(v or VSR(self.verb.value,
+                                    [(self.frames[self.verb.value][0], 1)] if self.frames[self.verb.value] else []))
 
     def on_change(self, fn):
         "Call `fn(picker)` after every change of the image or of a valid VSR"
@@ -154,20 +164,26 @@ class VSRPicker(W.VBox):
         self.checks, self.counts, rows = {}, {}, []
         for r in roles:
             n = counts.get(r, 0)
-            c = W.Checkbox(value=n > 0, description=r, indent=False, tooltip=ROLE_MEANINGS.get(r, ''), layout=W.Layout(width='90px'))
+            c = W.Checkbox(value=n > 0, description=r, indent=False, tooltip=ROLE_MEANINGS.get(r, ''),
+                           layout=W.Layout(width='90px'))
             k = W.BoundedIntText(value=max(n, 1), min=1, max=max(self.max_count, n), layout=W.Layout(width='60px'))
-            c.observe(self._on_roles, 'value'); k.observe(self._on_roles, 'value')
+            c.observe(self._on_roles, 'value')
+            k.observe(self._on_roles, 'value')
             self.checks[r], self.counts[r] = c, k
-            rows.append(W.HBox([c, k, W.HTML(f'<span style="color:#888">{html.escape(ROLE_MEANINGS.get(r, ""))}</span>')]))
+            rows.append(W.HBox([c, k,
+                                W.HTML(f'<span style="color:#888">{html.escape(ROLE_MEANINGS.get(r, ""))}</span>')]))
         self.roles_box.children = rows
 
     def _set_from_vsr(self, v:VSR):
         self._busy = True
         try:
-            if v.verb not in self.frames: self.frames[v.verb] = [r for r, _ in v.roles]; self.verb.options = sorted(self.frames)
+            if v.verb not in self.frames:
+                self.frames[v.verb] = [r for r, _ in v.roles]
+                self.verb.options = sorted(self.frames)
             self.verb.value = v.verb
             self._build_roles(v.verb, dict(v.roles))
-            self.text.value = vsr_text(v.verb, dict(v.roles)); self.error.value = ''
+            self.text.value = vsr_text(v.verb, dict(v.roles))
+            self.error.value = ''
             self.vsr = v
         finally: self._busy = False
         self._fire()
@@ -177,7 +193,8 @@ class VSRPicker(W.VBox):
         if self.suggest_fn is None: return
         try: self.suggested = list(self.suggest_fn(self.image.value)) if self.image.value else []
         except (ValueError, KeyError) as e:
-            self.suggested = []; self.error.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
+            self.suggested = []
+            self.error.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
         self.suggestions.options = [(suggestion_label(v, sc), i) for i, (v, sc) in enumerate(self.suggested)]
         self.suggestions.value = None
 
@@ -195,7 +212,9 @@ class VSRPicker(W.VBox):
 
     def _apply(self, text:str):
         v, err = parse_vsr_text(text)
-        if v is None: self.error.value = f'<span style="color:#c62828">{html.escape(err)}</span>'; return
+        if v is None:
+            self.error.value = f'<span style="color:#c62828">{html.escape(err)}</span>'
+            return
         self._set_from_vsr(v)
 
     def _on_verb(self, ch):
@@ -258,14 +277,16 @@ def annotated_record(data, image_id:str, vsrs:Sequence[VSR])->tuple[dict, list[s
                 s = [next((j for j in range(n_sets) if j not in used), 0)]
                 notes.append(f'{r}: not annotated in this image; shown on proposal set {s[0]} (a guess)')
             elif not own.get(r): notes.append(f'{r}: the region annotated for it in another caption of this image')
-            used.update(s); sets[r] = (s * n)[:n]
+            used.update(s)
+            sets[r] = (s * n)[:n]
         gold = list(frame_structure(*best)) if best else []
         subs = [s for r, n in v.roles for s in subrole_names(r, n)]
         order = gold if v.is_structure(gold) else subs[:1] + [VERB] + subs[1:]
         if best: notes.insert(0, f'{v}: regions{" and order" if order is gold else ""} from the annotation of '
                                   f'“{best[0].get("caption", best[0]["caption_id"])}”')
         frame, slots = _frame_record(i, v.verb, order, sets)
-        rec['frames'].append(frame); rec['slots'] += slots
+        rec['frames'].append(frame)
+        rec['slots'] += slots
     return rec, notes
 
 # %% ../nbs/31_widgets.ipynb #0000001c
@@ -300,7 +321,8 @@ def quick_train(data,                       # the loaded dataset (with proposal 
         out, kw, t0 = root/QUICK_TRAIN[c][0], QUICK_TRAIN[c][1], time.time()
         if c == 'gsrl': m = train_gsrl(data.path, out, device=device, **kw)
         else:
-            voc = build_vocabs(data); save_vocabs(voc, out)
+            voc = build_vocabs(data)
+            save_vocabs(voc, out)
             m = {'s_level': train_slevel(data, voc, out, 'transformer', kw['epochs'], SSP_LR, device=device)[0],
                  'r_level': train_rlevel(data, voc, out, kw['epochs_r'], SSP_LR, device=device)[0]}
         wall[c] = round(time.time() - t0, 1)
@@ -323,7 +345,8 @@ class MissingTrainer(W.VBox):
         self.parts = [c for c in QUICK_TRAIN if c in missing]
         self.est = {c: quick_estimate(data, c) for c in self.parts}
         self.button = W.Button(description='train missing parts', button_style='warning', icon='play',
-                               layout=W.Layout(width='200px'), tooltip='train the missing parts briefly on this dataset')
+                               layout=W.Layout(width='200px'),
+                               tooltip='train the missing parts briefly on this dataset')
         self.bar = W.FloatProgress(value=0, min=0, max=1, layout=W.Layout(width='300px', visibility='hidden'))
         self.info = W.HTML(self.estimate_text())
         for w, c in ((self.button, 'vsr-train'), (self.bar, 'vsr-train-bar'), (self.info, 'vsr-train-info')):
@@ -343,7 +366,8 @@ class MissingTrainer(W.VBox):
         self.button.disabled, self.bar.layout.visibility, stop = True, 'visible', threading.Event()
         def tick():
             while not stop.wait(0.5):
-                el = time.time() - t0; c = state['part']
+                el = time.time() - t0
+                c = state['part']
                 share = min(el - state['done'], 0.95 * self.est.get(c, 0)) if c else 0
                 before = sum(self.est[p] for p in self.parts[:self.parts.index(c)]) if c else 0
                 self.bar.value = min(before + share, total) / total
@@ -351,15 +375,19 @@ class MissingTrainer(W.VBox):
         def part(c):
             if state['part']: state['done'] = time.time() - t0
             state['part'] = c
-        th = threading.Thread(target=tick, daemon=True); th.start()
+        th = threading.Thread(target=tick, daemon=True)
+        th.start()
         err = None
         try: self.wall = quick_train(self.data, self.parts, self.root, self.device, on_part=part)
         except Exception as e: err = e                               # a callback must not raise: show what went wrong
-        finally: stop.set(); th.join()
+        finally:
+            stop.set()
+            th.join()
         if err is not None:
             msg = html.escape(f"{type(err).__name__}: {err}")
             self.info.value = f'<span style="color:#c62828">training failed: {msg}</span>'
-            self.button.disabled = False; return
+            self.button.disabled = False
+            return
         self.bar.value = 1.
         parts = ', '.join(f'{QUICK_LABELS[c]} {s:.0f} s' for c, s in self.wall.items())
         self.info.value = f'trained in {time.time() - t0:.0f} s ({parts}) into runs/explore_vsr/'
@@ -371,7 +399,9 @@ def grounding_png(image, grounding:Mapping[str, np.ndarray], title:str|None=None
     "PNG bytes of `draw_grounding` (for an `ipywidgets.Image`, which updates in any kernel, unlike `Output` capture)"
     import io, matplotlib.pyplot as plt
     ax = draw_grounding(image, grounding, title=title)
-    buf = io.BytesIO(); ax.figure.savefig(buf, format='png', dpi=dpi, bbox_inches='tight'); plt.close(ax.figure)
+    buf = io.BytesIO()
+    ax.figure.savefig(buf, format='png', dpi=dpi, bbox_inches='tight')
+    plt.close(ax.figure)
     return buf.getvalue()
 
 def _image_array(data, image_id:str):
@@ -382,10 +412,12 @@ def _image_array(data, image_id:str):
 class VSRExplorer(W.VBox):
     "Picker + grounding, structure, caption and merged views; the pipeline reruns on every change"
     def __init__(self, pipeline, data, image_ids:Sequence[str]|None=None, value:str|None=None,
-                 n_structures:int=2, beam:int=1, draw:bool=True, verbs_dir=None, k_suggest:int=SUGGEST_K, suggest:bool=True,
+                 n_structures:int=2, beam:int=1, draw:bool=True, verbs_dir=None, k_suggest:int=SUGGEST_K,
+                 suggest:bool=True,
                  runs:Mapping|None=None, root=None, given:Mapping|None=None):
         self.pipeline, self.data, self.n_structures, self.beam, self.draw = pipeline, data, n_structures, beam, draw
-        if verbs_dir is None and runs is not None and 'verbs' in runs:   # the lookup's classifier, else where it looked first
+        # the lookup's classifier, else where it looked first
+        if verbs_dir is None and runs is not None and 'verbs' in runs:
             verbs_dir = runs['verbs'].folder or next((d for d, _ in runs['verbs'].tried), None)
         self.root, self.given, self.verbs_dir, self.k_suggest = root, given, verbs_dir, k_suggest
         ids = list(image_ids if image_ids is not None else data.images)
@@ -393,7 +425,8 @@ class VSRExplorer(W.VBox):
         fn, note = suggester(data, verbs_dir, pipeline, k_suggest, self.device) if suggest else (None, '')
         self.picker = VSRPicker(known_frames(verb_frames(data), pipeline), ids, value, suggest=fn, suggest_note=note)
         self.note, self.runs, self.fallback = W.HTML(), W.HTML(), W.HTML()
-        self.trainer = None if runs is None else MissingTrainer(data, list(pipeline.missing), root, self.device, self.reload)
+        self.trainer = None if runs is None else MissingTrainer(data, list(pipeline.missing), root, self.device,
+                                                                self.reload)
         self._set_runs(runs)
         self.status = W.HTML()
         self.grounding_img = W.Image(format='png', layout=W.Layout(max_width='480px', display='' if draw else 'none'))
@@ -401,8 +434,10 @@ class VSRExplorer(W.VBox):
         self.structures_html, self.caption_html = W.HTML(), W.HTML()
         self.second = W.Text(description='2nd VSR', placeholder='hold: ARG0, ARG1 (optional)', continuous_update=False)
         self.merged_html = W.HTML()
-        for w, c in ((self.caption_html, 'vsr-caption'), (self.structures_html, 'vsr-structures'), (self.note, 'vsr-note'),
-                     (self.second, 'vsr-second'), (self.merged_html, 'vsr-merged'), (self.status, 'vsr-status'), (self.grounding_img, 'vsr-grounding'),
+        for w, c in ((self.caption_html, 'vsr-caption'), (self.structures_html, 'vsr-structures'),
+                     (self.note, 'vsr-note'),
+                     (self.second, 'vsr-second'), (self.merged_html, 'vsr-merged'), (self.status, 'vsr-status'),
+                     (self.grounding_img, 'vsr-grounding'),
                      (self.runs, 'vsr-runs'), (self.fallback, 'vsr-fallback')): w.add_class(c)
         self.result = self.merged = None
         self.picker.on_change(lambda _: self.update())
@@ -423,7 +458,9 @@ class VSRExplorer(W.VBox):
         from vsr_cic.pipeline import runs_root
         self.runs.value = runs_html(runs, runs_root(self.root)) if runs is not None else ''
         miss = getattr(self.pipeline, 'missing', {})
-        if runs is None or not miss: self.note.value = missing_note(miss); return
+        if runs is None or not miss:
+            self.note.value = missing_note(miss)
+            return
         names = ' and '.join(QUICK_LABELS.get(c, c) for c in miss)
         instead = {'gsrl': 'the regions annotated for the image', 'planner': 'the annotated (else written) role order',
                    'captioner': 'no caption (run the main job: papermill nbs/train_captioner.ipynb '
@@ -431,7 +468,8 @@ class VSRExplorer(W.VBox):
                    'verbs': ''}
         shows = '; '.join(html.escape(instead[c]) for c in miss if instead.get(c))
         button = '. Train them here with the button, or with their notebooks.' if self.trainer and self.trainer.parts else '.'
-        self.note.value = (f'<div style="color:#b26a00">⚠ no {html.escape(names)} checkpoint yet (see the lookup below), '
+        self.note.value = (f'<div style="color:#b26a00">⚠ no {html.escape(names)} checkpoint yet (see the lookup '
+                           f'below), '
                            f'so the explorer shows {shows}{button}</div>')
 
     def reload(self):
@@ -439,7 +477,8 @@ class VSRExplorer(W.VBox):
         from vsr_cic.pipeline import pipeline_from_runs
         self.pipeline, runs = pipeline_from_runs(self.data, self.root, self.device, self.given)
         self.picker.suggest_fn = suggester(self.data, self.verbs_dir, self.pipeline, self.k_suggest, self.device)[0]
-        self._set_runs(runs); self.update()
+        self._set_runs(runs)
+        self.update()
 
     def _run(self, vsrs:Sequence[VSR]):
         img = self.picker.image.value
@@ -453,17 +492,24 @@ class VSRExplorer(W.VBox):
     def update(self):
         "Rerun the pipeline for the current image and VSR"
         if self.picker.vsr is None or not self.picker.image.value: return
-        try: self.result = self._run([self.picker.vsr]); self.status.value = ''
+        try:
+            self.result = self._run([self.picker.vsr])
+            self.status.value = ''
         except (ValueError, KeyError) as e:
-            self.result = None; self.status.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
-            self.structures_html.value = self.caption_html.value = ''; self.structure_pick.options = []
+            self.result = None
+            self.status.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
+            self.structures_html.value = self.caption_html.value = ''
+            self.structure_pick.options = []
             self._draw({})
             return
         opts = [f'#{k + 1} ({st["score"]:.2f})' for k, st in enumerate(self.result.structures)]
         self._quiet = True                                   # resetting the options must not redraw twice
-        try: self.structure_pick.options = list(zip(opts, range(len(opts)))); self.structure_pick.value = 0
+        try:
+            self.structure_pick.options = list(zip(opts, range(len(opts))))
+            self.structure_pick.value = 0
         finally: self._quiet = False
-        self._show(); self._update_merged()
+        self._show()
+        self._update_merged()
 
     @property
     def k(self)->int: return self.structure_pick.value or 0
@@ -471,12 +517,14 @@ class VSRExplorer(W.VBox):
     def _show(self):
         res = self.result
         if res is None or not res.structures: return
-        verbs = [v.verb for v in res.vsrs]; k = self.k
+        verbs = [v.verb for v in res.vsrs]
+        k = self.k
         self.structures_html.value = ''.join(
             f'<div style="{"background:#eef" if i == k else ""}">{h}{captions_html(res)[i] if i < len(res.captions) else ""}</div>'
             for i, h in enumerate(planned_structures_html(res, verbs)))
         if k >= len(res.captions): self.caption_html.value = '<i>no captioner checkpoint: no caption</i>'
-        else: self.caption_html.value = captions_html(res)[k] if res.captions[k]['tokens'] else '<i>(the captioner stopped at once: empty caption)</i>'
+        else:
+            self.caption_html.value = captions_html(res)[k] if res.captions[k]['tokens'] else '<i>(the captioner stopped at once: empty caption)</i>'
         self._draw(grounding_boxes(res, self.pipeline.image(self.picker.image.value), k), str(res.vsrs[0]))
 
     def _draw(self, boxes:Mapping, title:str|None=None):
@@ -487,11 +535,19 @@ class VSRExplorer(W.VBox):
 
     def _update_merged(self):
         txt = self.second.value.strip()
-        if not txt or self.picker.vsr is None: self.merged, self.merged_html.value = None, ''; return
+        if not txt or self.picker.vsr is None:
+            self.merged, self.merged_html.value = None, ''
+            return
         v2, err = parse_vsr_text(txt)
-        if v2 is None: self.merged = None; self.merged_html.value = f'<span style="color:#c62828">{html.escape(err)}</span>'; return
+        if v2 is None:
+            self.merged = None
+            self.merged_html.value = f'<span style="color:#c62828">{html.escape(err)}</span>'
+            return
         try: self.merged = self._run([self.picker.vsr, v2])
-        except (ValueError, KeyError) as e: self.merged = None; self.merged_html.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'; return
+        except (ValueError, KeyError) as e:
+            self.merged = None
+            self.merged_html.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
+            return
         self.merged_html.value = '<b>merged</b>' + ''.join(
             h + (captions_html(self.merged)[i] if i < len(self.merged.captions) else '') for i, h in enumerate(planned_structures_html(self.merged, [v.verb for v in self.merged.vsrs])))
 

@@ -40,7 +40,8 @@ class _Caption:
     def __init__(self, scene, rng, set_of): self.toks, self.scene, self.rng, self.set_of = [], scene, rng, set_of
     def np(self, i)->tuple[list, list]:
         "Words of a mention of object i, and its entity record (span relative to the phrase)"
-        o = self.scene[i]; cls, a = o['cls'], o['attrs']
+        o = self.scene[i]
+        cls, a = o['cls'], o['attrs']
         if CATEGORY[cls] == 'place': det, adjs = PLACES[cls][1], []
         else:
             r, adjs = self.rng.random(), []
@@ -57,20 +58,25 @@ class _Caption:
         words, ents = [], []
         for k, i in enumerate(idx):
             if k: words.append('and')
-            w, _ = self.np(i); ents.append((len(words), len(words) + len(w), i)); words += w
+            w, _ = self.np(i)
+            ents.append((len(words), len(words) + len(w), i))
+            words += w
         return words, ents
     def add(self, words, ents=())->tuple[list, list]:
         "Append words; return their absolute span and entity records"
-        s = len(self.toks); self.toks += words
+        s = len(self.toks)
+        self.toks += words
         return [s, len(self.toks)], [{'span': [s + a, s + b], 'set': self.set_of[i]} for a, b, i in ents]
 
 def _loc_phrases(c:_Caption, locs:Sequence[int], kind:str)->list:
     "Locative PPs: (words, relative entity spans) in caption order (ground before landmark; coordination left to right)"
     def pp(i):
         prep = [PLACES[c.scene[i]['cls']][0]] if CATEGORY[c.scene[i]['cls']] == 'place' else list(_pick(c.rng, LANDMARK_PREPS))
-        w, e = c.group([i]); return prep + w, [(a + len(prep), b + len(prep), j) for a, b, j in e]
+        w, e = c.group([i])
+        return prep + w, [(a + len(prep), b + len(prep), j) for a, b, j in e]
     if kind == 'coord':
-        prep = list(_pick(c.rng, LANDMARK_PREPS)); w, e = c.group(locs)
+        prep = list(_pick(c.rng, LANDMARK_PREPS))
+        w, e = c.group(locs)
         return [(prep + w, [(a + len(prep), b + len(prep), j) for a, b, j in e])]
     area = lambda i: (lambda b: (b[2] - b[0]) * (b[3] - b[1]))(c.scene[i]['box'])
     return [pp(i) for i in sorted(locs, key=lambda i: -area(i))]       # larger region first
@@ -88,8 +94,10 @@ def realize(scene:list[dict], rng:np.random.Generator, set_of:dict, # scene, gen
     if front and locp: pieces.append(('LOC', *locp.pop(0), 'loc'))
     sw, se = c.group(subj)
     if part:
-        pw, _ = c.np(part[1]); n0 = len(sw)
-        sw = sw + [VERBS[part[0]].forms[2]] + pw; se = se + [(n0 + 1, n0 + 1 + len(pw), part[1])]
+        pw, _ = c.np(part[1])
+        n0 = len(sw)
+        sw = sw + [VERBS[part[0]].forms[2]] + pw
+        se = se + [(n0 + 1, n0 + 1 + len(pw), part[1])]
     ow, oe = c.group(obj) if obj else ([], [])
     def prep(p, w, e): return ([p] + w, [(a + 1, b + 1, i) for a, b, i in e]) if p else (w, e)
     recip_is_obj = v.extra is not None and v.obj_role == 'ARG2'
@@ -105,18 +113,23 @@ def realize(scene:list[dict], rng:np.random.Generator, set_of:dict, # scene, gen
             else: pieces += [('ARG1', *theme, 'obj'), ('ARG2', *prep('to', *recip), 'obj')]
         elif obj: pieces.append((v.obj_role, *prep(v.obj_prep, ow, oe), 'obj'))
     else:
-        pieces += [(v.obj_role, ow, oe, 'obj'), (None, ['are' if len(obj) > 1 else 'is'], [], 'aux'), ('V', [v.forms[3]], [], 'V')]
-        if extra is not None and not recip_is_obj: pieces.append((v.extra[0], *prep(v.extra[1], *c.group([extra])), 'obj'))
+        pieces += [(v.obj_role, ow, oe, 'obj'), (None, ['are' if len(obj) > 1 else 'is'], [], 'aux'),
+                   ('V', [v.forms[3]], [], 'V')]
+        if extra is not None and not recip_is_obj:
+            pieces.append((v.extra[0], *prep(v.extra[1], *c.group([extra])), 'obj'))
         if not agentless: pieces.append((v.subj_role, *prep('by', sw, se), 'subj'))
     pieces += [('LOC', w, e, 'loc') for w, e in locp]
     args, vspan, pframe = [], None, None
     for role, words, ents, tag in pieces:
         span, er = c.add(words, ents)
-        if role == 'V': vspan = span; continue
+        if role == 'V':
+            vspan = span
+            continue
         if role is None: continue
         if tag == 'subj' and part:
             pobj = er.pop()
-            s0 = er[0]['span'][0]; ing = pobj['span'][0] - 1
+            s0 = er[0]['span'][0]
+            ing = pobj['span'][0] - 1
             pframe = {'verb': part[0], 'roleset': VERBS[part[0]].roleset, 'verb_span': [ing, ing + 1],
                       'args': [{'role': 'ARG0', 'span': [s0, er[-1]['span'][1]], 'entities': [dict(e) for e in er]},
                                {'role': 'ARG1', 'span': pobj['span'], 'entities': [pobj]}]}
@@ -139,7 +152,8 @@ def canonical_structure(verb:str, roles)->dict: # verb lemma; the roles present 
     return {'passive': passive, 'dative': dative, 'front': 'LOC' in roles and (v.front or pp_last)}
 
 # %% ../nbs/03_world.ipynb #0000000f
-LOC_CHOICES = {'none': .35, 'ground': .4, 'both': .25}  # locatives of a caption: none, the ground, ground + nearest landmark
+# locatives of a caption: none, the ground, ground + nearest landmark
+LOC_CHOICES = {'none': .35, 'ground': .4, 'both': .25}
 
 def frame_options(scene:list[dict])->list[tuple]:
     "(verb, subject, object or None) triples the scene's entities allow"
@@ -163,7 +177,8 @@ def salient_option(options:list[tuple], scene:list[dict], verb:str, with_object:
 
 def sample_caption(scene:list[dict], rng:np.random.Generator, set_of:dict, option:tuple)->dict:
     "Draw the rest of the role set for a frame option (nearest entities), apply its canonical structure, realise it"
-    verb, s, o = option; v = VERBS[verb]
+    verb, s, o = option
+    v = VERBS[verb]
     cls = lambda i: scene[i]['cls']
     ents = nearest_first(scene, [i for i, x in enumerate(scene) if x['kind'] == 'entity'])
     subj, obj = [s], [o] if o is not None else []
@@ -182,12 +197,15 @@ def sample_caption(scene:list[dict], rng:np.random.Generator, set_of:dict, optio
     lands = nearest_first(scene, [i for i, x in enumerate(scene) if x['kind'] == 'landmark'])
     kinds = {k: p for k, p in LOC_CHOICES.items() if k != 'both' or lands}
     if v.needs_loc or (not obj and v.obj_pool) or (not v.obj_pool): kinds.pop('none', None)
-    ks = list(kinds); pk = np.array([kinds[k] for k in ks]); kind = ks[rng.choice(len(ks), p=pk / pk.sum())]
+    ks = list(kinds)
+    pk = np.array([kinds[k] for k in ks])
+    kind = ks[rng.choice(len(ks), p=pk / pk.sum())]
     locs = {'none': [], 'ground': ground, 'both': ground + lands[:1]}[kind]
     flip = lambda x: (not x) if rng.random() >= P_CANONICAL else x        # a rare exception to the verb's rule
     can_passive = bool(obj) and v.voice is not None and v.obj_prep is None
     passive = can_passive and flip(canonical_structure(verb, {v.subj_role, v.obj_role})['passive'])
-    if passive and v.extra and v.obj_role == 'ARG2': extra = None     # 'a horse is fed (an apple)': no passive with the food
+    # 'a horse is fed (an apple)': no passive with the food
+    if passive and v.extra and v.obj_role == 'ARG2': extra = None
     agentless = passive and rng.random() < P_AGENTLESS
     part = None
     if len(subj) == 1 and cls(s) in PERSONS and not agentless and rng.random() < P_PARTICIPLE:
@@ -201,7 +219,8 @@ def sample_caption(scene:list[dict], rng:np.random.Generator, set_of:dict, optio
     can = canonical_structure(verb, roles)
     return realize(scene, rng, set_of, verb, subj, obj, extra=extra, locs=[int(i) for i in locs], loc_kind=kind,
                    passive=passive, agentless=agentless, front=bool(locs) and flip(can['front']),
-                   prog=not passive and rng.random() < v.p_prog, dative=extra is not None and not passive and flip(can['dative']), part=part)
+                   prog=not passive and rng.random() < v.p_prog,
+                   dative=extra is not None and not passive and flip(can['dative']), part=part)
 
 # %% ../nbs/03_world.ipynb #00000013
 N_HELD_OUT = 6
@@ -242,26 +261,35 @@ def image_captions(scene:list[dict], rng:np.random.Generator, set_of:dict, n:int
         verbs = sorted({o[0] for o in opts})
         avail = verb_availability()
         w = np.array([(P_USED_VERB if v in used else CORE_WEIGHT if v == getattr(scene, 'core_verb', None) else 1.) / avail[v] for v in verbs])
-        verb = verbs[rng.choice(len(verbs), p=w / w.sum())]             # verb first: verbs with wide pools do not dominate
+        # verb first: verbs with wide pools do not dominate
+        verb = verbs[rng.choice(len(verbs), p=w / w.sum())]
         vo = [op for w in (True, False) if (op := salient_option(opts, scene, verb, w)) is not None]
         w = np.array([1. if o[2] is not None else P_NO_OBJECT for o in vo])
         cap = sample_caption(scene, rng, set_of, vo[rng.choice(len(vo), p=w / w.sum())])
         if any(c['caption'] == cap['caption'] for c in caps): continue
-        if not test and any(f['verb'] in held_verbs for f in cap['frames']) and any(str(v) in held_out for v in caption_vsrs(cap)): continue
-        caps.append(cap); used.update(f['verb'] for f in cap['frames'])
+        if not test and any(f['verb'] in held_verbs for f in cap['frames']) and any(str(v) in held_out for v in caption_vsrs(cap)):
+            continue
+        caps.append(cap)
+        used.update(f['verb'] for f in cap['frames'])
     return caps
 
 # %% ../nbs/03_world.ipynb #00000017
 def _world_meta(seed, n_images, render, held):
-    return {'name': WORLD_NAME, 'format_version': 1, 'grouping': 'class', 'classes': CLASSES, 'feature_file': 'features.hdf5',
-            'source': f'vsr_cic.world.generate_world(n_images={n_images}, seed={seed})', 'seed': seed, 'n_images': n_images,
-            'world_version': WORLD_VERSION, 'rendered': bool(render), 'image_size': [IMAGE_W, IMAGE_H], 'feature_dim': FEATURE_DIM,
-            'feature_layout': f'dims [0, {FEATURE_DIM - GEOM_DIM}): class + attribute embeddings + noise; last {GEOM_DIM}: x1/W y1/H x2/W y2/H area x-centre/W',
+    return {'name': WORLD_NAME, 'format_version': 1, 'grouping': 'class', 'classes': CLASSES,
+            'feature_file': 'features.hdf5',
+            'source': f'vsr_cic.world.generate_world(n_images={n_images}, seed={seed})', 'seed': seed,
+            'n_images': n_images,
+            'world_version': WORLD_VERSION, 'rendered': bool(render), 'image_size': [IMAGE_W, IMAGE_H],
+            'feature_dim': FEATURE_DIM,
+            'feature_layout': f'dims [0, {FEATURE_DIM - GEOM_DIM}): class + attribute embeddings + noise; last '
+                              f'{GEOM_DIM}: x1/W y1/H x2/W y2/H area x-centre/W',
             'held_out': held, 'split_p': SPLIT_P,
             'visual_rules': {'coordination': 'left to right by box x-centre', 'locatives': 'larger region first',
-                             'salience': 'a role takes the nearest eligible entities (depth: lower bottom edge, larger scale)'},
+                             'salience': 'a role takes the nearest eligible entities (depth: lower bottom edge, '
+                                         'larger scale)'},
             'structure_rule': f'canonical_structure(verb, roles), each choice with probability {P_CANONICAL}',
-            'verbs': {v.lemma: {'roleset': v.roleset, 'subject': v.subj_role, 'object': v.obj_role if v.obj_pool else None,
+            'verbs': {v.lemma: {'roleset': v.roleset, 'subject': v.subj_role,
+                                'object': v.obj_role if v.obj_pool else None,
                                 'extra': v.extra[0] if v.extra else None,
                                 'prefs': {'voice': v.voice, 'front': v.front, 'dative': v.dative, 'prog': v.p_prog}}
                       for v in VERBS.values()}}
@@ -271,7 +299,9 @@ def _remove_stale(out:Path):
     for t in out.parent.glob(f'.{out.name}.tmp*'):
         try: pid = int(t.name.rsplit('.tmp', 1)[1])
         except ValueError: continue
-        try: os.kill(pid, 0); alive = pid != os.getpid()
+        try:
+            os.kill(pid, 0)
+            alive = pid != os.getpid()
         except ProcessLookupError: alive = False
         except PermissionError: alive = True
         if not alive: shutil.rmtree(t, ignore_errors=True)
@@ -281,9 +311,11 @@ def _install(tmp:Path, out:Path):
     if out.exists():
         old = out/'meta.json'
         if any(out.iterdir()) and not (old.exists() and json.loads(old.read_text()).get('name') == WORLD_NAME):
-            shutil.rmtree(tmp); raise FileExistsError(f"{str(out)!r} exists and is not a VSR world: not overwriting it")
+            shutil.rmtree(tmp)
+            raise FileExistsError(f"{str(out)!r} exists and is not a VSR world: not overwriting it")
         trash = out.parent/f'.{out.name}.old{os.getpid()}'
-        os.rename(out, trash); shutil.rmtree(trash)
+        os.rename(out, trash)
+        shutil.rmtree(trash)
     try: os.rename(tmp, out)
     except OSError:                       # another process installed a world meanwhile
         shutil.rmtree(tmp)
@@ -297,11 +329,15 @@ def generate_world(out_dir:str|os.PathLike|None=None, # folder to write (default
                   )->Path:
     "Generate the VSR world deterministically from `seed` and write it in the canonical format"
     out = Path(out_dir) if out_dir is not None else world_dir()
-    held = held_out_vsrs(seed); hs = set(held); emb = world_embeddings(seed)
+    held = held_out_vsrs(seed)
+    hs = set(held)
+    emb = world_embeddings(seed)
     images, captions, feats, scenes = [], [], [], []
-    splits = list(SPLIT_P); sp = np.array([SPLIT_P[k] for k in splits])
+    splits = list(SPLIT_P)
+    sp = np.array([SPLIT_P[k] for k in splits])
     for i in range(n_images):
-        rng = np.random.default_rng([seed, 2, i]); iid = f'{i:06d}'
+        rng = np.random.default_rng([seed, 2, i])
+        iid = f'{i:06d}'
         split = splits[rng.choice(len(splits), p=sp)]
         scene = sample_scene(rng)
         f, b, p, owner = scene_proposals(scene, rng, emb)
@@ -311,7 +347,8 @@ def generate_world(out_dir:str|os.PathLike|None=None, # folder to write (default
         images.append({'image_id': iid, 'split': split, 'width': IMAGE_W, 'height': IMAGE_H,
                        'file': f'images/{iid}.png' if render else None, 'sets': sets})
         captions += [{'caption_id': f'{iid}_{k}', 'image_id': iid, **c} for k, c in enumerate(caps)]
-        feats.append((iid, f, b, p)); scenes.append({'image_id': iid, 'objects': scene, 'set_of_object': [set_of[j] for j in range(len(scene))]})
+        feats.append((iid, f, b, p))
+        scenes.append({'image_id': iid, 'objects': scene, 'set_of_object': [set_of[j] for j in range(len(scene))]})
     out.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(out)
     tmp = out.parent/f'.{out.name}.tmp{os.getpid()}'
@@ -333,7 +370,8 @@ def world_dir(data_dir:str|os.PathLike|None=None)->Path:
 def ensure_world(data_dir:str|os.PathLike|None=None, n_images:int=DEFAULT_N_IMAGES, seed:int=0, render:bool=True,
                  n_workers:int|None=None)->Path:
     "The built-in world's folder, generated on first use (and again if its seed, size or version differ)"
-    p = world_dir(data_dir); m = p/'meta.json'
+    p = world_dir(data_dir)
+    m = p/'meta.json'
     if m.exists():
         meta = json.loads(m.read_text())
         if (meta.get('seed'), meta.get('n_images'), meta.get('world_version')) == (seed, n_images, WORLD_VERSION) and (meta.get('rendered') or not render):
@@ -377,12 +415,15 @@ def show_caption(ds, caption:dict|str, ax=None): # a loaded dataset; a caption r
     for sl in cap['slots']:
         if sl['set'] is None: continue
         x1, y1, x2, y2 = boxes[img['sets'][sl['set']][0]]
-        sub = sl['labels'][-1][1]; role, k = parse_subrole(sub)
-        ax.add_patch(plt.Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False, lw=2, color=ROLE_COLOURS.get(role, 'k'), ls=LINESTYLES[(k - 1) % 4]))
+        sub = sl['labels'][-1][1]
+        role, k = parse_subrole(sub)
+        ax.add_patch(plt.Rectangle((x1, y1), x2 - x1, y2 - y1, fill=False, lw=2, color=ROLE_COLOURS.get(role, 'k'),
+                                   ls=LINESTYLES[(k - 1) % 4]))
         ax.text(x1, y1, ' / '.join(f'{f}:{s}' for f, s in sl['labels']), fontsize=7, color='w', va='bottom',
                 bbox=dict(facecolor=ROLE_COLOURS.get(role, 'k'), pad=1, lw=0))
     structs = ' ; '.join(' '.join(frame_structure(cap, f)) for f in range(len(cap['frames'])))
-    ax.set_title(f"{cap['caption']}\n[{structs}]", fontsize=8); ax.set_axis_off()
+    ax.set_title(f"{cap['caption']}\n[{structs}]", fontsize=8)
+    ax.set_axis_off()
     return ax
 
 # %% ../nbs/03_world.ipynb #00000030
@@ -399,18 +440,22 @@ def world_stats(ds)->dict:
     "Counts of a loaded dataset: splits, verbs, structures per verb, two-verb captions, held-out VSRs per split"
     verbs, structs, roles = Counter(), defaultdict(Counter), Counter()
     two = multi = 0
-    held = set(ds.meta.get('held_out', [])); held_per_split = Counter()
+    held = set(ds.meta.get('held_out', []))
+    held_per_split = Counter()
     orders = defaultdict(lambda: defaultdict(Counter))     # split -> VSR -> role order -> frames
     for c in ds.captions:
         two += len(c['frames']) > 1
-        vs = caption_vsrs(c); split = ds.images[c['image_id']]['split']
+        vs = caption_vsrs(c)
+        split = ds.images[c['image_id']]['split']
         multi += any(n > 1 for v in vs for _, n in v.roles)
         held_per_split[split] += any(str(v) in held for v in vs)
         for f, v in enumerate(vs):
-            verbs[v.verb] += 1; roles[str(v)] += 1
+            verbs[v.verb] += 1
+            roles[str(v)] += 1
             structs[v.verb][' '.join(frame_structure(c, f))] += 1
             orders[split][str(v)][role_order(frame_structure(c, f))] += 1
-    ceiling = {k: round(sum(max(c.values()) for c in o.values()) / sum(sum(c.values()) for c in o.values()), 4) for k, o in orders.items()}
+    ceiling = {k: round(sum(max(c.values()) for c in o.values()) / sum(sum(c.values()) for c in o.values()), 4) for k,
+               o in orders.items()}
     return {'images': len(ds.images), 'captions': len(ds.captions),
             'split_images': dict(Counter(r['split'] for r in ds.images.values())),
             'split_captions': {k: len(v) for k, v in ds.splits.items()},
