@@ -278,11 +278,11 @@ class GoldSRL(SRL):
 
 # %% ../nbs/04_srl.ipynb #0000001b
 DEFAULT_BACKEND = 'learned'   # chosen by eval_srl.ipynb's numbers (captions dev, UP-EWT, PropBank held-out, world)
-BACKENDS = ('learned', 'spacy', 'allennlp', 'gold')
+BACKENDS = ('learned', 'spacy', 'tagger', 'allennlp', 'gold')
 
-def get_srl(backend:str|None=None, # 'learned', 'spacy', 'allennlp', 'gold'; None or 'default': `DEFAULT_BACKEND`
+def get_srl(backend:str|None=None, # 'learned', 'spacy', 'tagger', 'allennlp', 'gold'; None or 'default': `DEFAULT_BACKEND`
             **kw)->SRL:
-    "An SRL backend: 'learned' (rules + a labeller trained on PropBank), 'spacy' (rules), 'allennlp' (`source=`), 'gold' (`captions=`)"
+    "An SRL backend: 'learned' (rules + a PropBank-trained labeller), 'spacy' (rules), 'tagger', 'allennlp', 'gold'"
     backend = DEFAULT_BACKEND if backend in (None, 'default') else backend
     if backend == 'learned':
         from vsr_cic.srl_learned import LearnedSRL
@@ -290,6 +290,9 @@ def get_srl(backend:str|None=None, # 'learned', 'spacy', 'allennlp', 'gold'; Non
     if backend == 'spacy':
         from vsr_cic.srl_rules import SpacySRL
         return SpacySRL(**kw)
+    if backend == 'tagger':   # a neural BIO tagger (04e), measured but not the default
+        from vsr_cic.srl_tagger import TaggerSRL
+        return TaggerSRL(**kw)
     if backend == 'allennlp': return AllenNLPSRL(**kw)
     if backend == 'gold': return GoldSRL(**kw)
     raise SRLError(f"unknown SRL backend {backend!r}: use one of {BACKENDS}")
