@@ -268,5 +268,7 @@ class TaggerSRL(LearnedSRL):
     model_class, weights_file = SpanTagger, TAGGER_FILE
     trainer = 'vsr_cic.srl_tagger.train_tagger_from_shared()'
     def parse_docs(self, docs)->list[Parse]: return tag_docs(self.model, self.lexicon, docs)
+    def _parse_many(self, items, batch_size):   # serial: torch's thread pool is not safe in forked workers
+        return self._parse_serial(items, batch_size)
     def __repr__(self): return f"TaggerSRL({len(self.model.tags)} tags)"
 
