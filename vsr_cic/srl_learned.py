@@ -16,7 +16,7 @@ from .vsr import ROLES
 # %% auto #0
 __all__ = ['NONE', 'SKIP_DEPS', 'LOC_WORDS', 'MODEL_FILE', 'candidates', 'roleset_features', 'features', 'roleset_driven',
            'predicate_rows', 'ArgLabeller', 'decode', 'conflicts_dropped', 'training_rows', 'train_labeller',
-           'train_from_shared', 'LearnedSRL']
+           'training_docs', 'train_from_shared', 'LearnedSRL']
 
 # %% ../nbs/04d_srl_learned.ipynb #a6
 NONE = 'NONE'                    # label of a candidate span that is no argument
@@ -215,24 +215,28 @@ def train_labeller(X, y, R=None, min_count:int=2, epochs:int=6, seed:int=0)->Arg
 
 MODEL_FILE = 'srl_learned.npz'   # the packaged weights, in `vsr_cic/assets`
 
-def train_from_shared(examples:str|Path|None=None, # PropBank examples .jsonl; None: the shared data's
-                      out:str|Path|None=None,      # where to save the weights; None: the package's assets
-                      world_captions:int=1500,     # captions of the built-in world added to training (its last ones)
-                      epochs:int=5, seed:int=0)->dict:
-    "Train the labeller on the train split of the PropBank examples (plus world captions) and save it; returns a summary"
+def training_docs(examples:str|Path|None, world_captions:int, lex:Lexicon)->tuple[list, list[dict]]:
+    "Parsed docs and gold items of the PropBank examples' train split plus the built-in world's last `world_captions`"
     from vsr_cic.core import shared_data_dir
     from vsr_cic.srl_eval import read_propbank_examples, read_dataset_frames
     if examples is None:
         sd = shared_data_dir()
         if sd is None: raise FileNotFoundError("PropBank examples not found: pass examples= or set VSR_CIC_SHARED to shared/data")
         examples = sd/'srl_gold'/'propbank_frames_examples.jsonl'
-    t0, lex, srl = time.time(), load_lexicon(), SpacySRL()
     items = read_propbank_examples(examples, lex, split='train')
     if world_captions:
         from vsr_cic.world import ensure_world
         items += conflicts_dropped(read_dataset_frames(ensure_world())[-world_captions:], lex)
     print(f'parsing {len(items)} training sentences', flush=True)
-    docs = srl.docs([it['tokens'] for it in items])
+    return SpacySRL(lex).docs([it['tokens'] for it in items]), items
+
+def train_from_shared(examples:str|Path|None=None, # PropBank examples .jsonl; None: the shared data's
+                      out:str|Path|None=None,      # where to save the weights; None: the package's assets
+                      world_captions:int=1500,     # captions of the built-in world added to training (its last ones)
+                      epochs:int=5, seed:int=0)->dict:
+    "Train the labeller on the train split of the PropBank examples (plus world captions) and save it; returns a summary"
+    t0, lex = time.time(), load_lexicon()
+    docs, items = training_docs(examples, world_captions, lex)
     X, y, R, coverage = training_rows(docs, items, lex)
     model = train_labeller(X, y, R, epochs=epochs, seed=seed)
     out = Path(out) if out is not None else asset_path(MODEL_FILE)
@@ -245,16 +249,18 @@ def train_from_shared(examples:str|Path|None=None, # PropBank examples .jsonl; N
 class LearnedSRL(SpacySRL):
     "Rule-found predicates and candidate spans, labelled by a linear model trained on the PropBank frame examples"
     name = 'learned'
+    model_class, weights_file = ArgLabeller, MODEL_FILE   # what `model` loads, and its packaged file
+    trainer = 'vsr_cic.srl_learned.train_from_shared()'   # how to rebuild the packaged file
     def __init__(self, lexicon='auto', # the PropBank lexicon (needed: it constrains the labels)
-                 model:ArgLabeller|str|Path|None=None, # weights (.npz) or a labeller; None: the packaged weights
+                 model=None, # a `model_class` instance or its weights (.npz); None: the packaged weights
                  n_process:int|None=None): # worker processes for large inputs (see `SpacySRL`)
         super().__init__(lexicon, n_process)
-        if self.lexicon is None: raise SRLError("the learned SRL needs the PropBank lexicon: use lexicon='auto'")
-        if not isinstance(model, ArgLabeller):
-            path = Path(model) if model is not None else asset_path(MODEL_FILE)
-            if not path.exists(): raise FileNotFoundError(f"learned SRL weights {str(path)!r} not found: "
-                                                          "train them with vsr_cic.srl_learned.train_from_shared()")
-            model = ArgLabeller.load(path)
+        if self.lexicon is None: raise SRLError(f"the {self.name} SRL needs the PropBank lexicon: use lexicon='auto'")
+        if not isinstance(model, self.model_class):
+            path = Path(model) if model is not None else asset_path(self.weights_file)
+            if not path.exists(): raise FileNotFoundError(f"{self.name} SRL weights {str(path)!r} not found: "
+                                                          f"train them with {self.trainer}")
+            model = self.model_class.load(path)
         self.model = model
     def parse_docs(self, docs)->list[Parse]:
         "Frames of parsed spaCy docs: the rules' predicates, every candidate scored in one batch"

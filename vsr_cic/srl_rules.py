@@ -351,9 +351,11 @@ def _proxy_words(doc, i:int)->list[str]:
 def _rewrap(parsed, original, i:int, lemma:str):
     "A doc with `original`'s words and `parsed`'s annotation (token `i` gets `lemma`)"
     from spacy.tokens import Doc
-    return Doc(original.vocab, words=[t.text for t in original], spaces=[bool(t.whitespace_) for t in original],
-               tags=[t.tag_ for t in parsed], pos=[t.pos_ for t in parsed], morphs=[str(t.morph) for t in parsed],
-               lemmas=[lemma if t.i == i else t.lemma_ for t in parsed], heads=[t.head.i for t in parsed], deps=[t.dep_ for t in parsed])
+    doc = Doc(original.vocab, words=[t.text for t in original], spaces=[bool(t.whitespace_) for t in original],
+              tags=[t.tag_ for t in parsed], pos=[t.pos_ for t in parsed], morphs=[str(t.morph) for t in parsed],
+              lemmas=[lemma if t.i == i else t.lemma_ for t in parsed], heads=[t.head.i for t in parsed], deps=[t.dep_ for t in parsed])
+    doc.tensor = parsed.tensor   # the contextual token vectors the learned backend reads
+    return doc
 
 PARALLEL_MIN = 2000   # sentences from which `parse_many` spreads the work over worker processes
 CHUNK = 500           # sentences per worker task
