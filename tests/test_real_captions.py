@@ -55,10 +55,12 @@ def test_train_a_step_and_caption(tiny):
     train_gsrl(tmp/'train', tmp/'gsrl', epochs=1, batch_size=16, **kw)
     train_planner(tmp/'train', tmp/'planner', epochs=1, epochs_r=1, batch_size=16, **kw)
     m = train_captioner(data_dir=tmp/'train', out_dir=tmp/'captioner', epochs_xe=1, epochs_rl=0, batch_size=64, hidden=16, beam=1,
-                        progress=False, metrics=False, control=False, device='cpu')   # one epoch: a few steps (it writes model.pt at the end)
+                        progress=False, metrics=False, control=False, device='cpu',   # one epoch: a few steps (it writes model.pt at the end)
+                        region_words=True, precompute=True)                           # as real_captions.ipynb trains it
     assert m['epochs']['xe'] == 1
     pipe = Pipeline.from_dirs(tmp/'gsrl', tmp/'planner', tmp/'captioner', 'cpu', data_dir=tmp/'train')
     assert pipe.gsrl.cfg.feat_dim == len(data.meta['classes'])
+    assert pipe.captioner.region_words is not None and pipe.captioner.precompute   # the options survive the checkpoint
     pipe.data = test
     one = next(iter(test.images))
     test.captions = [c for c in test.captions if c['image_id'] == one]
@@ -97,6 +99,7 @@ def test_notebook(nb_run):
     assert m['photos']['retrieval']['unseen_bigram_rate'] == 0        # retrieved captions are training captions
     assert sum(m['training_captions']['sampled'].values()) >= 400 and m['wall_s'] > 0 and m['cpu_s'] > 0
     assert m['settings']['no_repeat'] and len(m['load_average']) == 3
+    assert m['settings']['region_words'] and m['settings']['precompute']
     assert m['photos']['ours']['repeat_rate'] <= m['photos']['ours_no_rule']['repeat_rate']
     assert (out/'real_captions.png').read_bytes()[:4] == b'\x89PNG'
 

@@ -278,6 +278,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
                  verb_shift:str='gate',     # 'gate' | 'one_word', see above
                  feat_proj:int|None=None,   # width d of a learned linear map on regions and f̄, once per batch (None: raw D)
                  precompute:bool=False,     # x_t's f̄, slot and (teacher forcing) word terms once per batch
+                 region_words:bool=False,   # addition: W c_t added to the dropped h²_t before FC_b (names the attended region)
                  **ids):                    # pad_id, bos_id, eos_id
         super().__init__(vocab_size, feat_dim, verb_shift=verb_shift, **ids)
         self.hidden, self.use_roles, self.has_gate, self.precompute = hidden, use_roles, use_gate, precompute
@@ -297,6 +298,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
         self.W_is, self.W_hs = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)   # visual sentinel gate
         self.attn = SentinelAttention(d, hidden, att)
         self.drop, self.out = nn.Dropout(dropout), nn.Linear(hidden, vocab_size)   # FC_b
+        self.region_words = nn.Linear(d, hidden, bias=False) if region_words else None
 
     def prepare(self, ctx:SlotContext)->SlotContext:
         if self.feat_proj is not None:                                 # once per batch, not per time step
@@ -380,7 +382,8 @@ class RoleShiftCaptioner(ControllableCaptioner):
         if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch (`compile_step`)
             gate = torch.where(self.forced_shift(ptr, ctx)[:, None], gate.new_tensor([float('-inf'), 0.]), gate)
         h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), (h2, m2))
-        return self.drop(h2n), gate, (h1n, m1n, h2n, m2n), tr
+        h = self.drop(h2n) if self.region_words is None else self.drop(h2n) + self.region_words(c)
+        return h, gate, (h1n, m1n, h2n, m2n), tr
 
 # %% ../nbs/13_captioner.ipynb #0000001d4
 def _detached_copy(x):

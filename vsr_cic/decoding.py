@@ -11,12 +11,13 @@ import torch
 from .captioner import ControllableCaptioner, SlotContext, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 # %% auto #0
-__all__ = ['MAX_LEN', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'joint_argmax', 'repeat_ban', 'constrained_step', 'Decoded',
-           'ends_ok', 'greedy_decode', 'sample_decode', 'beam_search', 'verb_constraint', 'toy_ordering_task',
-           'scst_loss']
+__all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'joint_argmax', 'repeat_ban',
+           'constrained_step', 'Decoded', 'ends_ok', 'greedy_decode', 'sample_decode', 'beam_search', 'verb_constraint',
+           'toy_ordering_task', 'scst_loss']
 
 # %% ../nbs/13a_decoding.ipynb #00000005
 MAX_LEN = 20     # longest generated caption, `<eos>` included (official seq_len)
+REPEAT_NGRAM = 4 # `no_repeat`: longest n-gram whose immediate repetition is banned (history of 2n-1 words)
 BEAM_SIZE = 5    # paper supp. §D
 
 def joint_candidates(word_logp:torch.Tensor, # (N, V)
@@ -42,20 +43,20 @@ def joint_argmax(word_logp:torch.Tensor, # (N, V)
     g = ((word_logp.gather(1, w[:, None])[:, 0] + gate_logp[:, 0]) < best).long()   # gate 0 unless gate 1 is strictly higher
     return w, g.masked_fill(w == eos_id, 0)
 
-def repeat_ban(hist:torch.Tensor, # (N, 3) the last three words said, oldest first (-1: none yet)
+def repeat_ban(hist:torch.Tensor, # (N, L) the last L words said, oldest first (-1: none yet); n-grams up to (L+1)//2
                V:int)->torch.Tensor: # (N, V) bool
-    "Words that would repeat immediately: the previous word (`a a`), or the word completing `x y x y`"
-    ban = torch.zeros(hist.shape[0], V, dtype=torch.bool, device=hist.device)
-    p3, p2, p1 = hist.unbind(1)
-    rows = torch.arange(hist.shape[0], device=hist.device)
-    ban[rows[p1 >= 0], p1[p1 >= 0]] = True                                       # w == w_{t-1}
-    two = (p2 >= 0) & (p1 == p3)                                                 # w_{t-3} w_{t-2} w_{t-1} = x y x
-    ban[rows[two], p2[two]] = True                                               # w == y would say "x y x y"
+    "Words that would repeat an n-gram immediately: the previous word (`a a`), the word completing `x y x y`, `x y z x y z`, …"
+    N, L = hist.shape
+    ban = torch.zeros(N, V, dtype=torch.bool, device=hist.device)
+    rows = torch.arange(N, device=hist.device)
+    for n in range(1, (L + 1) // 2 + 1):                                         # last 2n-1 words = x1…xn x1…x(n-1)
+        ok = (hist[:, L - 2 * n + 1:] >= 0).all(1) & (hist[:, L - 2 * n + 1:L - n] == hist[:, L - n + 1:]).all(1)
+        ban[rows[ok], hist[ok, L - n]] = True                                    # w == xn would repeat the n-gram
     return ban
 
 def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
                      eos_ok:torch.Tensor|None=None, # (N,) bool: rows that may end now (None: all)
-                     hist:torch.Tensor|None=None,   # (N, 3) last three words: ban immediate repeats (`no_repeat`)
+                     hist:torch.Tensor|None=None,   # (N, L) last words said: ban immediate repeats (`no_repeat`)
                      no_unk:bool=False):            # never say `<unk>` (rare words' placeholder) where another word is allowed
     "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
     wl, gl, state, tr = model.step(prev, ptr, state, ctx)                        # (N, V), (N, 2)
@@ -102,7 +103,7 @@ def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
 def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True, no_repeat:bool=False,
              no_unk:bool=False)->Decoded:
     N, dev = ctx.batch_size, ctx.device
-    hist = torch.full((N, 3), -1, dtype=torch.long, device=dev) if no_repeat else None   # last three words said
+    hist = torch.full((N, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None   # last words said
     state, ptr = model.init_state(ctx), torch.zeros(N, dtype=torch.long, device=dev)
     prev = torch.full((N,), model.bos_id, dtype=torch.long, device=dev)
     done = torch.zeros(N, dtype=torch.bool, device=dev)
@@ -178,7 +179,7 @@ def beam_search(model:ControllableCaptioner,
     prev = torch.full((B * k,), model.bos_id, dtype=torch.long, device=dev)
     done = torch.zeros(B * k, dtype=torch.bool, device=dev)
     fresh = torch.ones(B * k, dtype=torch.bool, device=dev)                    # the current sub-role has no word yet
-    hist = torch.full((B * k, 3), -1, dtype=torch.long, device=dev) if no_repeat else None   # last three words of each beam
+    hist = torch.full((B * k, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None   # each beam's last words
     score = torch.full((B, k), float('-inf'), device=dev, dtype=ctx0.global_feat.dtype); score[:, 0] = 0.      # only beam 0 is live at t=0
     last, rows = ctx.n_slots - 1, torch.arange(B, device=dev)[:, None] * k      # (B·k,), (B, 1)
     # the working set: images still in the batch (all of them until `compact` drops finished ones)

@@ -17,9 +17,9 @@ from .vsr import VERB
 
 # %% auto #0
 __all__ = ['VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS', 'concat_records', 'sample_records', 'coco_test_files',
-           'photo_test_set', 'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate', 'caption_keys', 'key_score',
-           'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job', 'cpu_seconds',
-           'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
+           'photo_test_set', 'merge_identical_regions', 'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate',
+           'caption_keys', 'key_score', 'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job',
+           'cpu_seconds', 'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
 
 # %% ../nbs/25_real_captions.ipynb #62d86adc
 def concat_records(parts:Mapping[str, Records])->Records:
@@ -79,6 +79,20 @@ def photo_test_set(captions_json, instances_json, image_dir, out_dir,
                 classes=[c for c in classes if c != SCENE_CLASS])
     path = add_scene_region(out/'boxes', out/'scene') if SCENE_CLASS in classes else out/'boxes'
     return path, rep
+
+# %% ../nbs/25_real_captions.ipynb #6f2f4da4
+def merge_identical_regions(data):
+    "A shallow view of `data` whose proposal sets keep one proposal where all the set's feature rows are identical"
+    import copy
+    view = copy.copy(data)
+    view.images = {}
+    for iid, im in data.images.items():
+        sets = im.get('sets') or []
+        if any(len(s) > 1 for s in sets):
+            f = np.asarray(data.features(iid)['feats'])
+            sets = [[s[0]] if all(np.array_equal(f[s[0]], f[j]) for j in s[1:]) else list(s) for s in sets]
+        view.images[iid] = {**im, 'sets': sets}
+    return view
 
 # %% ../nbs/25_real_captions.ipynb #71b73881
 def has_repeat(tokens:Sequence[str])->bool:
@@ -245,7 +259,7 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     missing = [str(p) for p in need if not p.exists()]
     if missing: return None, f"no real_captions run in {run} (missing {', '.join(missing)}): run nbs/real_captions.ipynb first"
     pipe = Pipeline.from_dirs(run/'gsrl', run/'planner', run/'captioner', device, data_dir=run/'data'/'train')
-    pipe.data = load_dataset(run/'photos'/'scene')          # images are looked up here; verb forms stay the training corpus's
+    pipe.data = merge_identical_regions(load_dataset(run/'photos'/'scene'))   # photos looked up here (one row per class set)
     m = run/'metrics.json'                                  # decode as the run did (its `no_repeat` decoding rule)
     settings = json.loads(m.read_text()).get('settings', {}) if m.exists() else {}
     pipe.no_repeat, pipe.no_unk = bool(settings.get('no_repeat', False)), bool(settings.get('no_unk', False))
