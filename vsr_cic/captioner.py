@@ -31,7 +31,8 @@ def check_shape(x:torch.Tensor, name:str, shape:tuple, dtype=None)->torch.Tensor
     if not ok:
         want = '(' + ', '.join('?' if s is None else str(s) for s in shape) + ')'
         raise ValueError(f"{name} must have shape {want}, got {tuple(x.shape)}")
-    if dtype == 'int' and (x.is_floating_point() or x.is_complex()): raise ValueError(f"{name} must hold integer ids, got {x.dtype}")
+    if dtype == 'int' and (x.is_floating_point() or x.is_complex()):
+        raise ValueError(f"{name} must hold integer ids, got {x.dtype}")
     if dtype == 'float' and not x.is_floating_point(): raise ValueError(f"{name} must be floating point, got {x.dtype}")
     return x
 
@@ -47,7 +48,9 @@ class SlotContext(dict):
     def device(self)->torch.device: return self['n_slots'].device
     def expand(self, n:int)->SlotContext:
         "Repeat every sample `n` times in place order (b0,b0,…,b1,b1,…) for beams or multiple samples"
-        return SlotContext({k: v.repeat_interleave(n, 0) if isinstance(v, torch.Tensor) else v for k, v in self.items()})
+        return SlotContext(
+            {k: v.repeat_interleave(n, 0) if isinstance(v, torch.Tensor) else v for k, v in self.items()}
+        )
     def select(self, rows:torch.Tensor)->SlotContext:
         "The samples at `rows` (a long index), e.g. the beams still searching"
         return SlotContext({k: v[rows] if isinstance(v, torch.Tensor) else v for k, v in self.items()})
@@ -66,25 +69,37 @@ def make_context(regions:torch.Tensor,      # (B, K, R, D) region features per s
     "Validate the control tensors and bundle them into a `SlotContext`"
     check_shape(regions, 'regions', (None, None, None, feat_dim), 'float')
     B, K, R, D = regions.shape
-    check_shape(region_mask, 'region_mask', (B, K, R)); check_shape(slot_role, 'slot_role', (B, K), 'int')
-    check_shape(slot_is_verb, 'slot_is_verb', (B, K)); check_shape(global_feat, 'global_feat', (B, D), 'float')
+    check_shape(region_mask, 'region_mask', (B, K, R))
+    check_shape(slot_role, 'slot_role', (B, K), 'int')
+    check_shape(slot_is_verb, 'slot_is_verb', (B, K))
+    check_shape(global_feat, 'global_feat', (B, D), 'float')
     check_shape(n_slots, 'n_slots', (B,), 'int')
     if K == 0 or (n_slots < 1).any() or (n_slots > K).any():
         raise ValueError(f"n_slots must be in 1..K={K} for every sample, got {n_slots.tolist()}")
     dev = regions.device
     region_mask = region_mask.bool()
-    empty_verb = slot_is_verb.bool() & ~region_mask.any(-1)                     # (B, K) verb slots given without a region
-    if empty_verb.any():                                                        # the verb is grounded to the global feature
-        first = torch.zeros(R, dtype=torch.bool, device=dev); first[0] = True
+    empty_verb = slot_is_verb.bool() & ~region_mask.any(-1)  # (B, K) verb slots given without a region
+    if empty_verb.any():  # the verb is grounded to the global feature
+        first = torch.zeros(R, dtype=torch.bool, device=dev)
+        first[0] = True
         regions = torch.where((empty_verb[..., None] & first)[..., None], global_feat[:, None, None, :], regions)
         region_mask = region_mask | (empty_verb[..., None] & first)
     if slot_sub is None: slot_sub = torch.zeros(B, K, dtype=torch.long, device=dev)
     if slot_verb is None: slot_verb = torch.zeros(B, K, dtype=torch.long, device=dev)
-    check_shape(slot_sub, 'slot_sub', (B, K), 'int'); check_shape(slot_verb, 'slot_verb', (B, K), 'int')
-    ctx = SlotContext(regions=regions, region_mask=region_mask, slot_role=slot_role.long(), slot_is_verb=slot_is_verb.bool(),
-                      global_feat=global_feat, n_slots=n_slots.long(), slot_sub=slot_sub.long().clamp(0, MAX_PER_ROLE),
-                      slot_verb=slot_verb.long())
-    if allowed_words is not None: ctx['allowed_words'] = check_shape(allowed_words, 'allowed_words', (B, K, None)).bool()
+    check_shape(slot_sub, 'slot_sub', (B, K), 'int')
+    check_shape(slot_verb, 'slot_verb', (B, K), 'int')
+    ctx = SlotContext(
+        regions=regions,
+        region_mask=region_mask,
+        slot_role=slot_role.long(),
+        slot_is_verb=slot_is_verb.bool(),
+        global_feat=global_feat,
+        n_slots=n_slots.long(),
+        slot_sub=slot_sub.long().clamp(0, MAX_PER_ROLE),
+        slot_verb=slot_verb.long(),
+    )
+    if allowed_words is not None:
+        ctx['allowed_words'] = check_shape(allowed_words, 'allowed_words', (B, K, None)).bool()
     return ctx
 
 # %% ../nbs/13_captioner.ipynb #0000000a
@@ -96,17 +111,34 @@ def toy_controls(B:int=2, K:int=3, R:int=4, D:int=8, seed:int=0, device='cpu')->
     regions = torch.randn(B, K, R, D, generator=g)
     mask = (torch.rand(B, K, R, generator=g) > 0.3) & valid[..., None]
     mask[..., 0] |= valid
-    is_verb = torch.zeros(B, K, dtype=torch.bool); is_verb[:, min(1, K - 1)] = True
+    is_verb = torch.zeros(B, K, dtype=torch.bool)
+    is_verb[:, min(1, K - 1)] = True
     is_verb &= valid
     gf = torch.randn(B, D, generator=g)
     for b, k in is_verb.nonzero().tolist():                                     # verb slot = the global feature
-        regions[b, k] = 0.; regions[b, k, 0] = gf[b]; mask[b, k] = False; mask[b, k, 0] = True
-    role = torch.randint(1, N_ROLES - 1, (B, K), generator=g).masked_fill(is_verb, ROLE_VOCAB['V']).masked_fill(~valid, 0)
+        regions[b, k] = 0.
+        regions[b, k, 0] = gf[b]
+        mask[b, k] = False
+        mask[b, k, 0] = True
+    role = (
+        torch.randint(1, N_ROLES - 1, (B, K), generator=g)
+        .masked_fill(is_verb, ROLE_VOCAB["V"])
+        .masked_fill(~valid, 0)
+    )
     out = dict(regions=regions, region_mask=mask, slot_role=role, slot_is_verb=is_verb, global_feat=gf, n_slots=n)
     return {k: v.to(device) for k, v in out.items()}
 
 # %% ../nbs/13_captioner.ipynb #0000000c
-CONTROL_KEYS = ('regions', 'region_mask', 'slot_role', 'slot_is_verb', 'global_feat', 'n_slots', 'slot_sub', 'slot_verb')
+CONTROL_KEYS = (
+    "regions",
+    "region_mask",
+    "slot_role",
+    "slot_is_verb",
+    "global_feat",
+    "n_slots",
+    "slot_sub",
+    "slot_verb",
+)
 CAPTION_KEYS = ('words', 'slot_idx')
 
 def caption_inputs(batch:dict,              # a densified 'caption' batch (or any dict with these keys)
@@ -115,7 +147,8 @@ def caption_inputs(batch:dict,              # a densified 'caption' batch (or an
     "The captioner's keyword tensors from a batch; a missing required key is named in the error"
     keys = (CAPTION_KEYS if with_caption else ()) + CONTROL_KEYS
     missing = [k for k in keys if k not in batch and k not in ('slot_sub', 'slot_verb')]
-    if missing: raise KeyError(f"caption batch lacks {missing} (has {sorted(batch)}); densify it with vsr_cic.loader.densify")
+    if missing:
+        raise KeyError(f"caption batch lacks {missing} (has {sorted(batch)}); densify it with vsr_cic.loader.densify")
     return {k: batch[k] for k in keys if k in batch}
 
 # %% ../nbs/13_captioner.ipynb #00000011
@@ -127,7 +160,8 @@ class ControllableCaptioner(nn.Module):
     def __init__(self, vocab_size:int, feat_dim:int, pad_id:int=PAD_ID, bos_id:int=BOS_ID, eos_id:int=EOS_ID,
                  verb_shift:str='gate'):
         super().__init__()
-        if verb_shift not in VERB_SHIFT_MODES: raise ValueError(f"verb_shift must be one of {VERB_SHIFT_MODES}, got {verb_shift!r}")
+        if verb_shift not in VERB_SHIFT_MODES:
+            raise ValueError(f"verb_shift must be one of {VERB_SHIFT_MODES}, got {verb_shift!r}")
         for n, v in dict(pad_id=pad_id, bos_id=bos_id, eos_id=eos_id).items():
             if not 0 <= v < vocab_size: raise ValueError(f"{n}={v} is outside the vocabulary of {vocab_size} words")
         self.vocab_size, self.feat_dim, self.verb_shift = vocab_size, feat_dim, verb_shift
@@ -139,7 +173,9 @@ class ControllableCaptioner(nn.Module):
         ctx = make_context(regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots, slot_sub, slot_verb,
                            allowed_words, feat_dim=self.feat_dim)
         if 'allowed_words' in ctx and ctx.allowed_words.shape[-1] != self.vocab_size:
-            raise ValueError(f"allowed_words must have shape (B, K, V={self.vocab_size}), got {tuple(ctx.allowed_words.shape)}")
+            raise ValueError(
+                f"allowed_words must have shape (B, K, V={self.vocab_size}), got {tuple(ctx.allowed_words.shape)}"
+            )
         return self.prepare(ctx)
 
     def prepare(self, ctx:SlotContext)->SlotContext: return ctx
@@ -163,7 +199,9 @@ class ControllableCaptioner(nn.Module):
         for t in range(T - 1):                                         # word t+1 is generated under its own slot
             if pre is None: w, g, state, tr = self.step(words[:, t], ptrs[:, t + 1], state, ctx)
             else: w, g, state, tr = self.step_hidden(words[:, t], ptrs[:, t + 1], state, ctx, pre[t])
-            wl.append(w); gl.append(g); traces.append(tr)
+            wl.append(w)
+            gl.append(g)
+            traces.append(tr)
         wl = torch.stack(wl, 1) if pre is None else self.readout(torch.stack(wl, 1))
         out = wl, torch.stack(gl, 1)                                   # (B, T-1, V), (B, T-1, 2)
         if not return_trace: return out
@@ -179,7 +217,8 @@ class ControllableCaptioner(nn.Module):
     def _check_caption(self, words, slot_idx, ctx):
         check_shape(words, 'words', (ctx.batch_size, None), 'int')
         check_shape(slot_idx, 'slot_idx', tuple(words.shape), 'int')
-        if words.shape[1] < 2: raise ValueError(f"words must hold <bos> and at least one more token, got length {words.shape[1]}")
+        if words.shape[1] < 2:
+            raise ValueError(f"words must hold <bos> and at least one more token, got length {words.shape[1]}")
         return words.long(), slot_idx.long()
 
     def loss(self, words, slot_idx, regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots,
@@ -224,7 +263,9 @@ def caption_loss(word_logp:torch.Tensor, # (B, T-1, V) predictions of words[:, 1
     if forced is not None: gmask = gmask & ~forced
     gnll = -gate_logp.gather(2, gt[..., None])[..., 0]
     gate_nll = torch.where(gmask, gnll, torch.zeros_like(gnll)).sum() / gmask.sum().clamp(min=1)
-    return dict(loss=word_nll + gate_weight * gate_nll if gate_weight else word_nll, word_nll=word_nll, gate_nll=gate_nll)
+    return dict(
+        loss=word_nll + gate_weight * gate_nll if gate_weight else word_nll, word_nll=word_nll, gate_nll=gate_nll
+    )
 
 # %% ../nbs/13_captioner.ipynb #00000018
 class SentinelAttention(nn.Module):
@@ -276,9 +317,9 @@ class RoleShiftCaptioner(ControllableCaptioner):
                  use_roles:bool=True,       # feed the role embedding (False: SCT)
                  use_gate:bool=True,        # predict shifts (False: the pointer never moves, C-UpDn)
                  verb_shift:str='gate',     # 'gate' | 'one_word', see above
-                 feat_proj:int|None=None,   # width d of a learned linear map on regions and f̄, once per batch (None: raw D)
+                 feat_proj:int|None=None,  # width d of a learned linear map on regions and f̄, once per batch (None: raw D)
                  precompute:bool=False,     # x_t's f̄, slot and (teacher forcing) word terms once per batch
-                 region_words:bool=False,   # addition: W c_t added to the dropped h²_t before FC_b (names the attended region)
+                 region_words:bool=False,  # addition: W c_t added to the dropped h²_t before FC_b (names the attended region)
                  **ids):                    # pad_id, bos_id, eos_id
         super().__init__(vocab_size, feat_dim, verb_shift=verb_shift, **ids)
         self.hidden, self.use_roles, self.has_gate, self.precompute = hidden, use_roles, use_gate, precompute
@@ -294,7 +335,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
             self.verb_embed = nn.Embedding(n_verbs, re_dim, padding_idx=0) if n_verbs > 0 else None
         x_dim = emb + d + hidden + re_dim                       # x_t = [E y; f̄; h²; e_role]
         self.lstm1, self.lstm2 = nn.LSTMCell(x_dim, hidden), nn.LSTMCell(hidden + d, hidden)
-        self.W_ig, self.W_hg = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)   # sub-role sentinel gate
+        self.W_ig, self.W_hg = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)  # sub-role sentinel gate
         self.W_is, self.W_hs = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)   # visual sentinel gate
         self.attn = SentinelAttention(d, hidden, att)
         self.drop, self.out = nn.Dropout(dropout), nn.Linear(hidden, vocab_size)   # FC_b
@@ -307,7 +348,8 @@ class RoleShiftCaptioner(ControllableCaptioner):
         ctx['reg_proj'] = self.attn.project(ctx.regions)               # (B, K, R, A), once per batch
         if self.use_roles:
             e = self.role_embed(ctx.slot_role) + self.sub_embed(ctx.slot_sub)            # (B, K, E_r)
-            if self.verb_embed is not None: e = e + self.verb_embed(ctx.slot_verb.clamp(0, self.verb_embed.num_embeddings - 1))
+            if self.verb_embed is not None:
+                e = e + self.verb_embed(ctx.slot_verb.clamp(0, self.verb_embed.num_embeddings - 1))
             ctx['slot_emb'] = e
         if self.precompute: self._precompute(ctx)
         return ctx
@@ -329,12 +371,15 @@ class RoleShiftCaptioner(ControllableCaptioner):
 
     def step_terms(self, words, ptrs, ctx)->list|None:
         "With `precompute` and an eager `step`: per teacher-forced step, x_t's non-recurrent terms and the slot's regions"
-        if not self.precompute or 'step' in vars(self): return None     # `compile_step` keeps its captured per-step graph
+        if not self.precompute or 'step' in vars(self):
+            return None  # `compile_step` keeps its captured per-step graph
         b = torch.arange(words.shape[0], device=words.device)[:, None]
         x = ctx.x_static[:, None] + F.linear(self.drop(self.embed(words)), ctx.x_weights[0])   # (B, T-1, G)
         if self.use_roles: x = x + ctx.x_slot[b, ptrs]
         cols = [x, ctx.regions[b, ptrs], ctx.reg_proj[b, ptrs], ctx.region_mask[b, ptrs]]  # gathered once for all steps
-        return [dict(zip(('x', 'regions', 'reg_proj', 'mask'), s)) for s in zip(*(c.unbind(1) for c in cols))]  # 1 backward
+        return [
+            dict(zip(("x", "regions", "reg_proj", "mask"), s)) for s in zip(*(c.unbind(1) for c in cols))
+        ]  # 1 backward
 
     def init_state(self, ctx:SlotContext)->tuple:
         z = ctx.global_feat.new_zeros(ctx.batch_size, self.hidden)
@@ -347,7 +392,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
         h, gate, state, tr = self.step_hidden(prev_word, ptr, state, ctx)
         return self.readout(h), gate, state, tr
 
-    def readout(self, h:torch.Tensor)->torch.Tensor: return torch.log_softmax(self.out(h), -1)   # FC_b: (.., H) -> (.., V)
+    def readout(self, h:torch.Tensor)->torch.Tensor: return torch.log_softmax(self.out(h), -1)  # FC_b: (.., H) -> (.., V)
 
     def _lstm1(self, prev_word, ptr, b, state, ctx, pre=None)->tuple:
         "h¹_t, m¹_t and both sentinels (Eq. 7, supp. Eq. 9, 12); `precompute`: only the word and recurrent terms are new"
@@ -377,7 +422,8 @@ class RoleShiftCaptioner(ControllableCaptioner):
         h1, m1, h2, m2 = state
         b = torch.arange(ptr.shape[0], device=ptr.device)
         h1n, m1n, sr_v, sr_g = self._lstm1(prev_word, ptr, b, state, ctx, pre)
-        if pre is None: pre = dict(regions=ctx.regions[b, ptr], reg_proj=ctx.reg_proj[b, ptr], mask=ctx.region_mask[b, ptr])
+        if pre is None:
+            pre = dict(regions=ctx.regions[b, ptr], reg_proj=ctx.reg_proj[b, ptr], mask=ctx.region_mask[b, ptr])
         c, gate, tr = self.attn(h1n, pre['regions'], pre['reg_proj'], pre['mask'], sr_g, sr_v)
         if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch (`compile_step`)
             gate = torch.where(self.forced_shift(ptr, ctx)[:, None], gate.new_tensor([float('-inf'), 0.]), gate)
@@ -430,9 +476,13 @@ def pad_inputs(inputs:dict,          # `caption_inputs` of a batch (controls, wi
         for dim, ax in enumerate(axes):
             if ax is None or size[ax] is None: continue
             n = size[ax] - x.shape[dim]
-            if n < 0: raise ValueError(f"{key} has {x.shape[dim]} on its {_AXIS_NAMES[ax]}, more than the {ax}={size[ax]} to pad to")
+            if n < 0:
+                raise ValueError(
+                    f"{key} has {x.shape[dim]} on its {_AXIS_NAMES[ax]}, more than the {ax}={size[ax]} to pad to"
+                )
             if n == 0: continue
-            if key == 'slot_idx': tail = x.narrow(dim, x.shape[dim] - 1, 1).expand(*x.shape[:dim], n)   # stays in its last slot
+            if key == 'slot_idx':
+                tail = x.narrow(dim, x.shape[dim] - 1, 1).expand(*x.shape[:dim], n)  # stays in its last slot
             else: tail = x.new_full((*x.shape[:dim], n, *x.shape[dim + 1:]), pad_id if key == 'words' else 0)
             x = torch.cat([x, tail], dim)
         out[key] = x

@@ -36,11 +36,13 @@ def joint_argmax(word_logp:torch.Tensor, # (N, V)
                 )->tuple:                # (word, gate), (N,) each
     "The argmax of `joint_candidates` (first maximum in (word, gate) order) without building the (N, V, 2) tensor"
     g1 = gate_logp.argmax(1, keepdim=True)                                       # each row's better gate
-    s = word_logp + gate_logp.gather(1, g1)                                      # (N, V): every word with it, as the joint sums
+    s = word_logp + gate_logp.gather(1, g1)  # (N, V): every word with it, as the joint sums
     s[:, eos_id] = word_logp[:, eos_id]                                          # `<eos>` takes gate 0 for free
     w = s.argmax(1)
     best = s.gather(1, w[:, None])[:, 0]
-    g = ((word_logp.gather(1, w[:, None])[:, 0] + gate_logp[:, 0]) < best).long()   # gate 0 unless gate 1 is strictly higher
+    g = (
+        (word_logp.gather(1, w[:, None])[:, 0] + gate_logp[:, 0]) < best
+    ).long()  # gate 0 unless gate 1 is strictly higher
     return w, g.masked_fill(w == eos_id, 0)
 
 def repeat_ban(hist:torch.Tensor, # (N, L) the last L words said, oldest first (-1: none yet); n-grams up to (L+1)//2
@@ -57,10 +59,11 @@ def repeat_ban(hist:torch.Tensor, # (N, L) the last L words said, oldest first (
 def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
                      eos_ok:torch.Tensor|None=None, # (N,) bool: rows that may end now (None: all)
                      hist:torch.Tensor|None=None,   # (N, L) last words said: ban immediate repeats (`no_repeat`)
-                     no_unk:bool=False):            # never say `<unk>` (rare words' placeholder) where another word is allowed
+                     no_unk:bool=False):  # never say `<unk>` (rare words' placeholder) where another word is allowed
     "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
     wl, gl, state, tr = model.step(prev, ptr, state, ctx)                        # (N, V), (N, 2)
-    ban = torch.zeros_like(wl, dtype=torch.bool); ban[:, [model.pad_id, model.bos_id]] = True
+    ban = torch.zeros_like(wl, dtype=torch.bool)
+    ban[:, [model.pad_id, model.bos_id]] = True
     if eos_ok is not None: ban[:, model.eos_id] = ~eos_ok
     if 'allowed_words' in ctx:
         allow = ctx.allowed_words[torch.arange(ptr.shape[0], device=ptr.device), ptr]   # (N, V)
@@ -103,7 +106,9 @@ def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
 def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True, no_repeat:bool=False,
              no_unk:bool=False)->Decoded:
     N, dev = ctx.batch_size, ctx.device
-    hist = torch.full((N, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None   # last words said
+    hist = (
+        torch.full((N, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None
+    )  # last words said
     state, ptr = model.init_state(ctx), torch.zeros(N, dtype=torch.long, device=dev)
     prev = torch.full((N,), model.bos_id, dtype=torch.long, device=dev)
     done = torch.zeros(N, dtype=torch.bool, device=dev)
@@ -116,11 +121,15 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
         if hist is not None: hist = torch.cat([hist[:, 1:], w[:, None]], 1)
         g = torch.where(w == model.eos_id, torch.zeros_like(g), g)              # the gate chosen with <eos> is void
         glp = torch.where((w == model.eos_id) | done, torch.zeros_like(glp), glp)
-        w = torch.where(done, torch.full_like(w, model.pad_id), w); g = g.masked_fill(done, STAY)
+        w = torch.where(done, torch.full_like(w, model.pad_id), w)
+        g = g.masked_fill(done, STAY)
         wlp = torch.where(done, torch.zeros_like(wlp), wlp)
         steps.append(dict(words=w, slots=ptr, gates=g, word_logp=wlp, gate_logp=glp, mask=~done))
         traces.append({k: v.masked_fill(done.view(-1, *[1] * (v.dim() - 1)), 0.) for k, v in tr.items()})
-        nxt = torch.minimum(ptr + g, last); fresh = nxt != ptr; ptr = nxt; prev = w
+        nxt = torch.minimum(ptr + g, last)
+        fresh = nxt != ptr
+        ptr = nxt
+        prev = w
         done = done | (w == model.eos_id)
         if done.all(): break
     out = _finish(steps, model)
@@ -133,7 +142,7 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
                   complete:bool=True,          # `<eos>` only once the last sub-role has a word (see below)
                   no_repeat:bool=False,        # never repeat the previous word or 2-gram immediately (see below)
                   no_unk:bool=False,           # never say `<unk>` (see below)
-                  **controls,                  # regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots[, slot_sub, slot_verb, allowed_words]
+                  **controls,  # regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots[, slot_sub, slot_verb, allowed_words]
                  )->Decoded:
     "Argmax decoding of the joint (word, gate) distribution, batched"
     def pick(wl, gl):
@@ -143,12 +152,13 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
 
 def sample_decode(model:ControllableCaptioner,
                   n:int=1,                  # samples per input
-                  temperature:float=1.0,    # divides the log-probs before sampling (the returned log-probs are the model's)
+                  temperature:float=1.0,  # divides the log-probs before sampling (the returned log-probs are the model's)
                   max_len:int=MAX_LEN,
                   complete:bool=True,       # `<eos>` only once the last sub-role has a word
                   **controls)->Decoded:
     "Multinomial sampling of words and gates, keeping the graph (for self-critical training); B·n rows"
-    if n < 1 or temperature <= 0: raise ValueError(f"need n >= 1 and temperature > 0, got n={n}, temperature={temperature}")
+    if n < 1 or temperature <= 0:
+        raise ValueError(f"need n >= 1 and temperature > 0, got n={n}, temperature={temperature}")
     def pick(wl, gl):
         w = torch.multinomial(torch.softmax(wl.detach() / temperature, 1), 1)[:, 0]
         g = torch.multinomial(torch.softmax(gl.detach() / temperature, 1), 1)[:, 0]
@@ -179,43 +189,56 @@ def beam_search(model:ControllableCaptioner,
     prev = torch.full((B * k,), model.bos_id, dtype=torch.long, device=dev)
     done = torch.zeros(B * k, dtype=torch.bool, device=dev)
     fresh = torch.ones(B * k, dtype=torch.bool, device=dev)                    # the current sub-role has no word yet
-    hist = torch.full((B * k, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None   # each beam's last words
-    score = torch.full((B, k), float('-inf'), device=dev, dtype=ctx0.global_feat.dtype); score[:, 0] = 0.      # only beam 0 is live at t=0
+    hist = (
+        torch.full((B * k, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None
+    )  # each beam's last words
+    score = torch.full((B, k), float('-inf'), device=dev, dtype=ctx0.global_feat.dtype)
+    score[:, 0] = 0.  # only beam 0 is live at t=0
     last, rows = ctx.n_slots - 1, torch.arange(B, device=dev)[:, None] * k      # (B·k,), (B, 1)
     # the working set: images still in the batch (all of them until `compact` drops finished ones)
     img, ar_k = torch.arange(B, device=dev), torch.arange(k, device=dev)
     ptr_all, score_all = ptr.clone(), score.clone()                              # frozen values of dropped images
-    def full(x, fill, Bw):                                                        # a step's (Bw·k, …) values -> (B·k, …)
+    def full(x, fill, Bw):  # a step's (Bw·k, …) values -> (B·k, …)
         if Bw == B: return x
-        out = torch.full((B * k, *x.shape[1:]), fill, dtype=x.dtype, device=dev) if not isinstance(fill, torch.Tensor) else fill.clone()
-        out[(img[:, None] * k + ar_k).view(-1)] = x; return out
+        out = (
+            torch.full((B * k, *x.shape[1:]), fill, dtype=x.dtype, device=dev)
+            if not isinstance(fill, torch.Tensor)
+            else fill.clone()
+        )
+        out[(img[:, None] * k + ar_k).view(-1)] = x
+        return out
     steps, traces, bps = [], [], []
     for _ in range(max_len):
         Bw = img.shape[0]
         if compact and Bw > 1:
-            live = ~done.view(Bw, k).all(1)                                       # (Bw,) images with a beam still searching
+            live = ~done.view(Bw, k).all(1)  # (Bw,) images with a beam still searching
             n_live = int(live.sum())
             if 0 < n_live <= COMPACT_AT * Bw:
                 gone = (~live).nonzero()[:, 0]
-                ptr_all.view(B, k)[img[gone]] = ptr.view(Bw, k)[gone]; score_all[img[gone]] = score[gone]
-                keep = live.nonzero()[:, 0]; sel = (keep[:, None] * k + ar_k).view(-1)
+                ptr_all.view(B, k)[img[gone]] = ptr.view(Bw, k)[gone]
+                score_all[img[gone]] = score[gone]
+                keep = live.nonzero()[:, 0]
+                sel = (keep[:, None] * k + ar_k).view(-1)
                 ctx, state = ctx.select(sel), tuple(s_[sel] for s_ in state)
                 ptr, prev, done, fresh, last, score = ptr[sel], prev[sel], done[sel], fresh[sel], last[sel], score[keep]
                 if hist is not None: hist = hist[sel]
                 img, Bw = img[keep], n_live
                 rows = torch.arange(Bw, device=dev)[:, None] * k
-        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None,
-                                             hist, no_unk)                       # (Bw·k, V), (Bw·k, 2)
+        wl, gl, state, tr = constrained_step(
+            model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None, hist, no_unk
+        )  # (Bw·k, V), (Bw·k, 2)
         V = wl.shape[1]
         cand = joint_candidates(wl, gl, model.eos_id)                             # (Bw·k, V, 2)
-        frozen = torch.full_like(cand, float('-inf')); frozen[:, model.pad_id, STAY] = 0.
+        frozen = torch.full_like(cand, float('-inf'))
+        frozen[:, model.pad_id, STAY] = 0.
         cand = torch.where(done[:, None, None], frozen, cand)
         total = (score[:, :, None] + cand.view(Bw, k, V * 2)).view(Bw, k * V * 2)  # (Bw, k·V·2)
         score, idx = total.topk(k, 1)                                             # (Bw, k)
         beam_ix, w, g = idx // (V * 2), (idx % (V * 2)) // 2, idx % 2             # (Bw, k) each
         src = (rows + beam_ix).view(-1)                                           # (Bw·k,) parent rows
         w, g = w.view(-1), g.view(-1)
-        wlp = wl[src].gather(1, w[:, None])[:, 0]; glp = gl[src].gather(1, g[:, None])[:, 0]
+        wlp = wl[src].gather(1, w[:, None])[:, 0]
+        glp = gl[src].gather(1, g[:, None])[:, 0]
         was_done = done[src]
         glp = torch.where((w == model.eos_id) | was_done, torch.zeros_like(glp), glp)
         wlp = torch.where(was_done, torch.zeros_like(wlp), wlp)
@@ -224,18 +247,32 @@ def beam_search(model:ControllableCaptioner,
         steps.append(dict(words=full(w, model.pad_id, Bw), slots=full(ptr, ptr_all, Bw), gates=full(g, STAY, Bw),
                           word_logp=full(wlp, 0., Bw), gate_logp=full(glp, 0., Bw), mask=full(~was_done, False, Bw),
                           running=full(score.reshape(-1), score_all.view(-1), Bw)))
-        traces.append({k_: full(v[src].masked_fill(was_done.view(-1, *[1] * (v.dim() - 1)), 0.), 0., Bw) for k_, v in tr.items()})
+        traces.append(
+            {
+                k_: full(v[src].masked_fill(was_done.view(-1, *[1] * (v.dim() - 1)), 0.0), 0.0, Bw)
+                for k_, v in tr.items()
+            }
+        )
         if Bw == B: bps.append(beam_ix)
-        else: b_ = ar_k.expand(B, k).clone(); b_[img] = beam_ix; bps.append(b_)
-        nxt = torch.minimum(ptr + g, last[src]); fresh = nxt != ptr; ptr = nxt; prev = w
+        else:
+            b_ = ar_k.expand(B, k).clone()
+            b_[img] = beam_ix
+            bps.append(b_)
+        nxt = torch.minimum(ptr + g, last[src])
+        fresh = nxt != ptr
+        ptr = nxt
+        prev = w
         done = was_done | (w == model.eos_id)
         if done.all(): break
-    if img.shape[0] < B: score_all[img] = score; score = score_all                # (B, k) again
+    if img.shape[0] < B:
+        score_all[img] = score
+        score = score_all  # (B, k) again
     rows = torch.arange(B, device=dev)[:, None] * k
     # back-track: final beam j at step t came from bps[t][j]
     L = len(steps)
     cur = torch.arange(k, device=dev)[None].expand(B, k)                          # (B, k) beam index at the last step
-    seq = {key: [None] * L for key in steps[0]}; trs = {key: [None] * L for key in traces[0]}
+    seq = {key: [None] * L for key in steps[0]}
+    trs = {key: [None] * L for key in traces[0]}
     for t in range(L - 1, -1, -1):
         flat = (rows + cur).view(-1)
         for key in seq: seq[key][t] = steps[t][key][flat].view(B, k)
@@ -247,7 +284,8 @@ def beam_search(model:ControllableCaptioner,
     ranked = score / length ** length_norm if length_norm else score
     ranked, order = ranked.sort(1, descending=True)                               # (B, k)
     def pick(x, j=None): return x.gather(1, order.view(B, k, *[1] * (x.dim() - 2)).expand(B, k, *x.shape[2:]))
-    seq = {key: pick(v) for key, v in seq.items()}; trs = {key: pick(v) for key, v in trs.items()}
+    seq = {key: pick(v) for key, v in seq.items()}
+    trs = {key: pick(v) for key, v in trs.items()}
     best = {key: v[:, 0] for key, v in seq.items() if key != 'running'}
     return Decoded(**best, score=ranked[:, 0], trace={key: v[:, 0] for key, v in trs.items()},
                    beams=seq['words'], beam_scores=ranked, score_history=seq['running'])
@@ -284,21 +322,33 @@ def toy_ordering_task(n_obj:int=4, n_verb:int=2, R:int=2, device='cpu')->dict:
             rows.append((a, p, v, order))
     B, K = len(rows), 3
     regions, mask = torch.zeros(B, K, R, D), torch.zeros(B, K, R, dtype=torch.bool)
-    role = torch.zeros(B, K, dtype=torch.long); is_verb = torch.zeros(B, K, dtype=torch.bool)
+    role = torch.zeros(B, K, dtype=torch.long)
+    is_verb = torch.zeros(B, K, dtype=torch.bool)
     gf, caps, slots = torch.zeros(B, D), [], []
     for i, (a, p, v, order) in enumerate(rows):
         gf[i, n_obj + v] = 1.
         cap, sl = ['<bos>'], [0]
         for k, s in enumerate(order):
-            if s == 1: regions[i, k, 0] = gf[i]; is_verb[i, k] = True; role[i, k] = ROLE_VOCAB['V']; toks = ['is', f'verb{v}']
+            if s == 1:
+                regions[i, k, 0] = gf[i]
+                is_verb[i, k] = True
+                role[i, k] = ROLE_VOCAB['V']
+                toks = ['is', f'verb{v}']
             else:
                 o = a if s == 0 else p
-                regions[i, k, 0, o] = 1.; role[i, k] = ROLE_VOCAB['ARG0' if s == 0 else 'ARG1']; toks = phrase(o)
-            mask[i, k, 0] = True; cap += toks; sl += [k] * len(toks)
-        cap.append('<eos>'); sl.append(K - 1)
-        caps.append([stoi[w] for w in cap]); slots.append(sl)
+                regions[i, k, 0, o] = 1.
+                role[i, k] = ROLE_VOCAB['ARG0' if s == 0 else 'ARG1']
+                toks = phrase(o)
+            mask[i, k, 0] = True
+            cap += toks
+            sl += [k] * len(toks)
+        cap.append('<eos>')
+        sl.append(K - 1)
+        caps.append([stoi[w] for w in cap])
+        slots.append(sl)
     T = max(map(len, caps))
-    words = torch.tensor([c + [0] * (T - len(c)) for c in caps]); slot_idx = torch.tensor([s + [s[-1]] * (T - len(s)) for s in slots])
+    words = torch.tensor([c + [0] * (T - len(c)) for c in caps])
+    slot_idx = torch.tensor([s + [s[-1]] * (T - len(s)) for s in slots])
     out = dict(words=words, slot_idx=slot_idx, regions=regions, region_mask=mask, slot_role=role, slot_is_verb=is_verb,
                global_feat=gf, n_slots=torch.full((B,), K))
     return {**{k: t.to(device) for k, t in out.items()}, 'itos': itos}

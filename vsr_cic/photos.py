@@ -43,8 +43,10 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
     from vsr_cic.features import RegionFeaturizer, load_image, feature_kind_of, class_features
     ds, dst = load_dataset(src), Path(dst)
     kind = feature_kind_of(ds.meta)
-    if (dst/'meta.json').exists() and load_dataset(dst, validate=False).meta.get('scene_of') == str(Path(src).resolve()): return dst
-    if SCENE_CLASS in ds.meta['classes']: raise ValueError(f"{ds.path}/meta.json: classes already contain {SCENE_CLASS!r}")
+    if (dst/'meta.json').exists() and load_dataset(dst, validate=False).meta.get('scene_of') == str(Path(src).resolve()):
+        return dst
+    if SCENE_CLASS in ds.meta['classes']:
+        raise ValueError(f"{ds.path}/meta.json: classes already contain {SCENE_CLASS!r}")
     fz = (featurizer or RegionFeaturizer(device)) if kind == 'cnn' else None
     C, imgs, feats, scene_of = len(ds.meta['classes']), [], [], {}
     for iid, r in ds.images.items():
@@ -55,29 +57,49 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
         P = len(f['feats'])
         cp = np.concatenate([np.pad(f['cls_prob'], ((0, 0), (0, 1))), _scene_row(C)])     # (P + 1, C + 1)
         boxes = np.concatenate([f['boxes'], box])
-        if kind == 'cnn': sf, = fz([load_image(pic)], [box]); fs = np.concatenate([f['feats'], sf])   # (P + 1, D)
-        else: fs = class_features(cp, boxes, (r['width'], r['height']), kind)                        # the class columns grew by one
+        if kind == 'cnn':
+            sf, = fz([load_image(pic)], [box])
+            fs = np.concatenate([f['feats'], sf])  # (P + 1, D)
+        else:
+            fs = class_features(cp, boxes, (r['width'], r['height']), kind)  # the class columns grew by one
         feats.append((iid, fs, boxes, cp))
-        imgs.append({**r, 'sets': [list(s) for s in r['sets']] + [[P]]}); scene_of[iid] = len(r['sets'])
+        imgs.append({**r, 'sets': [list(s) for s in r['sets']] + [[P]]})
+        scene_of[iid] = len(r['sets'])
     caps = [scene_caption(c, scene_of[c['image_id']]) for c in ds.captions]
-    meta = {**ds.meta, 'classes': ds.meta['classes'] + [SCENE_CLASS], 'name': dst.name, 'scene_of': str(Path(src).resolve()),
-            **({'features': {**ds.meta['features'], 'dim': feats[0][1].shape[1]}} if kind != 'cnn' and feats else {}),
-            'source': f"{ds.meta.get('source', ds.path)} + a whole-picture '{SCENE_CLASS}' proposal for entities no box covers (vsr_cic.photos)"}
+    meta = {
+        **ds.meta,
+        "classes": ds.meta["classes"] + [SCENE_CLASS],
+        "name": dst.name,
+        "scene_of": str(Path(src).resolve()),
+        **({"features": {**ds.meta["features"], "dim": feats[0][1].shape[1]}} if kind != "cnn" and feats else {}),
+        "source": f"{ds.meta.get('source', ds.path)} + a whole-picture '{SCENE_CLASS}' proposal for entities no box covers (vsr_cic.photos)",
+    }
     write_dataset(dst, meta, imgs, caps, feats)
     if (ds.path/'images').is_dir() and not (dst/'images').exists(): shutil.copytree(ds.path/'images', dst/'images')
     return dst
 
 # %% ../nbs/24_photos.ipynb #00000009
-SAMPLE_PHOTOS = {   # scikit-image sample photo -> hand-drawn boxes (class, [x1, y1, x2, y2] pixels) and a VSR to start with
-    'coffee': {'boxes': [('cup', [172, 18, 410, 305]), ('spoon', [325, 66, 424, 326]), ('dining table', [0, 0, 600, 400])],
-               'vsr': 'sit: ARG1, ARG2'},
-    'astronaut': {'boxes': [('person', [20, 15, 365, 512])], 'vsr': 'stand: ARG1, LOC'},
-}
+SAMPLE_PHOTOS = (
+    {  # scikit-image sample photo -> hand-drawn boxes (class, [x1, y1, x2, y2] pixels) and a VSR to start with
+        "coffee": {
+            "boxes": [
+                ("cup", [172, 18, 410, 305]),
+                ("spoon", [325, 66, 424, 326]),
+                ("dining table", [0, 0, 600, 400]),
+            ],
+            "vsr": "sit: ARG1, ARG2",
+        },
+        "astronaut": {"boxes": [("person", [20, 15, 365, 512])], "vsr": "stand: ARG1, LOC"},
+    }
+)
 
 def sample_photo(name:str)->np.ndarray: # (H, W, 3) uint8
     "A scikit-image sample photo by name (`skimage.data.<name>()`, bundled: no download)"
     from skimage import data as skd
-    if name not in SAMPLE_PHOTOS: raise KeyError(f"no sample photo {name!r}: choose one of {sorted(SAMPLE_PHOTOS)} (boxes are given by hand in SAMPLE_PHOTOS)")
+    if name not in SAMPLE_PHOTOS:
+        raise KeyError(
+            f"no sample photo {name!r}: choose one of {sorted(SAMPLE_PHOTOS)} (boxes are given by hand in SAMPLE_PHOTOS)"
+        )
     return getattr(skd, name)()
 
 def photo_proposals(image:np.ndarray,             # (H, W, 3) uint8 picture
@@ -90,15 +112,23 @@ def photo_proposals(image:np.ndarray,             # (H, W, 3) uint8 picture
                    )->dict:
     "The pipeline's proposals dict of a picture with given boxes (+ the whole-picture `scene` box when `classes` has it)"
     from vsr_cic.features import RegionFeaturizer, class_probs, load_image, class_features
-    img = load_image(image); H, W = img.shape[:2]
+    img = load_image(image)
+    H, W = img.shape[:2]
     b, names = np.asarray(boxes, np.float32).reshape(-1, 4), list(names)
     if len(b) != len(names): raise ValueError(f"photo {image_id!r}: {len(b)} boxes but {len(names)} class names")
     if SCENE_CLASS in classes: b, names = np.concatenate([b, [[0, 0, W, H]]]).astype(np.float32), names + [SCENE_CLASS]
     cp = class_probs(names, classes, where=f'photo {image_id!r}')                      # (N, C)
     if feature_kind == 'cnn': feats, = (featurizer or RegionFeaturizer('cpu'))([img], [b])   # (N, D)
     else: feats = class_features(cp, b, (W, H), feature_kind)                               # (N, C) or (N, C + 5)
-    return {'image_id': image_id, 'features': feats, 'boxes': b, 'cls_prob': cp, 'sets': group_proposals(cp), 'size': (W, H),
-            'classes': [classes[s] for s in cp.argmax(1)]}
+    return {
+        "image_id": image_id,
+        "features": feats,
+        "boxes": b,
+        "cls_prob": cp,
+        "sets": group_proposals(cp),
+        "size": (W, H),
+        "classes": [classes[s] for s in cp.argmax(1)],
+    }
 
 # %% ../nbs/24_photos.ipynb #0000000c
 PHOTO_SPLIT = 'photo'
@@ -110,14 +140,29 @@ class WithPhotos:
                  files:Mapping[str, str]|None=None): # image id -> picture path (for drawing)
         self.base, self.photos = data, dict(photos)
         self.path, self.meta, self.captions = data.path, data.meta, data.captions
-        self.images = {**data.images, **{i: {'image_id': i, 'split': PHOTO_SPLIT, 'width': int(p['size'][0]), 'height': int(p['size'][1]),
-                                             'file': str(Path((files or {}).get(i))) if (files or {}).get(i) else None, 'sets': p['sets']}
-                                         for i, p in self.photos.items()}}
+        self.images = {
+            **data.images,
+            **{
+                i: {
+                    "image_id": i,
+                    "split": PHOTO_SPLIT,
+                    "width": int(p["size"][0]),
+                    "height": int(p["size"][1]),
+                    "file": str(Path((files or {}).get(i))) if (files or {}).get(i) else None,
+                    "sets": p["sets"],
+                }
+                for i, p in self.photos.items()
+            },
+        }
     def features(self, image_id:str)->dict:
         "`feats`, `boxes`, `cls_prob` of a photo or of a dataset image"
         if image_id not in self.photos: return self.base.features(image_id)
         p = self.photos[image_id]
-        return {'feats': np.asarray(p['features']), 'boxes': np.asarray(p['boxes']), 'cls_prob': np.asarray(p['cls_prob'])}
+        return {
+            "feats": np.asarray(p["features"]),
+            "boxes": np.asarray(p["boxes"]),
+            "cls_prob": np.asarray(p["cls_prob"]),
+        }
     def image_ids(self, split:str|None=None)->list[str]:
         return [i for i, r in self.images.items() if split is None or r['split'] == split]
     def __repr__(self): return f"WithPhotos({self.path}, photos={list(self.photos)})"
@@ -125,7 +170,10 @@ class WithPhotos:
 # %% ../nbs/24_photos.ipynb #0000000f
 def caption_vsrs(rec:Mapping)->list[VSR]:
     "One VSR per frame of a caption record: the verb and the number of entities of each role"
-    return [VSR(fr['verb'], [(r, len(s)) for r, s in frame_roles(rec, f).items() if r != VERB]) for f, fr in enumerate(rec['frames'])]
+    return [
+        VSR(fr["verb"], [(r, len(s)) for r, s in frame_roles(rec, f).items() if r != VERB])
+        for f, fr in enumerate(rec["frames"])
+    ]
 
 def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', structure:str='ssp', beam:int=5,
                          unknown_verbs:str='unk', # a test verb the models never saw: 'unk' captions it as <unk> (noted), 'error' fails
@@ -133,7 +181,8 @@ def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', str
                          no_unk:bool|None=None,    # the decoding rule against saying <unk> (None: the pipeline's)
                         )->tuple[list, int]:
     "(one record per caption of `split` (None: every caption) with the pipeline's caption, number of captions it failed on)"
-    if grounding not in ('gsrl', 'gt') or structure not in ('ssp', 'gt'): raise ValueError(f"grounding must be 'gsrl'|'gt' and structure 'ssp'|'gt', got {grounding!r}, {structure!r}")
+    if grounding not in ('gsrl', 'gt') or structure not in ('ssp', 'gt'):
+        raise ValueError(f"grounding must be 'gsrl'|'gt' and structure 'ssp'|'gt', got {grounding!r}, {structure!r}")
     p = copy.copy(pipe)
     if grounding == 'gt': p.gsrl = None
     if structure == 'gt': p.ssp = None
@@ -143,14 +192,25 @@ def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', str
     for rec in data.captions:
         if split is not None and data.images[rec['image_id']]['split'] != split: continue
         vsrs = caption_vsrs(rec)
-        try: res = p(rec['image_id'], vsrs, n_structures=1, beam=beam, gt=rec, unknown_verbs=unknown_verbs); c = res.captions[0]
+        try:
+            res = p(rec['image_id'], vsrs, n_structures=1, beam=beam, gt=rec, unknown_verbs=unknown_verbs)
+            c = res.captions[0]
         except ValueError: res, c, failed = None, {'tokens': [], 'subroles': [], 'caption': ''}, failed + 1
-        out.append({'caption_id': rec['caption_id'], 'image_id': rec['image_id'], 'tokens': list(c['tokens']), 'caption': c['caption'],
-                    'subroles': c['subroles'], 'gt': rec['tokens'], 'vsrs': [str(v) for v in vsrs],
-                    'controls': [(fr['verb'], list(frame_structure(rec, f))) for f, fr in enumerate(rec['frames'])],
-                    'structure': [[s for s, _ in st] for st in res.structures[0]['structures']] if res else None,
-                    'grounding': [[(s, j) for s, j in st] for st in res.structures[0]['structures']] if res else None,
-                    'notes': [res.missing['verbs']] if res and res.missing.get('verbs') else []})
+        out.append(
+            {
+                "caption_id": rec["caption_id"],
+                "image_id": rec["image_id"],
+                "tokens": list(c["tokens"]),
+                "caption": c["caption"],
+                "subroles": c["subroles"],
+                "gt": rec["tokens"],
+                "vsrs": [str(v) for v in vsrs],
+                "controls": [(fr["verb"], list(frame_structure(rec, f))) for f, fr in enumerate(rec["frames"])],
+                "structure": [[s for s, _ in st] for st in res.structures[0]["structures"]] if res else None,
+                "grounding": [[(s, j) for s, j in st] for st in res.structures[0]["structures"]] if res else None,
+                "notes": [res.missing["verbs"]] if res and res.missing.get("verbs") else [],
+            }
+        )
     return out, failed
 
 # %% ../nbs/24_photos.ipynb #00000013
@@ -161,17 +221,22 @@ def photo_figure(data, preds:Sequence[Mapping], n:int=4, cols:int=2, width:float
     import textwrap, matplotlib.pyplot as plt
     from vsr_cic.viz import draw_grounding
     first = {}
-    for p in preds:                                                # per image: its first one-verb prediction, else its first
-        if p['grounding'] and (p['image_id'] not in first or (len(first[p['image_id']]['vsrs']) > 1 and len(p['vsrs']) == 1)): first[p['image_id']] = p
+    for p in preds:  # per image: its first one-verb prediction, else its first
+        if p['grounding'] and (p['image_id'] not in first or (len(first[p['image_id']]['vsrs']) > 1 and len(p['vsrs']) == 1)):
+            first[p['image_id']] = p
     picks = list(first.values())[:n]
     rows = max(1, -(-len(picks) // cols))
-    aspect = np.mean([data.images[p['image_id']]['height'] / data.images[p['image_id']]['width'] for p in picks]) if picks else 1.
+    aspect = (
+        np.mean([data.images[p["image_id"]]["height"] / data.images[p["image_id"]]["width"] for p in picks])
+        if picks
+        else 1.0
+    )
     fig, axs = plt.subplots(rows, cols, figsize=(width * cols, (width * aspect + TEXT_IN) * rows), squeeze=False)
     for ax in axs.flat: ax.set_axis_off()
     for ax, p in zip(axs.flat, picks):
         rec, boxes = data.images[p['image_id']], np.asarray(data.features(p['image_id'])['boxes'])
         g = {}
-        for st in p['grounding']:                                  # several VSRs: the first one's sub-roles win a shared name
+        for st in p['grounding']:  # several VSRs: the first one's sub-roles win a shared name
             for s, j in st:
                 if j is not None: g.setdefault(s, boxes[list(rec['sets'][j])])
         draw_grounding(Path(data.path)/rec['file'], g, ax=ax)
@@ -186,10 +251,15 @@ def photo_figure(data, preds:Sequence[Mapping], n:int=4, cols:int=2, width:float
 def save_small_png(fig, path, max_bytes:int=300_000, dpi:int=80)->Path:
     "Save a figure as PNG; quantise to 256 colours if it is larger than `max_bytes`"
     from PIL import Image
-    buf = io.BytesIO(); fig.savefig(buf, format='png', dpi=dpi, bbox_inches='tight')
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    if buf.tell() <= max_bytes: path.write_bytes(buf.getvalue()); return path
-    buf.seek(0); Image.open(buf).convert('RGB').quantize(256).save(path, optimize=True)
+    buf = io.BytesIO()
+    fig.savefig(buf, format='png', dpi=dpi, bbox_inches='tight')
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if buf.tell() <= max_bytes:
+        path.write_bytes(buf.getvalue())
+        return path
+    buf.seek(0)
+    Image.open(buf).convert('RGB').quantize(256).save(path, optimize=True)
     return path
 
 # %% ../nbs/24_photos.ipynb #00000016
@@ -219,9 +289,18 @@ def photo_pipeline(run_dir,                 # a real_photos.ipynb out_dir
     if data_path is None: return None, None, f"the dataset named in {run/'captioner'/'run_config.json'} was not found"
     pipe = Pipeline.from_dirs(run/'gsrl', run/'planner', run/'captioner', device, data_dir=data_path)
     spec, img = SAMPLE_PHOTOS.get(photo), sample_photo(photo)
-    pp = photo_proposals(img, [b for _, b in spec['boxes']], [n for n, _ in spec['boxes']], pipe.data.meta['classes'], photo, featurizer)
-    pic = Path(picture_dir)/f'{photo}.png'; pic.parent.mkdir(parents=True, exist_ok=True); Image.fromarray(img).save(pic)
-    pipe.data = WithPhotos(pipe.data, {photo: pp}, {photo: str(pic.resolve())})      # the explorer looks the photo up by id
+    pp = photo_proposals(
+        img,
+        [b for _, b in spec["boxes"]],
+        [n for n, _ in spec["boxes"]],
+        pipe.data.meta["classes"],
+        photo,
+        featurizer,
+    )
+    pic = Path(picture_dir)/f'{photo}.png'
+    pic.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(img).save(pic)
+    pipe.data = WithPhotos(pipe.data, {photo: pp}, {photo: str(pic.resolve())})  # the explorer looks the photo up by id
     return pipe, pipe.data, ''
 
 def photo_preview(photo:str='coffee', width:float=4.0):
@@ -230,6 +309,8 @@ def photo_preview(photo:str='coffee', width:float=4.0):
     from vsr_cic.viz import draw_regions
     img, spec = sample_photo(photo), SAMPLE_PHOTOS[photo]
     _, ax = plt.subplots(figsize=(width, width * img.shape[0] / img.shape[1]))
-    ax.imshow(img); ax.set_axis_off(); ax.set_title(f"{photo}: hand-given boxes (no detector offline)", fontsize=9)
+    ax.imshow(img)
+    ax.set_axis_off()
+    ax.set_title(f"{photo}: hand-given boxes (no detector offline)", fontsize=9)
     draw_regions(ax, [b for _, b in spec['boxes']], labels=[n for n, _ in spec['boxes']])
     return ax

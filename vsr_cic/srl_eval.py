@@ -23,7 +23,9 @@ def _gold_args(pairs, dropped:Counter)->set:
     for key, lab in pairs:
         role = normalize_role(lab, strict=False)
         if role == VERB: continue
-        if role is None: dropped[lab] += 1; continue
+        if role is None:
+            dropped[lab] += 1
+            continue
         out.add((key, role))
     return out
 
@@ -38,17 +40,24 @@ def read_up_conllu(path:str|Path, limit:int|None=None, pred_upos:Sequence[str]=(
             preds = [i for i, r in enumerate(rows) if r[10] not in ('_', '')]
             n_cols = len(rows[0]) - 11
             if len({len(r) for r in rows}) > 1:
-                raise SRLError(f"{path}: sentence {meta.get('sent_id')!r} has rows with {sorted({len(r) for r in rows})} columns")
+                raise SRLError(
+                    f"{path}: sentence {meta.get('sent_id')!r} has rows with {sorted({len(r) for r in rows})} columns"
+                )
             if preds and n_cols != len(preds):
-                raise SRLError(f"{path}: sentence {meta.get('sent_id')!r} has {len(preds)} predicates but {n_cols} argument columns")
+                raise SRLError(
+                    f"{path}: sentence {meta.get('sent_id')!r} has {len(preds)} predicates but {n_cols} argument columns"
+                )
             gold, skip = {}, set()
             for j, pi in enumerate(preds):
-                if rows[pi][3] not in pred_upos: skip.add(pi); continue
+                if rows[pi][3] not in pred_upos:
+                    skip.add(pi)
+                    continue
                 pairs = [(i, r[11 + j]) for i, r in enumerate(rows) if r[11 + j] not in ('_', '')]
                 gold[pi] = {'span': (pi, pi + 1), 'roleset': rows[pi][10], 'args': _gold_args(pairs, dropped)}
             items.append({'id': meta.get('sent_id'), 'tokens': [r[1] for r in rows], 'preds': gold,
                           'judged': set(range(len(rows))) - skip, 'match': 'head'})
-        rows.clear(); meta.clear()
+        rows.clear()
+        meta.clear()
     with open(path) as f:
         for n, line in enumerate(f, 1):
             line = line.rstrip('\n')
@@ -62,7 +71,8 @@ def read_up_conllu(path:str|Path, limit:int|None=None, pred_upos:Sequence[str]=(
                 continue
             cols = line.split('\t')
             if '-' in cols[0] or '.' in cols[0]: continue   # multiword-token ranges and empty nodes
-            if len(cols) < 11: raise SRLError(f"{path}: line {n} has {len(cols)} columns; Universal PropBank needs at least 11")
+            if len(cols) < 11:
+                raise SRLError(f"{path}: line {n} has {len(cols)} columns; Universal PropBank needs at least 11")
             rows.append(cols)
         flush()
     items = items[:limit] if limit is not None else items
@@ -70,7 +80,9 @@ def read_up_conllu(path:str|Path, limit:int|None=None, pred_upos:Sequence[str]=(
     return items
 
 # %% ../nbs/04c_srl_eval.ipynb #00000008
-_NONVERBAL = re.compile(r'.*-[njl](?::.*)?$')   # example names the frame files mark as noun / adjective / light-verb usage
+_NONVERBAL = re.compile(
+    r".*-[njl](?::.*)?$"
+)  # example names the frame files mark as noun / adjective / light-verb usage
 
 def is_verb_form(word:str, lemmas:Sequence[str])->bool:
     "Is `word` an inflection of one of the verb `lemmas`? (irregular forms such as *rode* pass; *abduction* does not)"
@@ -132,12 +144,17 @@ def read_captions_srl(path:str|Path, limit:int|None=None, # captions (not lines)
                               'dropped': Counter(), 'source': rec.get('source')}
                 items.append(index[cid])
             it = index[cid]
-            if toks != it['tokens']: raise SRLError(f"{path}: line {n}: caption {cid!r} has different tokens on two lines")
+            if toks != it['tokens']:
+                raise SRLError(f"{path}: line {n}: caption {cid!r} has different tokens on two lines")
             if not rel: continue
             span = sorted(rel['span'])
             pairs = [((a['start'], a['end'] + 1), a['label']) for a in rec.get('args', [])]
-            it['preds'][span[0]] = {'span': (span[0], span[-1] + 1), 'rel_tokens': set(span), 'roleset': rec.get('roleset'),
-                                    'args': _gold_args(pairs, it['dropped'])}
+            it["preds"][span[0]] = {
+                "span": (span[0], span[-1] + 1),
+                "rel_tokens": set(span),
+                "roleset": rec.get("roleset"),
+                "args": _gold_args(pairs, it["dropped"]),
+            }
         except (KeyError, TypeError, IndexError) as e:
             raise SRLError(f"{path}: line {n}: bad caption SRL record ({type(e).__name__}: {e})") from None
     return items
@@ -172,7 +189,11 @@ def _fill_heads(items, parses):
     "Set `Arg.head` (UD-style, via spaCy) where a backend left it empty"
     from vsr_cic.srl_rules import span_head
     from spacy.tokens import Doc
-    todo = [k for k, (it, p) in enumerate(zip(items, parses)) if it['match'] == 'head' and any(a.head is None for f in p.frames for a in f.args)]
+    todo = [
+        k
+        for k, (it, p) in enumerate(zip(items, parses))
+        if it["match"] == "head" and any(a.head is None for f in p.frames for a in f.args)
+    ]
     if not todo: return
     nlp = load_nlp()
     for k, doc in zip(todo, nlp.pipe([Doc(nlp.vocab, words=list(parses[k].tokens)) for k in todo])):
@@ -197,24 +218,38 @@ def score_parses(items:list[dict], parses:list[Parse], max_errors:int=20)->dict:
             fr = next((f for f in p.frames if f.index in inside), None)
             gold = g['args']
             pred = _pred_keys(p, fr, it['match']) if fr is not None else set()
-            if fr is not None: matched.add(fr.index); pc['tp'] += 1
+            if fr is not None:
+                matched.add(fr.index)
+                pc['tp'] += 1
             else: pc['fn'] += 1
             for k, r in gold & pred: role_c[r]['tp'] += 1
             for k, r in pred - gold: role_c[r]['fp'] += 1
             for k, r in gold - pred: role_c[r]['fn'] += 1
-            c['tp'] += len(gold & pred); c['fp'] += len(pred - gold); c['fn'] += len(gold - pred)
+            c['tp'] += len(gold & pred)
+            c['fp'] += len(pred - gold)
+            c['fn'] += len(gold - pred)
             _confusion(conf, gold, pred)
             if gold != pred and len(errors) < max_errors:
-                errors.append({'id': it['id'], 'sentence': ' '.join(it['tokens']), 'predicate': ' '.join(it['tokens'][s:e]),
-                               'predicted': format_frame(p.tokens, fr) if fr is not None else None,
-                               'missing': sorted(gold - pred, key=str), 'spurious': sorted(pred - gold, key=str)})
+                errors.append(
+                    {
+                        "id": it["id"],
+                        "sentence": " ".join(it["tokens"]),
+                        "predicate": " ".join(it["tokens"][s:e]),
+                        "predicted": format_frame(p.tokens, fr) if fr is not None else None,
+                        "missing": sorted(gold - pred, key=str),
+                        "spurious": sorted(pred - gold, key=str),
+                    }
+                )
         pc['fp'] += sum(1 for f in p.frames if f.index not in matched and (judged is None or f.index in judged))
     out = prf(c['tp'], c['fp'], c['fn'])
     pr = prf(pc['tp'], pc['fp'], pc['fn'])
     out.update(predicate_precision=pr['precision'], predicate_recall=pr['recall'], predicate_f1=pr['f1'],
                sentences=len(items), predicates=pc['tp'] + pc['fn'],
                gold_labels_dropped=dict(items[0]['dropped']) if items else {})
-    out['per_role'] = {r: prf(v['tp'], v['fp'], v['fn']) for r, v in sorted(role_c.items(), key=lambda kv: -(kv[1]['tp'] + kv[1]['fn']))}
+    out["per_role"] = {
+        r: prf(v["tp"], v["fp"], v["fn"])
+        for r, v in sorted(role_c.items(), key=lambda kv: -(kv[1]["tp"] + kv[1]["fn"]))
+    }
     out['confusion'] = {f'{g} -> {q}': n for (g, q), n in conf.most_common()}
     out['errors'] = errors
     return out
@@ -242,7 +277,8 @@ SCORE_KEYS = ('precision', 'recall', 'f1', 'predicate_precision', 'predicate_rec
 def scores_markdown(results:dict)->str:
     "Markdown table of the overall scores of `{set name: score_parses(...)}`"
     rows = ['| set | sentences | ' + ' | '.join(SCORE_KEYS) + ' |', '|---' * (len(SCORE_KEYS) + 2) + '|']
-    for name, r in results.items(): rows.append(f"| {name} | {r['sentences']} | " + ' | '.join(f'{r[k]:.3f}' for k in SCORE_KEYS) + ' |')
+    for name, r in results.items():
+        rows.append(f"| {name} | {r['sentences']} | " + ' | '.join(f'{r[k]:.3f}' for k in SCORE_KEYS) + ' |')
     return '\n'.join(rows)
 
 def roles_markdown(results:dict)->str:
@@ -253,7 +289,11 @@ def roles_markdown(results:dict)->str:
     names = list(results)
     rows = ['| role | ' + ' | '.join(names) + ' |', '|---' * (len(names) + 1) + '|']
     for role, _ in sup.most_common():
-        cell = lambda r: f"{r['per_role'][role]['f1']:.2f} ({r['per_role'][role]['tp'] + r['per_role'][role]['fn']})" if role in r['per_role'] else ''
+        cell = lambda r: (
+            f"{r['per_role'][role]['f1']:.2f} ({r['per_role'][role]['tp'] + r['per_role'][role]['fn']})"
+            if role in r["per_role"]
+            else ""
+        )
         rows.append(f'| {role} | ' + ' | '.join(cell(results[n]) for n in names) + ' |')
     return '\n'.join(rows)
 
@@ -262,7 +302,9 @@ def confusion_markdown(result:dict, roles:Sequence[str]|None=None, # rows/column
     "Markdown confusion table of one `score_parses` result: gold role (rows) x predicted role (columns), by argument span"
     conf = {tuple(k.split(' -> ')): n for k, n in result['confusion'].items()}
     seen = Counter()
-    for (g, q), n in conf.items(): seen[g] += n; seen[q] += n
+    for (g, q), n in conf.items():
+        seen[g] += n
+        seen[q] += n
     roles = [r for r, _ in seen.most_common() if r != NO_ARG] if roles is None else list(roles)
     cols = [*roles, NO_ARG]
     rows = ['| gold \\ predicted | ' + ' | '.join(cols) + ' |', '|---' * (len(cols) + 1) + '|']

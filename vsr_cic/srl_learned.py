@@ -72,16 +72,44 @@ def features(p, s:int, e:int, rule:str|None, roleset:str|None, roles:dict, passi
     is_prep = first.pos_ in ('ADP', 'SCONJ') or first.dep_ in ('prep', 'agent', 'mark') or to is not None
     prep = first.lower_ if is_prep else ''
     if to is not None: top = to   # 'next to X' is a locative preposition
-    hw = next((k for k in top.children if k.dep_ in ('pobj', 'pcomp')), top) if top.dep_ in ('prep', 'agent') or top.pos_ == 'ADP' else top
+    hw = (
+        next((k for k in top.children if k.dep_ in ("pobj", "pcomp")), top)
+        if top.dep_ in ("prep", "agent") or top.pos_ == "ADP"
+        else top
+    )
     pos = 'L' if e <= p.i else 'R'
     lemma, rl, voice, cls = p.lemma_.lower(), rule or 'NA', 'pass' if passive else 'act', _word_class(hw)
     n = e - s
-    f = [f'rl={rl}', f'rel={rel}', f'pos={pos}', f'rl|rel={rl}|{rel}', f'rl|voice={rl}|{voice}', f'rel|voice|pos={rel}|{voice}|{pos}',
-         f'lem|rel|voice={lemma}|{rel}|{voice}', f'rs|rel|voice={roleset}|{rel}|{voice}', f'prep={prep}', f'lem|prep={lemma}|{prep}',
-         f'rs|prep={roleset}|{prep}', f'prep|cls={prep}|{cls}', f'rl|prep={rl}|{prep}', f'rel|prep={rel}|{prep}', f'lem|rl={lemma}|{rl}',
-         f'rs|rl={roleset}|{rl}', f'pdep|rl|pos={p.dep_}|{rl}|{pos}', f'ptag|pdep|rel={p.tag_}|{p.dep_}|{rel}',
-         f'hw={hw.lemma_.lower()}', f'hw|prep={hw.lemma_.lower()}|{prep}', f'cls={cls}', f'htag={hw.tag_}', f'first={first.lower_}',
-         f'len={min(n, 6)}', f'rl|len={rl}|{min(n, 4)}', f'rl|cls={rl}|{cls}', f'lem|cls|pos={lemma}|{cls}|{pos}', 'bias']
+    f = [
+        f"rl={rl}",
+        f"rel={rel}",
+        f"pos={pos}",
+        f"rl|rel={rl}|{rel}",
+        f"rl|voice={rl}|{voice}",
+        f"rel|voice|pos={rel}|{voice}|{pos}",
+        f"lem|rel|voice={lemma}|{rel}|{voice}",
+        f"rs|rel|voice={roleset}|{rel}|{voice}",
+        f"prep={prep}",
+        f"lem|prep={lemma}|{prep}",
+        f"rs|prep={roleset}|{prep}",
+        f"prep|cls={prep}|{cls}",
+        f"rl|prep={rl}|{prep}",
+        f"rel|prep={rel}|{prep}",
+        f"lem|rl={lemma}|{rl}",
+        f"rs|rl={roleset}|{rl}",
+        f"pdep|rl|pos={p.dep_}|{rl}|{pos}",
+        f"ptag|pdep|rel={p.tag_}|{p.dep_}|{rel}",
+        f"hw={hw.lemma_.lower()}",
+        f"hw|prep={hw.lemma_.lower()}|{prep}",
+        f"cls={cls}",
+        f"htag={hw.tag_}",
+        f"first={first.lower_}",
+        f"len={min(n, 6)}",
+        f"rl|len={rl}|{min(n, 4)}",
+        f"rl|cls={rl}|{cls}",
+        f"lem|cls|pos={lemma}|{cls}|{pos}",
+        "bias",
+    ]
     for rf in roleset_features(roles, prep):
         f += [rf, f'{rf}|rl={rl}', f'{rf}|rel={rel}', f'{rf}|voice={voice}|pos={pos}']
     return f
@@ -134,7 +162,9 @@ class ArgLabeller:
         if flat.size: out[nz] += np.add.reduceat(self.W[flat], np.concatenate([[0], np.cumsum(lens)[:-1]])[nz], axis=0)
         return out
     def save(self, path):
-        np.savez_compressed(path, vocab=np.array(self.vocab), labels=np.array(self.labels), W=self.W.astype(np.float16), b=self.b)
+        np.savez_compressed(
+            path, vocab=np.array(self.vocab), labels=np.array(self.labels), W=self.W.astype(np.float16), b=self.b
+        )
     @classmethod
     def load(cls, path):
         z = np.load(path, allow_pickle=False)
@@ -147,7 +177,8 @@ def decode(rows, logits:np.ndarray, labels:list[str], roles:dict, p_index:int,
     for k, lab in (forced or {}).items():
         z[k] = np.where(np.arange(len(labels)) == labels.index(lab), z[k].max() + 1, -np.inf)
     z = z - z.max(1, keepdims=True)
-    prob = np.exp(z); prob /= prob.sum(1, keepdims=True)
+    prob = np.exp(z)
+    prob /= prob.sum(1, keepdims=True)
     best = prob.argmax(1)
     none = labels.index(NONE)
     cand = sorted(((prob[k, best[k]], k) for k in range(len(rows)) if best[k] != none), reverse=True)
@@ -155,7 +186,8 @@ def decode(rows, logits:np.ndarray, labels:list[str], roles:dict, p_index:int,
     for sc, k in cand:
         s, e = rows[k][0], rows[k][1]
         if s <= p_index < e or any(s < e2 and s2 < e for s2, e2 in taken): continue
-        taken.append((s, e)); out.append(Arg(labels[best[k]], s, e))
+        taken.append((s, e))
+        out.append(Arg(labels[best[k]], s, e))
     return sorted(out, key=lambda a: a.start)
 
 
@@ -164,9 +196,18 @@ def conflicts_dropped(items:list[dict], lex:Lexicon)->list[dict]:
     "Gold items without the predicates whose `LOC` the roleset calls a numbered role ('stand.01' ARG2 'location')"
     out = []
     for it in items:
-        keep = {k: g for k, g in it['preds'].items()
-                if not (any(r == 'LOC' for _, r in g['args']) and any(
-                    any(w in d.lower() for w in LOC_WORDS) for r, d in lex.roles(g.get('roleset')).items() if r != 'ARG0'))}
+        keep = {
+            k: g
+            for k, g in it["preds"].items()
+            if not (
+                any(r == "LOC" for _, r in g["args"])
+                and any(
+                    any(w in d.lower() for w in LOC_WORDS)
+                    for r, d in lex.roles(g.get("roleset")).items()
+                    if r != "ARG0"
+                )
+            )
+        }
         out.append(it | {'preds': keep})
     return out
 
@@ -176,14 +217,19 @@ def training_rows(docs, items, lex:Lexicon):
     for doc, it in zip(docs, items):
         for g in it['preds'].values():
             s0, e0 = g['span']
-            p = next((doc[i] for i in sorted(g.get('rel_tokens', range(s0, e0))) if doc[i].pos_ in ('VERB', 'AUX')), doc[s0])
+            p = next(
+                (doc[i] for i in sorted(g.get("rel_tokens", range(s0, e0))) if doc[i].pos_ in ("VERB", "AUX")),
+                doc[s0],
+            )
             _, _, roles, rows = predicate_rows(p, lex, g.get('roleset'))
             gold = {k: r for k, r in g['args']}
             total += len(gold)
             for s, e, f in rows:
                 lab = gold.get((s, e), NONE)
                 found += lab != NONE
-                X.append(f); y.append(lab); R.append(tuple(roles))
+                X.append(f)
+                y.append(lab)
+                R.append(tuple(roles))
     return X, y, R, found / max(total, 1)
 
 def train_labeller(X, y, R=None, min_count:int=2, epochs:int=6, seed:int=0)->ArgLabeller:
@@ -199,7 +245,9 @@ def train_labeller(X, y, R=None, min_count:int=2, epochs:int=6, seed:int=0)->Arg
     for k, roles in enumerate(R if R is not None else [()] * len(X)):
         key = (tuple(sorted(roles)), tgt[k])
         if key not in mcache:
-            m = _mask(labels, dict.fromkeys(roles)); m[tgt[k]] = 0; mcache[key] = m   # the gold label is always allowed
+            m = _mask(labels, dict.fromkeys(roles))
+            m[tgt[k]] = 0
+            mcache[key] = m  # the gold label is always allowed
         masks.append(mcache[key])
     W, U, c = np.zeros((len(vocab), len(labels))), np.zeros((len(vocab), len(labels))), 1
     from tqdm.auto import tqdm
@@ -208,7 +256,10 @@ def train_labeller(X, y, R=None, min_count:int=2, epochs:int=6, seed:int=0)->Arg
             x, t = idx[k], tgt[k]
             q = int((W[x].sum(0) + masks[k]).argmax())
             if q != t:
-                W[x, t] += 1; W[x, q] -= 1; U[x, t] += c; U[x, q] -= c
+                W[x, t] += 1
+                W[x, q] -= 1
+                U[x, t] += c
+                U[x, q] -= c
             c += 1
     W -= U / c
     return ArgLabeller(vocab, labels, W, np.zeros(len(labels)))
@@ -221,7 +272,8 @@ def training_docs(examples:str|Path|None, world_captions:int, lex:Lexicon)->tupl
     from vsr_cic.srl_eval import read_propbank_examples, read_dataset_frames
     if examples is None:
         sd = shared_data_dir()
-        if sd is None: raise FileNotFoundError("PropBank examples not found: pass examples= or set VSR_CIC_SHARED to shared/data")
+        if sd is None:
+            raise FileNotFoundError("PropBank examples not found: pass examples= or set VSR_CIC_SHARED to shared/data")
         examples = sd/'srl_gold'/'propbank_frames_examples.jsonl'
     items = read_propbank_examples(examples, lex, split='train')
     if world_captions:
@@ -241,8 +293,15 @@ def train_from_shared(examples:str|Path|None=None, # PropBank examples .jsonl; N
     model = train_labeller(X, y, R, epochs=epochs, seed=seed)
     out = Path(out) if out is not None else asset_path(MODEL_FILE)
     model.save(out)
-    return {'sentences': len(items), 'candidates': len(X), 'gold_span_coverage': round(coverage, 4), 'features': len(model.vocab),
-            'labels': model.labels, 'seconds': round(time.time() - t0, 1), 'out': str(out)}
+    return {
+        "sentences": len(items),
+        "candidates": len(X),
+        "gold_span_coverage": round(coverage, 4),
+        "features": len(model.vocab),
+        "labels": model.labels,
+        "seconds": round(time.time() - t0, 1),
+        "out": str(out),
+    }
 
 
 # %% ../nbs/04d_srl_learned.ipynb #a16

@@ -7,8 +7,23 @@ from __future__ import annotations
 import re
 from typing import Sequence
 from .srl import SRL, Arg, Frame, Parse, Lexicon, load_lexicon, load_nlp, verb_lemma, format_frame
-from .srl_words import (PREP_ROLE, ADV_ROLE, MARK_ROLE, TIME_NOUNS, ANIMATE, RECIPIENT_WORDS, MODALS, UNACCUSATIVE,
-                               TITLES, REL_PRONOUNS, LOC_PREPS, PLACE_NOUNS, MUSICAL, PREP_KEYWORDS, ANIMALS)
+from vsr_cic.srl_words import (
+    PREP_ROLE,
+    ADV_ROLE,
+    MARK_ROLE,
+    TIME_NOUNS,
+    ANIMATE,
+    RECIPIENT_WORDS,
+    MODALS,
+    UNACCUSATIVE,
+    TITLES,
+    REL_PRONOUNS,
+    LOC_PREPS,
+    PLACE_NOUNS,
+    MUSICAL,
+    PREP_KEYWORDS,
+    ANIMALS,
+)
 
 # %% auto #0
 __all__ = ['PROXY_VERBS', 'PROXY_ING', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'is_predicate', 'split_locatives',
@@ -46,10 +61,14 @@ def span_head(doc, start:int, end:int)->int:
         kids = [c for c in t.children if start <= c.i < end]
         if t.dep_ in ('prep', 'agent') or t.pos_ == 'ADP' or t.lower_ in ('because',):
             obj = [c for c in kids if c.dep_ in ('pobj', 'pcomp')]
-            if obj: t = obj[0]; continue
+            if obj:
+                t = obj[0]
+                continue
         if t.lemma_ == 'be':
             pred = [c for c in kids if c.dep_ in ('attr', 'acomp')]
-            if pred: t = pred[0]; continue
+            if pred:
+                t = pred[0]
+                continue
         break
     if t.pos_ == 'PROPN':   # UD heads a titled name on the title ('President Bush'), other names on the last word
         left = [c for c in t.children if c.dep_ == 'compound' and c.lower_.rstrip('.') in TITLES and start <= c.i < t.i]
@@ -61,7 +80,12 @@ def is_predicate(t)->bool:
     "Does token `t` head a frame?"
     if t.dep_ in ('aux', 'auxpass'): return False
     if t.pos_ == 'VERB': return True
-    return t.pos_ == 'AUX' and t.tag_.startswith('VB') and t.lemma_ in ('have', 'do') and t.dep_ not in ('aux', 'auxpass')
+    return (
+        t.pos_ == "AUX"
+        and t.tag_.startswith("VB")
+        and t.lemma_ in ("have", "do")
+        and t.dep_ not in ("aux", "auxpass")
+    )
 
 def _passive(p)->bool:
     if any(c.dep_ in ('auxpass', 'nsubjpass', 'csubjpass') for c in p.children): return True
@@ -77,27 +101,36 @@ def _animate(t)->bool:
 
 def _is_time(t)->bool:
     "A time expression head: a time noun, a month or weekday, or a year-like number"
-    return t.lower_ in TIME_NOUNS or t.lemma_.lower() in TIME_NOUNS or (t.like_num and len(t.text) == 4 and t.text.isdigit())
+    return (
+        t.lower_ in TIME_NOUNS
+        or t.lemma_.lower() in TIME_NOUNS
+        or (t.like_num and len(t.text) == 4 and t.text.isdigit())
+    )
 
 class _Verb:
     "A predicate with its lemma, roleset and roles"
     def __init__(self, p, lexicon:Lexicon|None):
         self.p, self.lex = p, lexicon
         self.lemma = verb_lemma(p.text, p.lemma_, lexicon)
-        self.has_obj = any(c.dep_ in ('dobj', 'dative') and not (c.left_edge.i > 0 and p.doc[c.left_edge.i - 1].lower_ in ('and', 'or'))
-                           for c in p.children)   # an object right after 'and' is a stray conjunct
+        self.has_obj = any(
+            c.dep_ in ("dobj", "dative")
+            and not (c.left_edge.i > 0 and p.doc[c.left_edge.i - 1].lower_ in ("and", "or"))
+            for c in p.children
+        )  # an object right after 'and' is a stray conjunct
         self.passive = _passive(p)
         self.roleset, self.roles = None, {}
         if lexicon is not None:
             prt = [c.lower_ for c in p.children if c.dep_ == 'prt']
             cand = f"{self.lemma}_{prt[0]}" if prt else None
-            self.roleset = (lexicon.roleset(cand, self.has_obj) if cand in lexicon else None) or lexicon.roleset(self.lemma, self.has_obj)
+            self.roleset = (lexicon.roleset(cand, self.has_obj) if cand in lexicon else None) or lexicon.roleset(
+                self.lemma, self.has_obj
+            )
             self.roles = lexicon.roles(self.roleset)
 
     def subject_role(self, subj=None)->str:
         "ARG0 for agents; ARG1 for passives and for verbs whose subject is a theme; the roleset's non-agentive role for a thing"
         if self.passive: return 'ARG1'
-        if self.roles and subj is not None and not self.has_obj and not _animate(subj):   # 'a kite [flying]': fly.01 ARG2
+        if self.roles and subj is not None and not self.has_obj and not _animate(subj):  # 'a kite [flying]': fly.01 ARG2
             r = next((r for r, d in self.roles.items() if r != 'ARG0' and 'non-agentive' in d.lower()), None)
             if r is not None: return r
         if self.roles:
@@ -111,7 +144,9 @@ class _Verb:
         if obj is not None and obj.lower_ in MUSICAL and self.lex is not None:
             for rid in self.lex.by_lemma.get(self.lemma, []):
                 for r, d in self.lex.roles(rid).items():
-                    if 'musical instrument' in d.lower(): self.roleset, self.roles = rid, self.lex.roles(rid); return r
+                    if 'musical instrument' in d.lower():
+                        self.roleset, self.roles = rid, self.lex.roles(rid)
+                        return r
         if obj is not None and obj.lower_ in ANIMATE:
             for r, d in self.roles.items():
                 if r not in ('ARG0', 'ARG1') and any(k in d.lower() for k in RECIPIENT_WORDS): return r
@@ -133,13 +168,15 @@ class _Verb:
         place = pobj is not None and pobj.lower_ in PLACE_NOUNS
         for r, d in (self.roles.items() if not fronted else ()):
             if r in ('ARG0',) or r in used or not r.startswith('ARG'): continue
-            if place and prep in LOC_PREPS and r != 'ARG1': continue   # 'looks at the street' is ARG1; 'carries a box on a beach' is LOC
+            if place and prep in LOC_PREPS and r != 'ARG1':
+                continue  # 'looks at the street' is ARG1; 'carries a box on a beach' is LOC
             if r == 'ARG1' and (self.has_obj or self.passive): continue
             words = re.findall(r'[a-z]+', d.lower())
             if any((k in words) if ' ' not in k else (k in d.lower()) for k in keys): return r
         if prep in LOC_PREPS and pobj is not None and pobj.lower_ not in PLACE_NOUNS and not fronted:
             for r, d in self.roles.items():
-                if r not in ('ARG0', 'ARG1') and r not in used and ('location' in d.lower() or 'position' in d.lower()) and not self.has_obj: return r
+                if r not in ('ARG0', 'ARG1') and r not in used and ('location' in d.lower() or 'position' in d.lower()) and not self.has_obj:
+                    return r
         if prep == 'by' and pobj is not None and pobj.tag_ == 'VBG': return 'MNR'
         if prep == 'with': return 'COM' if pobj is not None and pobj.lower_ in ANIMATE else 'MNR'
         if prep in ('in', 'on', 'at', 'during', 'by', 'within') and pobj is not None and _is_time(pobj): return 'TMP'
@@ -185,10 +222,13 @@ def _trailing_locative(doc, tok, s:int, e:int):
     heads |= {c.i for t in doc if t.i in heads and t.pos_ == 'VERB' for c in t.children if c.dep_ == 'dobj'}
     for c in doc[tok.i + 1:e]:
         w = c.lower_
-        ok = (c.dep_ == 'prep' and w in LOC_PREPS) or (w in ('next', 'close') and any(k.lower_ == 'to' for k in c.children))
+        ok = (c.dep_ == "prep" and w in LOC_PREPS) or (
+            w in ("next", "close") and any(k.lower_ == "to" for k in c.children)
+        )
         obj = next((k for k in c.subtree if k.dep_ == 'pobj'), None)
         place = obj is not None and (obj.lower_ in PLACE_NOUNS or obj.lemma_.lower() in PLACE_NOUNS)
-        if ok and place and c.head.i in heads and _trim(doc, c.left_edge.i, c.right_edge.i + 1)[1] >= e and c.left_edge.i > s: return c
+        if ok and place and c.head.i in heads and _trim(doc, c.left_edge.i, c.right_edge.i + 1)[1] >= e and c.left_edge.i > s:
+            return c
     return None
 
 def split_locatives(doc, tok, s:int, e:int)->list[tuple[int, int]]:
@@ -196,7 +236,9 @@ def split_locatives(doc, tok, s:int, e:int)->list[tuple[int, int]]:
     c = _trailing_locative(doc, tok, s, e)
     if c is None: return [(s, e)]
     np_end, pp = _trim(doc, s, c.left_edge.i)[1], c.left_edge.i
-    obj = next((k for k in c.children if k.dep_ == 'pobj'), None) or next((k for k in c.subtree if k.dep_ == 'pobj'), None)
+    obj = next((k for k in c.children if k.dep_ == "pobj"), None) or next(
+        (k for k in c.subtree if k.dep_ == "pobj"), None
+    )
     inner = split_locatives(doc, obj, pp, e) if obj is not None else [(pp, e)]
     return [*split_locatives(doc, tok, s, np_end), (pp, inner[0][1]), *inner[1:]]
 
@@ -205,7 +247,9 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
     v, doc = _Verb(p, lexicon), p.doc
     args, used = [], set()
     def add(role, s, e, head=None):
-        if s < e: args.append(Arg(role, s, e, head if head is not None else span_head(doc, s, e))); used.add(role)
+        if s < e:
+            args.append(Arg(role, s, e, head if head is not None else span_head(doc, s, e)))
+            used.add(role)
     def add_np(role, c, noun=None):
         "An argument headed by noun `noun` (default `c`): conjuncts joined, trailing locative PPs split off as LOC"
         noun = noun if noun is not None else c
@@ -219,7 +263,9 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
     comp = v.after(subj) if not any(c.dep_ == 'expl' for c in p.children) else 'ARG1'   # 'there is [ARG1 a dog]'
     has_subj = False
     objs = [c for c in p.children if c.dep_ in ('dobj', 'dative')]
-    double = len(objs) >= 2 and objs[1].left_edge.i == objs[0].right_edge.i + 1 and objs[0].right_edge.dep_ != 'cc'  # 'throws [a dog] [a ball]'
+    double = (
+        len(objs) >= 2 and objs[1].left_edge.i == objs[0].right_edge.i + 1 and objs[0].right_edge.dep_ != "cc"
+    )  # 'throws [a dog] [a ball]'
     first_obj, n_obj = (objs[0].i if double else -1), len(objs)
     for c in p.children:
         d, w = c.dep_, c.lower_
@@ -234,7 +280,8 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
         elif d == 'agent':
             pobj = next((k for k in c.children if k.dep_ == 'pobj'), None)
             add_np('ARG0', c, pobj) if pobj is not None else add('ARG0', *subtree_span(c))
-        elif d == 'dobj' and c.i == first_obj and n_obj >= 2: add_np('ARG2', c)   # 'throws a dog a ball': recipient first
+        elif d == 'dobj' and c.i == first_obj and n_obj >= 2:
+            add_np('ARG2', c)  # 'throws a dog a ball': recipient first
         elif d == 'dobj':
             if w in REL_PRONOUNS and p.dep_ == 'relcl': continue
             add_np(v.object_role(c) if subj != 'ARG1' or v.passive else 'ARG2', c)
@@ -248,19 +295,35 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
             pobj = next((k for k in c.children if k.dep_ in ('pobj', 'pcomp')), None)
             if pobj is None and w not in PREP_ROLE: continue
             role = v.prep_role(w, pobj, used, fronted=c.i < p.i)
-            add_np(role, c, pobj) if pobj is not None and w in LOC_PREPS | {'to', 'from', 'into', 'onto'} else add(role, *subtree_span(c))
+            (
+                add_np(role, c, pobj)
+                if pobj is not None and w in LOC_PREPS | {"to", "from", "into", "onto"}
+                else add(role, *subtree_span(c))
+            )
         elif d == 'advmod':
             if w in ('next', 'close') or any(k.dep_ == 'prep' for k in c.children) and w not in ADV_ROLE:
                 to = any(k.dep_ == 'prep' and k.lower_ == 'to' for k in c.children) and c.i > p.i
-                add(v.location_role(used) if to else 'LOC', *_extend_conj(doc, c, *subtree_span(c))); continue
+                add(v.location_role(used) if to else 'LOC', *_extend_conj(doc, c, *subtree_span(c)))
+                continue
             if c.tag_ in ('WRB',) and p.dep_ == 'relcl': continue
             sentential = c.i + 1 < len(doc) and doc[c.i + 1].text == ',' and c.i < p.i   # 'Amazingly, …'
             add(ADV_ROLE.get(w, 'MNR' if w.endswith('ly') and not sentential else 'ADV'), *subtree_span(c))
-        elif d == 'npadvmod': add('TMP' if w in TIME_NOUNS or c.lemma_ in TIME_NOUNS else 'EXT' if c.pos_ == 'NUM' else 'ADV', *subtree_span(c))
+        elif d == 'npadvmod':
+            add(
+                "TMP" if w in TIME_NOUNS or c.lemma_ in TIME_NOUNS else "EXT" if c.pos_ == "NUM" else "ADV",
+                *subtree_span(c)
+            )
         elif d == 'neg': add('NEG', c.i, c.i + 1)
         elif d == 'aux' and (c.tag_ == 'MD' or w in MODALS): add('MOD', c.i, c.i + 1)
         elif d == 'advcl':
-            mark = next((k.lower_ for k in c.children if k.dep_ in ('mark', 'advmod') and k.i < c.i and k.lower_ in MARK_ROLE), None)
+            mark = next(
+                (
+                    k.lower_
+                    for k in c.children
+                    if k.dep_ in ("mark", "advmod") and k.i < c.i and k.lower_ in MARK_ROLE
+                ),
+                None,
+            )
             if mark is None and any(k.dep_ == 'aux' and k.lower_ == 'to' for k in c.children): mark = 'to'
             add(MARK_ROLE.get(mark, 'ADV'), *subtree_span(c))
     q = p   # a participle conjoined to a participle shares its noun: 'a man wearing a hat and [holding] an umbrella'
@@ -268,7 +331,9 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
     if not has_subj:
         if q.dep_ in ('acl', 'relcl', 'amod') and q.head.pos_ in ('NOUN', 'PROPN', 'PRON', 'NUM'):
             n = q.head
-            rel_obj = p.dep_ == 'relcl' and any(c.lower_ in REL_PRONOUNS and c.dep_ in ('dobj', 'pobj') for c in p.children)
+            rel_obj = p.dep_ == "relcl" and any(
+                c.lower_ in REL_PRONOUNS and c.dep_ in ("dobj", "pobj") for c in p.children
+            )
             role = 'ARG1' if rel_obj else subj
             s, e = subtree_span(n, exclude=q)
             if q.dep_ == 'amod': s, e = n.i, n.i + 1
@@ -284,7 +349,7 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
         s, e = subtree_span(p.head, exclude=p)
         if rel: add('ARG1' if rel[0].dep_ != 'nsubj' else subj, s, e, p.head.i)
         elif not v.has_obj: add('ARG1' if subj != 'ARG1' else 'ARG2', s, e, p.head.i)
-    if p.dep_ in ('acl', 'relcl') and p.head.dep_ not in ('ROOT',):   # a participle inside a clause: scene locations belong to the main verb
+    if p.dep_ in ('acl', 'relcl') and p.head.dep_ not in ('ROOT',):  # a participle inside a clause: scene locations belong to the main verb
         args = [a for a in args if not (a.role == 'LOC' and a.end == p.right_edge.i + 1 and _is_place_pp(doc, a))]
     args.sort(key=lambda a: (a.start, -a.end))
     args = _merge_coordinated(doc, args)
@@ -312,7 +377,12 @@ def _merge_coordinated(doc, args:list[Arg])->list[Arg]:
     return out
 
 # %% ../nbs/04b_srl_rules.ipynb #0000000c
-PROXY_VERBS = {(True, True): 'holds', (True, False): 'hold', (False, True): 'sits', (False, False): 'sit'}  # (object follows, -s form)
+PROXY_VERBS = {
+    (True, True): "holds",
+    (True, False): "hold",
+    (False, True): "sits",
+    (False, False): "sit",
+}  # (object follows, -s form)
 PROXY_ING = {True: 'holding', False: 'sitting'}   # (object follows)
 
 def _ing_bases(w:str)->list[str]:
@@ -326,13 +396,15 @@ def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
     "(index, lemma) of a verb the tagger read as a noun in a sentence without a main verb (`a horse [drinks] in a field`)"
     if lexicon is None: return None
     root = next((t for t in doc if t.dep_ == 'ROOT'), None)
-    if root is not None and root.pos_ in ('VERB', 'AUX') and not (root.tag_ == 'VBG' and not any(c.dep_ == 'aux' for c in root.children)): return None
+    if root is not None and root.pos_ in ('VERB', 'AUX') and not (root.tag_ == 'VBG' and not any(c.dep_ == 'aux' for c in root.children)):
+        return None
     for t in doc[1:]:
         w, prev = t.lower_, doc[t.i - 1]
         nxt = doc[t.i + 1] if t.i + 1 < len(doc) else None
-        if t.tag_ not in ('NNS', 'NN', 'VBZ', 'VBP') or prev.pos_ != 'NOUN' or not t.is_lower or not prev.is_lower: continue
+        if t.tag_ not in ('NNS', 'NN', 'VBZ', 'VBP') or prev.pos_ != 'NOUN' or not t.is_lower or not prev.is_lower:
+            continue
         if nxt is not None and nxt.pos_ not in ('ADP', 'DET', 'PUNCT', 'NUM', 'ADV', 'PRON'): continue
-        if w.endswith('ing'):   # 'a zebra [standing] on a field': only after a person or animal, never 'office building'
+        if w.endswith('ing'):  # 'a zebra [standing] on a field': only after a person or animal, never 'office building'
             if t.tag_ != 'NN' or len(w) < 6 or not _animate(prev): continue
             bases = _ing_bases(w)
         elif w.endswith('ies'): bases = [w[:-3] + 'y']
@@ -351,9 +423,17 @@ def _proxy_words(doc, i:int)->list[str]:
 def _rewrap(parsed, original, i:int, lemma:str):
     "A doc with `original`'s words and `parsed`'s annotation (token `i` gets `lemma`)"
     from spacy.tokens import Doc
-    doc = Doc(original.vocab, words=[t.text for t in original], spaces=[bool(t.whitespace_) for t in original],
-              tags=[t.tag_ for t in parsed], pos=[t.pos_ for t in parsed], morphs=[str(t.morph) for t in parsed],
-              lemmas=[lemma if t.i == i else t.lemma_ for t in parsed], heads=[t.head.i for t in parsed], deps=[t.dep_ for t in parsed])
+    doc = Doc(
+        original.vocab,
+        words=[t.text for t in original],
+        spaces=[bool(t.whitespace_) for t in original],
+        tags=[t.tag_ for t in parsed],
+        pos=[t.pos_ for t in parsed],
+        morphs=[str(t.morph) for t in parsed],
+        lemmas=[lemma if t.i == i else t.lemma_ for t in parsed],
+        heads=[t.head.i for t in parsed],
+        deps=[t.dep_ for t in parsed],
+    )
     doc.tensor = parsed.tensor   # the contextual token vectors the learned backend reads
     return doc
 

@@ -28,7 +28,9 @@ TAGGER_FILE = 'srl_tagger.npz'   # the packaged weights of the neural tagger, in
 def _ancestors(t)->list[int]:
     "Indices of `t` and its ancestors, bottom up"
     out = [t.i]
-    while t.head.i != t.i: t = t.head; out.append(t.i)
+    while t.head.i != t.i:
+        t = t.head
+        out.append(t.i)
     return out
 
 def tree_path(t, p)->str:
