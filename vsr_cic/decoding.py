@@ -169,104 +169,25 @@ def sample_decode(model:ControllableCaptioner,
 # %% ../nbs/13a_decoding.ipynb #0000000c
 COMPACT_AT = 0.75   # beam search drops finished images from the batch once at most this share of it is still searching
 
-@torch.no_grad()
-def beam_search(model:ControllableCaptioner,
-                beam_size:int=BEAM_SIZE,   # k (paper: 5)
-                max_len:int=MAX_LEN,
-                length_norm:float=0.,      # α: final ranking by score / length**α
-                complete:bool=True,        # `<eos>` only once the last sub-role has a word
-                compact:bool=True,         # stop computing images whose k beams have all ended (same result, less work)
-                no_repeat:bool=False,      # never repeat the previous word or 2-gram immediately (see below)
-                no_unk:bool=False,         # never say `<unk>` (see below)
-                **controls)->Decoded:
-    "Joint word × gate beam search, vectorised over batch × beam, with frozen finished beams"
-    if beam_size < 1: raise ValueError(f"beam_size must be >= 1, got {beam_size}")
-    ctx0 = model.encode(**controls)
-    B, k, dev = ctx0.batch_size, beam_size, ctx0.device
-    ctx = ctx0.expand(k)                                                          # (B·k, …)
-    state = model.init_state(ctx)
-    ptr = torch.zeros(B * k, dtype=torch.long, device=dev)
-    prev = torch.full((B * k,), model.bos_id, dtype=torch.long, device=dev)
-    done = torch.zeros(B * k, dtype=torch.bool, device=dev)
-    fresh = torch.ones(B * k, dtype=torch.bool, device=dev)                    # the current sub-role has no word yet
-    hist = (
-        torch.full((B * k, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None
-    )  # each beam's last words
-    score = torch.full((B, k), float('-inf'), device=dev, dtype=ctx0.global_feat.dtype)
-    score[:, 0] = 0.  # only beam 0 is live at t=0
-    last, rows = ctx.n_slots - 1, torch.arange(B, device=dev)[:, None] * k      # (B·k,), (B, 1)
-    # the working set: images still in the batch (all of them until `compact` drops finished ones)
-    img, ar_k = torch.arange(B, device=dev), torch.arange(k, device=dev)
-    ptr_all, score_all = ptr.clone(), score.clone()                              # frozen values of dropped images
-    def full(x, fill, Bw):  # a step's (Bw·k, …) values -> (B·k, …)
-        if Bw == B: return x
-        out = (
-            torch.full((B * k, *x.shape[1:]), fill, dtype=x.dtype, device=dev)
-            if not isinstance(fill, torch.Tensor)
-            else fill.clone()
-        )
-        out[(img[:, None] * k + ar_k).view(-1)] = x
-        return out
-    steps, traces, bps = [], [], []
-    for _ in range(max_len):
-        Bw = img.shape[0]
-        if compact and Bw > 1:
-            live = ~done.view(Bw, k).all(1)  # (Bw,) images with a beam still searching
-            n_live = int(live.sum())
-            if 0 < n_live <= COMPACT_AT * Bw:
-                gone = (~live).nonzero()[:, 0]
-                ptr_all.view(B, k)[img[gone]] = ptr.view(Bw, k)[gone]
-                score_all[img[gone]] = score[gone]
-                keep = live.nonzero()[:, 0]
-                sel = (keep[:, None] * k + ar_k).view(-1)
-                ctx, state = ctx.select(sel), tuple(s_[sel] for s_ in state)
-                ptr, prev, done, fresh, last, score = ptr[sel], prev[sel], done[sel], fresh[sel], last[sel], score[keep]
-                if hist is not None: hist = hist[sel]
-                img, Bw = img[keep], n_live
-                rows = torch.arange(Bw, device=dev)[:, None] * k
-        wl, gl, state, tr = constrained_step(
-            model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None, hist, no_unk
-        )  # (Bw·k, V), (Bw·k, 2)
-        V = wl.shape[1]
-        cand = joint_candidates(wl, gl, model.eos_id)                             # (Bw·k, V, 2)
-        frozen = torch.full_like(cand, float('-inf'))
-        frozen[:, model.pad_id, STAY] = 0.
-        cand = torch.where(done[:, None, None], frozen, cand)
-        total = (score[:, :, None] + cand.view(Bw, k, V * 2)).view(Bw, k * V * 2)  # (Bw, k·V·2)
-        score, idx = total.topk(k, 1)                                             # (Bw, k)
-        beam_ix, w, g = idx // (V * 2), (idx % (V * 2)) // 2, idx % 2             # (Bw, k) each
-        src = (rows + beam_ix).view(-1)                                           # (Bw·k,) parent rows
-        w, g = w.view(-1), g.view(-1)
-        wlp = wl[src].gather(1, w[:, None])[:, 0]
-        glp = gl[src].gather(1, g[:, None])[:, 0]
-        was_done = done[src]
-        glp = torch.where((w == model.eos_id) | was_done, torch.zeros_like(glp), glp)
-        wlp = torch.where(was_done, torch.zeros_like(wlp), wlp)
-        state, ptr, fresh = tuple(s[src] for s in state), ptr[src], fresh[src]
-        if hist is not None: hist = torch.cat([hist[src, 1:], w[:, None]], 1)
-        steps.append(dict(words=full(w, model.pad_id, Bw), slots=full(ptr, ptr_all, Bw), gates=full(g, STAY, Bw),
-                          word_logp=full(wlp, 0., Bw), gate_logp=full(glp, 0., Bw), mask=full(~was_done, False, Bw),
-                          running=full(score.reshape(-1), score_all.view(-1), Bw)))
-        traces.append(
-            {
-                k_: full(v[src].masked_fill(was_done.view(-1, *[1] * (v.dim() - 1)), 0.0), 0.0, Bw)
-                for k_, v in tr.items()
-            }
-        )
-        if Bw == B: bps.append(beam_ix)
-        else:
-            b_ = ar_k.expand(B, k).clone()
-            b_[img] = beam_ix
-            bps.append(b_)
-        nxt = torch.minimum(ptr + g, last[src])
-        fresh = nxt != ptr
-        ptr = nxt
-        prev = w
-        done = was_done | (w == model.eos_id)
-        if done.all(): break
-    if img.shape[0] < B:
-        score_all[img] = score
-        score = score_all  # (B, k) again
+def _beam_topk(wl:torch.Tensor, gl:torch.Tensor, # (Bw·k, V), (Bw·k, 2) this step's log-probs
+               done:torch.Tensor,                  # (Bw·k,) finished beams: only `<pad>` (score unchanged) follows them
+               score:torch.Tensor,                 # (Bw, k) running scores
+               model)->tuple:
+    "The k best (beam, word, gate) continuations per image: new scores (Bw, k), parent beam (Bw, k), words, gates (Bw·k,)"
+    Bw, k = score.shape
+    V = wl.shape[1]
+    cand = joint_candidates(wl, gl, model.eos_id)                                 # (Bw·k, V, 2)
+    frozen = torch.full_like(cand, float('-inf'))
+    frozen[:, model.pad_id, STAY] = 0.
+    cand = torch.where(done[:, None, None], frozen, cand)
+    total = (score[:, :, None] + cand.view(Bw, k, V * 2)).view(Bw, k * V * 2)      # (Bw, k·V·2)
+    score, idx = total.topk(k, 1)                                                 # (Bw, k)
+    beam_ix, w, g = idx // (V * 2), (idx % (V * 2)) // 2, idx % 2                 # (Bw, k) each
+    return score, beam_ix, w.view(-1), g.view(-1)
+
+def _backtrack(steps:list, traces:list, bps:list, score:torch.Tensor, length_norm:float)->Decoded:
+    "Follow each final beam back through the per-step parents `bps`; rank the beams by (length-normalised) score"
+    (B, k), dev = score.shape, score.device
     rows = torch.arange(B, device=dev)[:, None] * k
     # back-track: final beam j at step t came from bps[t][j]
     L = len(steps)
@@ -289,6 +210,89 @@ def beam_search(model:ControllableCaptioner,
     best = {key: v[:, 0] for key, v in seq.items() if key != 'running'}
     return Decoded(**best, score=ranked[:, 0], trace={key: v[:, 0] for key, v in trs.items()},
                    beams=seq['words'], beam_scores=ranked, score_history=seq['running'])
+
+@torch.no_grad()
+def beam_search(model:ControllableCaptioner,
+                beam_size:int=BEAM_SIZE,   # k (paper: 5)
+                max_len:int=MAX_LEN,
+                length_norm:float=0.,      # α: final ranking by score / length**α
+                complete:bool=True,        # `<eos>` only once the last sub-role has a word
+                compact:bool=True,         # stop computing images whose k beams have all ended (same result, less work)
+                no_repeat:bool=False,      # never repeat the previous word or 2-gram immediately (see below)
+                no_unk:bool=False,         # never say `<unk>` (see below)
+                **controls)->Decoded:
+    "Joint word × gate beam search, vectorised over batch × beam, with frozen finished beams"
+    if beam_size < 1: raise ValueError(f"beam_size must be >= 1, got {beam_size}")
+    ctx0 = model.encode(**controls)
+    B, k, dev = ctx0.batch_size, beam_size, ctx0.device
+    ctx = ctx0.expand(k)                                                          # (B·k, …)
+    state = model.init_state(ctx)
+    ptr = torch.zeros(B * k, dtype=torch.long, device=dev)
+    prev = torch.full((B * k,), model.bos_id, dtype=torch.long, device=dev)
+    done = torch.zeros(B * k, dtype=torch.bool, device=dev)
+    fresh = torch.ones(B * k, dtype=torch.bool, device=dev)                    # the current sub-role has no word yet
+    # each beam's last words (`no_repeat`)
+    hist = torch.full((B * k, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None
+    score = torch.full((B, k), float('-inf'), device=dev, dtype=ctx0.global_feat.dtype)
+    score[:, 0] = 0.  # only beam 0 is live at t=0
+    last, rows = ctx.n_slots - 1, torch.arange(B, device=dev)[:, None] * k      # (B·k,), (B, 1)
+    # the working set: images still in the batch (all of them until `compact` drops finished ones)
+    img, ar_k = torch.arange(B, device=dev), torch.arange(k, device=dev)
+    ptr_all, score_all = ptr.clone(), score.clone()                              # frozen values of dropped images
+    def full(x, fill, Bw):  # a step's (Bw·k, …) values -> (B·k, …)
+        if Bw == B: return x
+        out = fill.clone() if isinstance(fill, torch.Tensor) else torch.full((B * k, *x.shape[1:]), fill, dtype=x.dtype, device=dev)
+        out[(img[:, None] * k + ar_k).view(-1)] = x
+        return out
+    steps, traces, bps = [], [], []
+    for _ in range(max_len):
+        Bw = img.shape[0]
+        if compact and Bw > 1:
+            live = ~done.view(Bw, k).all(1)  # (Bw,) images with a beam still searching
+            n_live = int(live.sum())
+            if 0 < n_live <= COMPACT_AT * Bw:
+                gone = (~live).nonzero()[:, 0]
+                ptr_all.view(B, k)[img[gone]] = ptr.view(Bw, k)[gone]
+                score_all[img[gone]] = score[gone]
+                keep = live.nonzero()[:, 0]
+                sel = (keep[:, None] * k + ar_k).view(-1)
+                ctx, state = ctx.select(sel), tuple(s_[sel] for s_ in state)
+                ptr, prev, done, fresh, last, score = ptr[sel], prev[sel], done[sel], fresh[sel], last[sel], score[keep]
+                if hist is not None: hist = hist[sel]
+                img, Bw = img[keep], n_live
+                rows = torch.arange(Bw, device=dev)[:, None] * k
+        wl, gl, state, tr = constrained_step(
+            model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None, hist, no_unk
+        )  # (Bw·k, V), (Bw·k, 2)
+        score, beam_ix, w, g = _beam_topk(wl, gl, done, score, model)
+        src = (rows + beam_ix).view(-1)                                           # (Bw·k,) parent rows
+        wlp = wl[src].gather(1, w[:, None])[:, 0]
+        glp = gl[src].gather(1, g[:, None])[:, 0]
+        was_done = done[src]
+        glp = torch.where((w == model.eos_id) | was_done, torch.zeros_like(glp), glp)
+        wlp = torch.where(was_done, torch.zeros_like(wlp), wlp)
+        state, ptr, fresh = tuple(s[src] for s in state), ptr[src], fresh[src]
+        if hist is not None: hist = torch.cat([hist[src, 1:], w[:, None]], 1)
+        steps.append(dict(words=full(w, model.pad_id, Bw), slots=full(ptr, ptr_all, Bw), gates=full(g, STAY, Bw),
+                          word_logp=full(wlp, 0., Bw), gate_logp=full(glp, 0., Bw), mask=full(~was_done, False, Bw),
+                          running=full(score.reshape(-1), score_all.view(-1), Bw)))
+        traces.append({k_: full(v[src].masked_fill(was_done.view(-1, *[1] * (v.dim() - 1)), 0.), 0., Bw)
+                       for k_, v in tr.items()})
+        if Bw == B: bps.append(beam_ix)
+        else:
+            b_ = ar_k.expand(B, k).clone()
+            b_[img] = beam_ix
+            bps.append(b_)
+        nxt = torch.minimum(ptr + g, last[src])
+        fresh = nxt != ptr
+        ptr = nxt
+        prev = w
+        done = was_done | (w == model.eos_id)
+        if done.all(): break
+    if img.shape[0] < B:
+        score_all[img] = score
+        score = score_all  # (B, k) again
+    return _backtrack(steps, traces, bps, score, length_norm)
 
 # %% ../nbs/13a_decoding.ipynb #0000001b
 def verb_constraint(slot_is_verb:torch.Tensor,  # (B, K) bool
