@@ -260,12 +260,24 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
         add(role, *spans[0])
         for ps, pe in spans[1:]: add('LOC', ps, pe)
     subj = v.subject_role(_subject_token(p))
+    has_subj = _dependent_args(p, v, subj, add, add_np, used)
+    _implicit_subject(p, v, subj, has_subj, add)
+    if p.dep_ in ('acl', 'relcl') and p.head.dep_ not in ('ROOT',):
+        # a participle inside a clause: scene locations belong to the main verb
+        args = [a for a in args if not (a.role == 'LOC' and a.end == p.right_edge.i + 1 and _is_place_pp(doc, a))]
+    args.sort(key=lambda a: (a.start, -a.end))
+    args = _merge_coordinated(doc, args)
+    args = [a for a in args if not any(b is not a and b.start <= a.start and a.end <= b.end for b in args)]
+    return Frame(v.lemma, p.i, args, v.roleset, verb_end(p))
+
+def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
+    "Add the arguments `p`'s own dependents give (`add` / `add_np` of `frame_of`); whether one of them is its subject"
+    doc = p.doc
     comp = v.after(subj) if not any(c.dep_ == 'expl' for c in p.children) else 'ARG1'   # 'there is [ARG1 a dog]'
     has_subj = False
     objs = [c for c in p.children if c.dep_ in ('dobj', 'dative')]
-    double = (
-        len(objs) >= 2 and objs[1].left_edge.i == objs[0].right_edge.i + 1 and objs[0].right_edge.dep_ != "cc"
-    )  # 'throws [a dog] [a ball]'
+    # 'throws [a dog] [a ball]': two objects in a row
+    double = len(objs) >= 2 and objs[1].left_edge.i == objs[0].right_edge.i + 1 and objs[0].right_edge.dep_ != 'cc'
     first_obj, n_obj = (objs[0].i if double else -1), len(objs)
     for c in p.children:
         d, w = c.dep_, c.lower_
@@ -295,11 +307,8 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
             pobj = next((k for k in c.children if k.dep_ in ('pobj', 'pcomp')), None)
             if pobj is None and w not in PREP_ROLE: continue
             role = v.prep_role(w, pobj, used, fronted=c.i < p.i)
-            (
-                add_np(role, c, pobj)
-                if pobj is not None and w in LOC_PREPS | {"to", "from", "into", "onto"}
-                else add(role, *subtree_span(c))
-            )
+            if pobj is not None and w in LOC_PREPS | {'to', 'from', 'into', 'onto'}: add_np(role, c, pobj)
+            else: add(role, *subtree_span(c))
         elif d == 'advmod':
             if w in ('next', 'close') or any(k.dep_ == 'prep' for k in c.children) and w not in ADV_ROLE:
                 to = any(k.dep_ == 'prep' and k.lower_ == 'to' for k in c.children) and c.i > p.i
@@ -309,31 +318,25 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
             sentential = c.i + 1 < len(doc) and doc[c.i + 1].text == ',' and c.i < p.i   # 'Amazingly, …'
             add(ADV_ROLE.get(w, 'MNR' if w.endswith('ly') and not sentential else 'ADV'), *subtree_span(c))
         elif d == 'npadvmod':
-            add(
-                "TMP" if w in TIME_NOUNS or c.lemma_ in TIME_NOUNS else "EXT" if c.pos_ == "NUM" else "ADV",
-                *subtree_span(c)
-            )
+            time = w in TIME_NOUNS or c.lemma_ in TIME_NOUNS
+            add('TMP' if time else 'EXT' if c.pos_ == 'NUM' else 'ADV', *subtree_span(c))
         elif d == 'neg': add('NEG', c.i, c.i + 1)
         elif d == 'aux' and (c.tag_ == 'MD' or w in MODALS): add('MOD', c.i, c.i + 1)
         elif d == 'advcl':
-            mark = next(
-                (
-                    k.lower_
-                    for k in c.children
-                    if k.dep_ in ("mark", "advmod") and k.i < c.i and k.lower_ in MARK_ROLE
-                ),
-                None,
-            )
+            marks = (k.lower_ for k in c.children if k.dep_ in ('mark', 'advmod') and k.i < c.i and k.lower_ in MARK_ROLE)
+            mark = next(marks, None)
             if mark is None and any(k.dep_ == 'aux' and k.lower_ == 'to' for k in c.children): mark = 'to'
             add(MARK_ROLE.get(mark, 'ADV'), *subtree_span(c))
+    return has_subj
+
+def _implicit_subject(p, v:_Verb, subj:str, has_subj:bool, add):
+    "The subject `p` has no dependent for: the noun a participle modifies, a relative clause's head, a governing verb's"
     q = p   # a participle conjoined to a participle shares its noun: 'a man wearing a hat and [holding] an umbrella'
     while q.dep_ == 'conj' and q.head.i != q.i and q.head.pos_ == 'VERB': q = q.head
     if not has_subj:
         if q.dep_ in ('acl', 'relcl', 'amod') and q.head.pos_ in ('NOUN', 'PROPN', 'PRON', 'NUM'):
             n = q.head
-            rel_obj = p.dep_ == "relcl" and any(
-                c.lower_ in REL_PRONOUNS and c.dep_ in ("dobj", "pobj") for c in p.children
-            )
+            rel_obj = p.dep_ == 'relcl' and any(c.lower_ in REL_PRONOUNS and c.dep_ in ('dobj', 'pobj') for c in p.children)
             role = 'ARG1' if rel_obj else subj
             s, e = subtree_span(n, exclude=q)
             if q.dep_ == 'amod': s, e = n.i, n.i + 1
@@ -349,12 +352,6 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
         s, e = subtree_span(p.head, exclude=p)
         if rel: add('ARG1' if rel[0].dep_ != 'nsubj' else subj, s, e, p.head.i)
         elif not v.has_obj: add('ARG1' if subj != 'ARG1' else 'ARG2', s, e, p.head.i)
-    if p.dep_ in ('acl', 'relcl') and p.head.dep_ not in ('ROOT',):  # a participle inside a clause: scene locations belong to the main verb
-        args = [a for a in args if not (a.role == 'LOC' and a.end == p.right_edge.i + 1 and _is_place_pp(doc, a))]
-    args.sort(key=lambda a: (a.start, -a.end))
-    args = _merge_coordinated(doc, args)
-    args = [a for a in args if not any(b is not a and b.start <= a.start and a.end <= b.end for b in args)]
-    return Frame(v.lemma, p.i, args, v.roleset, verb_end(p))
 
 def verb_end(p)->int|None:
     "One past the particle of a phrasal verb written right after it (`picking up`), else None"
