@@ -13,6 +13,11 @@ from .readers import Records
 from .align import noun_chunks, match_class, attach_frames
 from .data import write_dataset, group_proposals, validate_caption, FEATURE_FILE
 from .core import MAX_REGIONS_PER_SET
+from .srl import Parse, Frame, Arg, get_srl, load_nlp, DEFAULT_BACKEND
+from .features import CNN_NAME, CNN_SIZE, FEAT_DIM, BOX_GEOMETRY, extract_features, class_probs, class_features, check_feature_kind
+from .photos import SCENE_CLASS, scene_caption
+from .align import COCO_SYNONYMS
+from .data import BACKGROUND
 
 # %% auto #0
 __all__ = ['SRL_CHUNK', 'TEXT_ONLY_CLASS', 'TEXT_ONLY_DISTRACTORS', 'PRIOR_WEIGHT', 'MENTION_REGIONS', 'split_of', 'analyse',
@@ -32,13 +37,11 @@ def _frame_json(f)->dict:
     return {'verb': f.verb, 'index': f.index, 'roleset': f.roleset, 'args': [[a.role, a.start, a.end] for a in f.args]}
 
 def _parse_of(tokens, frames):
-    from vsr_cic.srl import Parse, Frame, Arg
     return Parse(list(tokens),
                  [Frame(f['verb'], f['index'], [Arg(r, s, e) for r, s, e in f['args']], f.get('roleset')) for f in frames])
 
 def analyse(token_lists:Sequence[Sequence[str]], srl=None, batch_size:int=256)->list[dict]:
     "Noun chunks ({span, head, lemma}) and SRL frames of each token list, from one spaCy pass"
-    from vsr_cic.srl import get_srl, load_nlp
     from spacy.tokens import Doc
     srl = get_srl() if srl is None else srl                  # the project's default backend
     if hasattr(srl, 'docs') and hasattr(srl, 'parse_doc'):
@@ -52,7 +55,6 @@ def analyse(token_lists:Sequence[Sequence[str]], srl=None, batch_size:int=256)->
 
 def _default_srl()->str:
     "Class name of `get_srl()`'s default backend (what a build with `srl=None` uses)"
-    from vsr_cic.srl import DEFAULT_BACKEND
     return {'learned': 'LearnedSRL', 'spacy': 'SpacySRL'}.get(DEFAULT_BACKEND, DEFAULT_BACKEND)
 
 def analyse_cached(captions:Sequence[dict], # caption records (caption_id, tokens)
@@ -60,7 +62,6 @@ def analyse_cached(captions:Sequence[dict], # caption records (caption_id, token
                    srl=None, chunk:int=SRL_CHUNK, progress:bool=True)->list[dict]:
     "`analyse` over many captions with a resumable on-disk cache"
     from tqdm.auto import tqdm
-    from vsr_cic.srl import get_srl
     cache = Path(cache_dir)
     cache.mkdir(parents=True, exist_ok=True)
     srl = get_srl() if srl is None else srl
@@ -126,7 +127,6 @@ def _write_text_only(out:Path, meta:dict, images:list, captions:list):
 
 def _feature_meta(feature_kind:str, method:str, n_classes:int)->dict:
     "meta.json `features` entry of an image-mode dataset"
-    from vsr_cic.features import CNN_NAME, CNN_SIZE, FEAT_DIM, BOX_GEOMETRY
     if feature_kind == 'cnn':
         return {'kind': 'cnn', 'cnn': CNN_NAME, 'method': method, 'image_size': CNN_SIZE, 'dim': FEAT_DIM}
     return {'kind': feature_kind, 'dim': n_classes + (BOX_GEOMETRY if feature_kind == 'class_box' else 0)}
@@ -134,7 +134,6 @@ def _feature_meta(feature_kind:str, method:str, n_classes:int)->dict:
 def _image_features(images:list, records:Records, classes:list, image_dir, cache:Path, out:Path, feature_kind:str,
                     method:str, device:str, copy_images:bool, progress:bool, stats:Counter)->Iterable[tuple]:
     "Feature rows (image_id, feats, boxes, cls_prob) of the kept images; CNN features are extracted into the cache first"
-    from vsr_cic.features import extract_features, class_probs, class_features
     src = {im['image_id']: Path(image_dir)/im['file'] if im.get('file') else None for im in images}
     missing = [i for i, p in src.items() if p is None or not p.exists()]
     if missing and (feature_kind == 'cnn' or copy_images):
@@ -181,7 +180,6 @@ def _report(images:list, ids:set, caps:list, kept:list, drops:Counter, stats:Cou
 
 def _class_sets(images:list, records:Records, classes:list, own:bool, text_only:bool, image_dir, stats:Counter)->dict:
     "Proposal sets of each image (set in place, one per class) and {image id: {class: set index}} for `align_caption`"
-    from vsr_cic.features import class_probs
     class_sets = {}
     if text_only:
         for im in images: im['sets'] = []
@@ -215,7 +213,6 @@ def build(records:Records,          # from a reader (`read_coco`, `read_multi30k
           **text_kw,                # text_only with a class kind: options of `build_text_proposals`
          )->dict:
     "Build a canonical VSR dataset from reader records; returns (and writes) the report"
-    from vsr_cic.features import check_feature_kind
     check_feature_kind(feature_kind)
     if text_only and feature_kind != 'cnn':
         return build_text_proposals(records, out_dir, limit=limit, splits=splits, srl=srl, progress=progress, name=name,
@@ -322,10 +319,6 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
                          limit:int|None=None, splits:tuple|None=(0.1, 0.1), srl=None, progress:bool=True,
                          name:str|None=None, seed:int=0)->dict:
     "A trainable dataset from captions alone: proposals from the captions' own mentions + co-mention distractors + scene"
-    from vsr_cic.photos import SCENE_CLASS, scene_caption
-    from vsr_cic.align import COCO_SYNONYMS
-    from vsr_cic.data import BACKGROUND
-    from vsr_cic.features import class_features
     if feature_kind != 'class':
         raise ValueError(f"text-only proposals have no boxes: feature_kind must be 'class', got {feature_kind!r}")
     if any(c['frames'] or 'chunks' in c for c in records.captions):

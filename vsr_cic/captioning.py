@@ -23,6 +23,7 @@ from .runs import best_ckpt, data_entry, check_run_config, write_run_config, che
 from .distributed import init_distributed, cleanup_distributed, broadcast_module
 from fastcore.script import call_parse, bool_arg
 from .cider import CiderD, ids_to_seqs
+from .baselines import NoVerbCaptioner
 
 # %% auto #0
 __all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'TEST_METRICS', 'ADDITIONS',
@@ -244,7 +245,6 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
                  complete:bool=True,         # `<eos>` only after the last sub-role has a word (`vsr_cic.decoding`)
                 )->list[dict]:
     "Caption every example of `split` under its ground-truth control; one dict per caption"
-    from vsr_cic.baselines import NoVerbCaptioner
     ds, recs, W = cd.splits[split], cd.records(split), cd.vocab['words']
     L, was_training = max_len or cd.max_len, model.training
     model.eval()

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Mapping, Sequence
 from .vsr import VSR, VERB, normalize_role, parse_subrole
+from .srl import load_nlp, get_srl
+from .align import noun_chunks
+from .data import frame_structure
 
 # %% auto #0
 __all__ = ['OPTIONS', 'Control', 'frame_items', 'match_frames', 'caption_counts', 'controllability', 'noun_phrase_spans',
@@ -162,8 +165,6 @@ def controllability(parses:Sequence,                # generated captions' Parses
 def noun_phrase_spans(parses:Sequence)->list[list[tuple[int, int]]]:
     "Noun-phrase spans of each parse's tokens (spaCy noun chunks, the rule of `vsr_cic.align.noun_chunks`)"
     from spacy.tokens import Doc
-    from vsr_cic.srl import load_nlp
-    from vsr_cic.align import noun_chunks
     nlp = load_nlp()
     docs = nlp.pipe(Doc(nlp.vocab, words=list(p.tokens)) for p in parses)
     return [[tuple(c['span']) for c in noun_chunks(d)] for d in docs]
@@ -183,7 +184,6 @@ def controls_from_parse(parse, entities:Sequence|None=None)->list[tuple[str, lis
 
 def controls_of_caption(rec:Mapping)->list[tuple[str, list[str]]]:
     "The controls of a canonical caption record: (verb, GT structure) for each gold frame"
-    from vsr_cic.data import frame_structure
     return [(f['verb'], list(frame_structure(rec, i))) for i, f in enumerate(rec.get('frames', []))]
 
 def controllability_from_text(captions:Sequence,        # generated captions (strings or token lists)
@@ -192,7 +192,6 @@ def controllability_from_text(captions:Sequence,        # generated captions (st
                               entities:bool=True,       # count noun phrases inside arguments (else argument spans)
                               **kw)->dict:
     "Parse generated captions with SRL and compute R_V, R_SR1, R_SR2"
-    from vsr_cic.srl import get_srl
     srl = get_srl(srl) if isinstance(srl, str) else srl
     parses = srl.parse_many(list(captions))
     return controllability(parses, controls, noun_phrase_spans(parses) if entities else None, **kw)

@@ -8,6 +8,7 @@ import math
 from typing import Hashable, Mapping, Sequence
 import numpy as np
 from .cider import CiderD
+from .metrics import evaluate_captions, ptb_tokenize, simple_tokenize
 
 # %% auto #0
 __all__ = ['div_n_image', 'div_n', 'self_cider_image', 'cider_kernel', 'self_cider', 'best_of_k']
@@ -72,7 +73,6 @@ def best_of_k(sets:Mapping[Hashable, Sequence[str]],          # {id: [k generate
               return_choice:bool=False,
              )->dict:                                         # {metric: corpus score of the per-image best}
     "Oracle (best-1) accuracy of caption sets: best caption per image and metric, then the corpus score"
-    from vsr_cic.metrics import evaluate_captions, ptb_tokenize, simple_tokenize
     ids = list(sets)
     for i in ids:
         if not sets[i]: raise ValueError(f"best_of_k: image {i!r} has no captions")

@@ -14,6 +14,12 @@ from .core import MAX_PER_ROLE, MAX_SUBROLES, MAX_REGIONS_PER_SET
 from .srl import load_lexicon as srl_lexicon
 from .vsr import VSR, Vocab, ROLES, ROLE_VOCAB, normalize_role
 from .data import load_dataset, caption_vsrs
+from .vsr import VERB
+from .verbs import load_verb_predictor, train_verbs
+from .loader import build_vocabs
+from .pipeline import image_proposals as pipeline_image
+from .diversity import div_n, self_cider, best_of_k
+from .metrics import java_available, EMPTY
 
 # %% auto #0
 __all__ = ['MAX_ENUM_ROLES', 'COUNT_THRESHOLD', 'SUGGESTED', 'lexicon_roles', 'VerbStats', 'sample_role_sets', 'gsrl_inputs',
@@ -220,7 +226,6 @@ SUGGESTED = 'Ours (suggested VSRs)'   # the method name of setting 2's rows in T
 
 def diversity_captions(data, split:str='test', limit:int|None=None)->list[dict]:
     "Table 2's captions: one-verb captions of `split` whose sub-roles are all grounded (`evaluate_diversity` uses it too)"
-    from vsr_cic.vsr import VERB
     recs = [c for c in data.captions if data.images[c['image_id']]['split'] == split and len(c['frames']) == 1
             and all(s['set'] is not None for s in c['slots'] if not any(l[1] == VERB for l in s['labels']))]
     return recs[:limit] if limit else recs
@@ -230,8 +235,6 @@ def obtain_verb_predictor(run_dir,            # a `train_verbs` out_dir to load 
                           train_dir,          # where to train one when `run_dir` has no usable checkpoint
                           epochs:int=20, device='cpu', seed:int=0)->tuple:
     "(VerbPredictor, where it came from): `run_dir`'s classifier if its vocabulary is the dataset's, else a new one"
-    from vsr_cic.verbs import load_verb_predictor, train_verbs
-    from vsr_cic.loader import build_vocabs
     want, why = build_vocabs(data)['verbs'].itos, f"no checkpoint in {run_dir}"
     for d in ([run_dir] if run_dir is not None else []) + [train_dir]:
         try: pred = load_verb_predictor(d, device)
@@ -249,7 +252,6 @@ def suggested_captions(pipe,                  # a `vsr_cic.pipeline.Pipeline` wi
                        per_vsr:int=1,         # captions (top S-level structures) per suggested VSR
                       )->dict[str, list[dict]]: # image id -> [{'vsr', 'score', 'caption'}] (up to k)
     "Captions of each image's top suggested VSRs, with no ground truth: suggest → GSRL → SSP → captioner"
-    from vsr_cic.pipeline import image_proposals as pipeline_image
     out = {}
     for iid in image_ids:
         img = pipeline_image(data, iid)
@@ -268,8 +270,6 @@ def suggested_captions(pipe,                  # a `vsr_cic.pipeline.Pipeline` wi
 
 def score_caption_sets(sets:dict, refs:dict, metrics=None, tokenizer:str|None=None)->dict:
     "Table 2's columns for {caption id: [captions]}: best-of-k accuracy against `refs`, Div-1, Div-2, self-CIDEr"
-    from vsr_cic.diversity import div_n, self_cider, best_of_k
-    from vsr_cic.metrics import java_available, EMPTY
     java = java_available()
     tok = tokenizer or ('ptb' if java else 'simple')
     mets = metrics or (('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D'))
