@@ -637,12 +637,12 @@ def train_captioner_cli(data_dir:str=None,    # dataset folder (default: the bui
                         beam:int=MAIN_JOB.beam, # test beam size
                         device:str=MAIN_JOB.device, # auto | cpu | cuda (under torchrun: cuda:LOCAL_RANK unless cpu)
                         seed:int=MAIN_JOB.seed, # random seed
-                        world_images:int=None, # a small world of this many images in out_dir/world
-                        amp:str=None,         # bf16 | auto: bfloat16 autocast on CUDA
+                        world_images:int=MAIN_JOB.world_images, # a small world of this many images in out_dir/world
+                        amp:str=MAIN_JOB.amp, # bf16 | auto: bfloat16 autocast on CUDA
                         threads:int=MAIN_JOB.threads, # torch CPU threads per process
-                        metrics:bool_arg=True, # pycocoevalcap metrics on the test split
-                        control:bool_arg=True, # R_V / R_SR1 / R_SR2 on the test split
-                        progress:bool_arg=True, # progress bars and log lines
+                        metrics:bool_arg=MAIN_JOB.metrics, # pycocoevalcap metrics on the test split
+                        control:bool_arg=MAIN_JOB.control, # R_V / R_SR1 / R_SR2 on the test split
+                        progress:bool_arg=MAIN_JOB.progress, # progress bars and log lines
                        ):
     "Train and evaluate a captioner from the shell (`python` or `torchrun`); prints the test metrics as JSON"
     try: r = train_captioner(data_dir, out_dir, model=model, preset=preset, epochs_xe=epochs_xe, epochs_rl=epochs_rl,
