@@ -23,6 +23,7 @@ from .runs import best_ckpt, data_entry, check_run_config, write_run_config, che
 from .distributed import init_distributed, cleanup_distributed, broadcast_module
 from fastcore.script import call_parse, bool_arg
 from .cider import CiderD, ids_to_seqs
+from .metrics import evaluate_captions, java_available, EMPTY
 from .baselines import NoVerbCaptioner
 
 # %% auto #0
@@ -292,7 +293,6 @@ def evaluate_split(preds:list[dict], metrics:bool=True, control:bool=True, srl='
     out['CIDEr-D'] = cider_d(preds)
     if not preds: return out
     if metrics:
-        from vsr_cic.metrics import evaluate_captions, java_available, EMPTY
         java = java_available()
         names = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
         res = evaluate_captions({p['caption_id']: p['caption'] or EMPTY for p in preds},

@@ -20,7 +20,7 @@ from .baselines import make_captioner
 from .decoding import beam_search, greedy_decode, verb_constraint, MAX_LEN
 from .train import load_checkpoint, load_weights
 from .vsr import as_vsrs, check_known
-from .data import check_proposals
+from .data import check_proposals, load_dataset
 from .loader import verb_forms
 from .runs import check_vocab_fits, data_path, best_ckpt, find_ckpt, run_vocabs, load_gsrl
 from .loader import frame_roles, build_vocabs
@@ -142,7 +142,6 @@ class Pipeline:
         data = None
         path = data_dir if data_dir is not None else (c[2].get('data') if c else None)
         if path is not None and (Path(path)/'meta.json').exists():
-            from vsr_cic.data import load_dataset
             data = load_dataset(path)
         # the captioner's preset switches (issue 13)
         opts = {**(c[2].get('options') or {} if c else {}), **(options or {})}
