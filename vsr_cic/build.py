@@ -184,7 +184,8 @@ def _class_sets(images:list, records:Records, classes:list, own:bool, text_only:
     if text_only:
         for im in images: im['sets'] = []
         return class_sets
-    if image_dir is None: raise ValueError("image mode needs image_dir (the pictures); pass text_only=True for captions alone")
+    if image_dir is None:
+        raise ValueError("image mode needs image_dir (the pictures); pass text_only=True for captions alone")
     for im in images:
         if own:                                  # grounded phrases and sets come with the records
             class_sets[im['image_id']] = {}

@@ -204,7 +204,8 @@ def scst_step_fn(model, reward:CiderReward, device, max_len:int, n:int=1, cd:Cap
         model.train()
         s = sample_decode(model, n=n, max_len=max_len, complete=complete, **ctl)
         B = len(refs)
-        hyps = ids_to_seqs(s.words.detach().cpu(), eos=model.eos_id, keep_eos=True) + ids_to_seqs(g.words.cpu(), eos=model.eos_id, keep_eos=True)
+        hyps = (ids_to_seqs(s.words.detach().cpu(), eos=model.eos_id, keep_eos=True)
+                + ids_to_seqs(g.words.cpu(), eos=model.eos_id, keep_eos=True))
         r = reward(hyps, [x for x in refs for _ in range(n)] + refs)       # one CiderD call: samples, then greedy
         rs, rg = r[:B * n], r[B * n:]
         dev = s.word_logp.device
@@ -432,7 +433,8 @@ def _run_settings(job:MainJob, out:Path, model_cfg:dict)->tuple[dict, dict, Path
     roles = {} if job.model in ('c_lstm', 'c_updn', 'sct') else {'use_roles': opts['role_emb']}
     cfg = dict(hidden=job.hidden, emb=job.hidden, att=job.hidden, dropout=job.dropout, verb_shift=job.verb_shift,
                **roles, **model_cfg)
-    data_at = Path(job.data_dir) if job.data_dir is not None else world_dir(None if job.world_images is None else out/'world')
+    data_at = (Path(job.data_dir) if job.data_dir is not None
+               else world_dir(None if job.world_images is None else out/'world'))
     keys = ('world_images', 'batch_size', 'lr_xe', 'lr_rl', 'seed', 'lr_decay', 'lr_step', 'rl_samples', 'preset')
     run_cfg = {'model': job.model, **data_entry(data_at, out), **{k: getattr(job, k) for k in keys}, **opts,
                'lr_decay_rl': job.lr_decay_rl, 'ungrounded': job.ungrounded,

@@ -16,7 +16,9 @@ __all__ = ['is_main_process', 'DistEnv', 'world', 'init_distributed', 'wrap_ddp'
 # %% ../nbs/15a_distributed.ipynb #00000005
 def is_main_process()->bool:
     "Rank 0 (or not distributed): the process that logs and writes checkpoints"
-    return not (torch.distributed.is_available() and torch.distributed.is_initialized()) or torch.distributed.get_rank() == 0
+    return (not (torch.distributed.is_available() and torch.distributed.is_initialized())
+            or torch.distributed.get_rank() == 0)
+
 
 # %% ../nbs/15a_distributed.ipynb #00000006
 @dataclass

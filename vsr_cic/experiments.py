@@ -398,7 +398,8 @@ def ablation_table(rows:list[dict], cols=ABLATION_COLS, scale:float=100.)->str:
     "Markdown table 'mean ± sd' (values × `scale`); rows with `captions` (Table 2's k) get a column for it"
     f = lambda m, s: '–' if m is None else f'{m * scale:.1f}' + ('' if s is None else f' ± {s * scale:.1f}')
     k = any('captions' in r for r in rows)
-    head = '| row | ' + ('captions | ' if k else '') + 'seeds | ' + ' | '.join(cols) + ' |\n|---|---' + '|---' * (len(cols) + k) + '|'
+    head = ('| row | ' + ('captions | ' if k else '') + 'seeds | ' + ' | '.join(cols) + ' |\n|---|---'
+            + '|---' * (len(cols) + k) + '|')
     body = [f"| {r['row']} | " + (f"{r['captions']} | " if k else '') + f"{len(r['seeds'])} | "
             + ' | '.join(f(r.get(c), r.get(f'{c}_sd')) for c in cols) + ' |' for r in rows]
     return '\n'.join([head] + body)

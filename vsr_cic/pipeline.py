@@ -201,7 +201,8 @@ class Pipeline:
         "SSP: up to `n` (structure [(sub-role, set)], S-level log-prob), best first"
         sets = {r: [j for j, _ in v] for r, v in grounding.items()}
         if self.ssp is None:
-            order = gt_structure if gt_structure is not None and vsr.is_structure(gt_structure) else self.default_structure(vsr)
+            order = (gt_structure if gt_structure is not None and vsr.is_structure(gt_structure)
+                     else self.default_structure(vsr))
             it = {r: iter(s) for r, s in sets.items()}
             return [([(s, None if s == VERB else next(it[parse_subrole(s)[0]])) for s in order], 0.)]
         img = image if self.ssp.rlevel is not None else None

@@ -463,7 +463,8 @@ class VSRExplorer(W.VBox):
                                 'runs/train_captioner.ipynb -p out_dir runs/train_captioner)',
                    'verbs': ''}
         shows = '; '.join(html.escape(instead[c]) for c in miss if instead.get(c))
-        button = '. Train them here with the button, or with their notebooks.' if self.trainer and self.trainer.parts else '.'
+        button = ('. Train them here with the button, or with their notebooks.' if self.trainer
+                  and self.trainer.parts else '.')
         self.note.value = (f'<div style="color:#b26a00">⚠ no {html.escape(names)} checkpoint yet (see the lookup '
                            f'below), '
                            f'so the explorer shows {shows}{button}</div>')
@@ -519,7 +520,8 @@ class VSRExplorer(W.VBox):
             for i, h in enumerate(planned_structures_html(res, verbs)))
         if k >= len(res.captions): self.caption_html.value = '<i>no captioner checkpoint: no caption</i>'
         else:
-            self.caption_html.value = captions_html(res)[k] if res.captions[k]['tokens'] else '<i>(the captioner stopped at once: empty caption)</i>'
+            self.caption_html.value = (captions_html(res)[k] if res.captions[k]['tokens']
+                                       else '<i>(the captioner stopped at once: empty caption)</i>')
         self._draw(grounding_boxes(res, self.pipeline.image(self.picker.image.value), k), str(res.vsrs[0]))
 
     def _draw(self, boxes:Mapping, title:str|None=None):

@@ -72,7 +72,8 @@ class _Caption:
 def _loc_phrases(c:_Caption, locs:Sequence[int], kind:str)->list:
     "Locative PPs: (words, relative entity spans) in caption order (ground before landmark; coordination left to right)"
     def pp(i):
-        prep = [PLACES[c.scene[i]['cls']][0]] if CATEGORY[c.scene[i]['cls']] == 'place' else list(_pick(c.rng, LANDMARK_PREPS))
+        prep = ([PLACES[c.scene[i]['cls']][0]] if CATEGORY[c.scene[i]['cls']] == 'place'
+                else list(_pick(c.rng, LANDMARK_PREPS)))
         w, e = c.group([i])
         return prep + w, [(a + len(prep), b + len(prep), j) for a, b, j in e]
     if kind == 'coord':
@@ -240,7 +241,8 @@ def held_out_vsrs(seed:int, n:int=N_HELD_OUT)->list[str]:
     out = []
     for k in rng.permutation(len(cands))[:n]:
         v = cands[int(k)]
-        roles = [(v.subj_role, 1), (v.obj_role, 1), ('LOC', 1)] if rng.random() < .6 else [(v.subj_role, 2), (v.obj_role, 1)]
+        roles = ([(v.subj_role, 1), (v.obj_role, 1), ('LOC', 1)] if rng.random() < .6
+                 else [(v.subj_role, 2), (v.obj_role, 1)])
         out.append(str(VSR(v.lemma, roles)))
     return out
 
