@@ -23,6 +23,8 @@ from .runs import best_ckpt, data_entry, check_run_config, write_run_config, che
 from .distributed import init_distributed, cleanup_distributed, broadcast_module
 from fastcore.script import call_parse, bool_arg
 from .cider import CiderD, ids_to_seqs
+from .metrics import evaluate_captions, java_available, EMPTY
+from .baselines import NoVerbCaptioner
 
 # %% auto #0
 __all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'TEST_METRICS', 'ADDITIONS',
@@ -211,7 +213,8 @@ def scst_step_fn(model, reward:CiderReward, device, max_len:int, n:int=1, cd:Cap
         model.train()
         s = sample_decode(model, n=n, max_len=max_len, complete=complete, **ctl)
         B = len(refs)
-        hyps = ids_to_seqs(s.words.detach().cpu(), eos=model.eos_id, keep_eos=True) + ids_to_seqs(g.words.cpu(), eos=model.eos_id, keep_eos=True)
+        hyps = (ids_to_seqs(s.words.detach().cpu(), eos=model.eos_id, keep_eos=True)
+                + ids_to_seqs(g.words.cpu(), eos=model.eos_id, keep_eos=True))
         r = reward(hyps, [x for x in refs for _ in range(n)] + refs)       # one CiderD call: samples, then greedy
         rs, rg = r[:B * n], r[B * n:]
         dev = s.word_logp.device
@@ -253,7 +256,6 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
                  complete:bool=True,         # `<eos>` only after the last sub-role has a word (`vsr_cic.decoding`)
                 )->list[dict]:
     "Caption every example of `split` under its ground-truth control; one dict per caption"
-    from vsr_cic.baselines import NoVerbCaptioner
     ds, recs, W = cd.splits[split], cd.records(split), cd.vocab['words']
     L, was_training = max_len or cd.max_len, model.training
     model.eval()
@@ -301,7 +303,6 @@ def evaluate_split(preds:list[dict], metrics:bool=True, control:bool=True, srl='
     out['CIDEr-D'] = cider_d(preds)
     if not preds: return out
     if metrics:
-        from vsr_cic.metrics import evaluate_captions, java_available, EMPTY
         java = java_available()
         names = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
         res = evaluate_captions({p['caption_id']: p['caption'] or EMPTY for p in preds},
@@ -442,7 +443,8 @@ def _run_settings(job:MainJob, out:Path, model_cfg:dict)->tuple[dict, dict, Path
     roles = {} if job.model in ('c_lstm', 'c_updn', 'sct') else {'use_roles': opts['role_emb']}
     cfg = dict(hidden=job.hidden, emb=job.hidden, att=job.hidden, dropout=job.dropout, verb_shift=job.verb_shift,
                **roles, **model_cfg)
-    data_at = Path(job.data_dir) if job.data_dir is not None else world_dir(None if job.world_images is None else out/'world')
+    data_at = (Path(job.data_dir) if job.data_dir is not None
+               else world_dir(None if job.world_images is None else out/'world'))
     keys = ('world_images', 'batch_size', 'lr_xe', 'lr_rl', 'seed', 'lr_decay', 'lr_step', 'rl_samples', 'preset')
     run_cfg = {'model': job.model, **data_entry(data_at, out), **{k: getattr(job, k) for k in keys}, **opts,
                'lr_decay_rl': job.lr_decay_rl, 'ungrounded': job.ungrounded,
@@ -656,13 +658,13 @@ def train_captioner_cli(data_dir:str=None,    # dataset folder (default: the bui
                         beam:int=MAIN_JOB.beam, # test beam size
                         device:str=MAIN_JOB.device, # auto | cpu | cuda (under torchrun: cuda:LOCAL_RANK unless cpu)
                         seed:int=MAIN_JOB.seed, # random seed
-                        world_images:int=None, # a small world of this many images in out_dir/world
-                        amp:str=None,         # bf16 | auto: bfloat16 autocast on CUDA
-                        capture:bool_arg=False, # CUDA: XE loss and decoding step as CUDA graphs (~8x faster XE steps)
+                        world_images:int=MAIN_JOB.world_images, # a small world of this many images in out_dir/world
+                        amp:str=MAIN_JOB.amp, # bf16 | auto: bfloat16 autocast on CUDA
+                        capture:bool_arg=MAIN_JOB.capture, # CUDA: XE loss and decoding step as CUDA graphs (~8x faster XE steps)
                         threads:int=MAIN_JOB.threads, # torch CPU threads per process
-                        metrics:bool_arg=True, # pycocoevalcap metrics on the test split
-                        control:bool_arg=True, # R_V / R_SR1 / R_SR2 on the test split
-                        progress:bool_arg=True, # progress bars and log lines
+                        metrics:bool_arg=MAIN_JOB.metrics, # pycocoevalcap metrics on the test split
+                        control:bool_arg=MAIN_JOB.control, # R_V / R_SR1 / R_SR2 on the test split
+                        progress:bool_arg=MAIN_JOB.progress, # progress bars and log lines
                        ):
     "Train and evaluate a captioner from the shell (`python` or `torchrun`); prints the test metrics as JSON"
     try: r = train_captioner(data_dir, out_dir, model=model, preset=preset, epochs_xe=epochs_xe, epochs_rl=epochs_rl,

@@ -17,6 +17,17 @@ from .pipeline import Pipeline, load_captioner, image_proposals
 from .decoding import beam_search, MAX_LEN
 from .world import resolve_data
 from .metrics import EMPTY
+from .loader import frame_slots, build_vocabs, save_vocabs
+from .captioning import caption_data, evaluate_split, preset_options, decode_split
+from .control import controllability_from_text
+from .metrics import java_available
+from .vsr_suggest import diversity_captions
+from .diversity import div_n, self_cider, best_of_k
+from .data import load_dataset
+from .gsrl import GSRL
+from .slevel import SLevelPlanner
+from .rlevel import RLevelPlanner
+from .baselines import make_captioner
 
 # %% auto #0
 __all__ = ['METHODS', 'TABLE1_COLS', 'TABLE2_COLS', 'SUBSETS', 'TRAIN_VARIANTS', 'ABLATION', 'ABLATION_COLS', 'default_ckpt_dirs',
@@ -126,7 +137,6 @@ def gt_plan(rec:dict)->Plan:
     return Plan.from_structure(*zip(*[(s, None if s == VERB else st) for s, st in _gt_pairs(rec)]))
 
 def _gt_pairs(rec):
-    from vsr_cic.loader import frame_slots
     return frame_slots(rec, 0)
 
 def caption_k(pipe:Pipeline, plans:list, vsrs:list, image:dict, beam:int, k_beams:int=1, max_len:int=MAX_LEN)->list[str]:
@@ -184,7 +194,6 @@ def ours_plans(pipe:Pipeline, rec:dict, image:dict, k:int, rng:np.random.Generat
 
 # %% ../nbs/23_experiments.ipynb #00000011
 def _caption_data(path, verb_one_word:bool, cache:dict):
-    from vsr_cic.captioning import caption_data
     key = (str(path), verb_one_word)
     if key not in cache:   # test captions with an ungrounded sub-role are dropped (supp. §D)
         cache[key] = caption_data(path, splits=('train', 'test'), ungrounded='drop', verb_one_word=verb_one_word)
@@ -192,7 +201,6 @@ def _caption_data(path, verb_one_word:bool, cache:dict):
 
 def safe_evaluate(preds:list[dict], **kw)->dict:
     "`evaluate_split` after the tokens of an empty caption become `EMPTY` (scored as one unknown word)"
-    from vsr_cic.captioning import evaluate_split
     for p in preds:
         if not p['tokens']: p['tokens'] = [EMPTY]
     return evaluate_split(preds, **kw)
@@ -200,7 +208,6 @@ def safe_evaluate(preds:list[dict], **kw)->dict:
 SUBSETS = {'all': lambda n: True, 'one-verb': lambda n: n == 1, 'multi-verb': lambda n: n > 1}
 
 def _control_counts(preds:list[dict], srl)->list[dict]:
-    from vsr_cic.control import controllability_from_text
     c = controllability_from_text([p['tokens'] for p in preds], [p['controls'] for p in preds], srl=srl,
                                   per_caption=True)
     return c['per_caption']
@@ -228,7 +235,6 @@ def _fmt(res:dict, cols)->str: return ' '.join(f'{k} {res[k]:.3f}' for k in cols
 
 def _decode_options(info:dict, preset:str)->dict:
     "The decoding switches a captioner was trained with (checkpoints before the presets: `preset`'s)"
-    from vsr_cic.captioning import preset_options
     return info.get('options') or preset_options(preset)
 
 def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, limit:int|None=None,
@@ -238,7 +244,6 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
                     gt_rows:bool=True,  # with structure='ssp', also Ours with the annotated structure (reference rows)
                     progress=print)->dict:
     "Table 1: {'rows': [...], 'n_test': …} for every available captioner × {GSRL, GT} proposal sets × caption subsets"
-    from vsr_cic.captioning import decode_split
     caps = available_captioners(ckpt_dirs)
     if methods: caps = {m: d for m, d in caps.items() if m in methods}
     if not caps: raise FileNotFoundError(f"evaluate_table1: no captioner model.pt in {ckpt_dirs}")
@@ -291,8 +296,6 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
 # %% ../nbs/23_experiments.ipynb #00000013
 def _table2_setup(data, limit:int|None, tokenizer:str|None, split:str='test')->tuple:
     "Table 2's captions of `split` (one verb each), their references, the metrics Java allows and the tokenizer"
-    from vsr_cic.metrics import java_available
-    from vsr_cic.vsr_suggest import diversity_captions
     recs = diversity_captions(data, split, limit)
     if not recs:
         raise ValueError(f"Table 2: no {split!r} caption with one verb and every sub-role grounded in {data.path}")
@@ -314,7 +317,6 @@ def diverse_sets(name:str, pipe:Pipeline, recs:list, data, k:int, beam:int, seed
 
 def table2_scores(sets:dict, refs:dict, mets:tuple, tokenizer:str)->dict:
     "Best-of-k accuracy against each caption's reference, Div-1, Div-2 and self-CIDEr of the sets"
-    from vsr_cic.diversity import div_n, self_cider, best_of_k
     acc = best_of_k(sets, refs, mets, tokenizer=tokenizer)
     return {**{m: acc.get(m) for m in TABLE2_COLS[:4]}, 'Div-1': div_n(sets, 1), 'Div-2': div_n(sets, 2),
             'self-CIDEr': self_cider(sets)}
@@ -322,7 +324,6 @@ def table2_scores(sets:dict, refs:dict, mets:tuple, tokenizer:str)->dict:
 def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), beam:int=5, limit:int|None=None,
                        seed:int=0, tokenizer:str|None=None, progress=print)->dict:
     "Table 2: {'rows': [...]} for BS / SCT / Ours with each k in `ks`"
-    from vsr_cic.loader import build_vocabs
     caps = available_captioners(ckpt_dirs)
     who = {'BS': 'c_updn', 'SCT': 'sct', 'Ours': 'ours'}
     path, pipes, skipped = resolve_data(data_dir), {}, {}
@@ -366,7 +367,6 @@ def evaluate_ablation(runs:dict,              # training variant -> {seed: capti
                       data_dir=None, device='cpu', beam:int=5, limit:int|None=None,
                       metrics:bool=True, control:bool=True, srl='spacy', progress=print)->dict:
     "Ablation rows (mean ± sd over seeds) and every seed's numbers, on the test split with annotated sets and structure"
-    from vsr_cic.captioning import decode_split
     path, cache, per_seed = resolve_data(data_dir), {}, []
     for row, (variant, dec) in ABLATION.items():
         for seed, d in sorted(runs.get(variant, {}).items()):
@@ -398,7 +398,8 @@ def ablation_table(rows:list[dict], cols=ABLATION_COLS, scale:float=100.)->str:
     "Markdown table 'mean ± sd' (values × `scale`); rows with `captions` (Table 2's k) get a column for it"
     f = lambda m, s: '–' if m is None else f'{m * scale:.1f}' + ('' if s is None else f' ± {s * scale:.1f}')
     k = any('captions' in r for r in rows)
-    head = '| row | ' + ('captions | ' if k else '') + 'seeds | ' + ' | '.join(cols) + ' |\n|---|---' + '|---' * (len(cols) + k) + '|'
+    head = ('| row | ' + ('captions | ' if k else '') + 'seeds | ' + ' | '.join(cols) + ' |\n|---|---'
+            + '|---' * (len(cols) + k) + '|')
     body = [f"| {r['row']} | " + (f"{r['captions']} | " if k else '') + f"{len(r['seeds'])} | "
             + ' | '.join(f(r.get(c), r.get(f'{c}_sd')) for c in cols) + ' |' for r in rows]
     return '\n'.join([head] + body)
@@ -433,12 +434,6 @@ def ablation_diversity_rows(per_seed:list[dict])->list[dict]:
 # %% ../nbs/23_experiments.ipynb #00000015
 def write_tiny_checkpoints(data_dir, root, methods=METHODS, hidden:int=16, seed:int=0)->dict:
     "Untrained tiny GSRL, planners and captioners saved in the trainers' checkpoint layout under `root`; returns ckpt_dirs"
-    from vsr_cic.data import load_dataset
-    from vsr_cic.loader import build_vocabs, save_vocabs
-    from vsr_cic.gsrl import GSRL
-    from vsr_cic.slevel import SLevelPlanner
-    from vsr_cic.rlevel import RLevelPlanner
-    from vsr_cic.baselines import make_captioner
     root, data = Path(root), load_dataset(data_dir)
     torch.manual_seed(seed)
     voc = build_vocabs(data)

@@ -88,7 +88,8 @@ def roi_align(fmap:torch.Tensor,  # (B, C, h, w) feature maps
 def check_picture_boxes(boxes:np.ndarray, W:int, H:int, where:str='boxes'):
     "Raise a ValueError naming the first box that is inverted or leaves the W×H picture by more than `BOX_TOL`"
     b = np.asarray(boxes, np.float32).reshape(-1, 4)
-    bad = (b[:, 2] < b[:, 0]) | (b[:, 3] < b[:, 1]) | (b[:, 0] < -BOX_TOL) | (b[:, 1] < -BOX_TOL) | (b[:, 2] > W + BOX_TOL) | (b[:, 3] > H + BOX_TOL)
+    bad = ((b[:, 2] < b[:, 0]) | (b[:, 3] < b[:, 1]) | (b[:, 0] < -BOX_TOL) | (b[:, 1] < -BOX_TOL)
+           | (b[:, 2] > W + BOX_TOL) | (b[:, 3] > H + BOX_TOL))
     if bad.any():
         j = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{where}: box {j} = {b[j].tolist()} (x1 y1 x2 y2) is outside the {W}x{H} picture")

@@ -511,7 +511,8 @@ class CaptionDataset(TaskDataset):
         wslot, k = [0], 0
         for t in range(len(toks)):
             while k < len(slots) - 1 and t >= slots[k]['span'][1]: k += 1
-            before_verb = self.verb_one_word and k > 0 and t < slots[k]['span'][0] and any(l[1] == VERB for l in slots[k]['labels'])
+            before_verb = (self.verb_one_word and k > 0 and t < slots[k]['span'][0]
+                           and any(l[1] == VERB for l in slots[k]['labels']))
             wslot.append(k - 1 if before_verb else k)
         wslot.append(len(slots) - 1)
         gate = [int(wslot[t+1] == wslot[t] + 1) for t in range(len(wslot) - 1)] + [0]

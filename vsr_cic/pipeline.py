@@ -20,9 +20,13 @@ from .baselines import make_captioner
 from .decoding import beam_search, greedy_decode, verb_constraint, MAX_LEN
 from .train import load_checkpoint, load_weights
 from .vsr import as_vsrs, check_known
-from .data import check_proposals
+from .data import check_proposals, load_dataset
 from .loader import verb_forms
 from .runs import check_vocab_fits, data_path, best_ckpt, find_ckpt, run_vocabs, load_gsrl
+from .loader import frame_roles, build_vocabs
+from .data import frame_structure
+from .vsr import Vocab
+from .core import repo_root
 
 # %% auto #0
 __all__ = ['RUN_LOOKUP', 'load_planner', 'load_captioner', 'image_proposals', 'set_features', 'PipelineResult', 'Pipeline',
@@ -89,8 +93,6 @@ class PipelineResult:
     missing: dict = field(default_factory=dict)   # component -> why it was replaced by ground truth
 
 def _gt_frame(gt:Mapping|None, i:int):
-    from vsr_cic.loader import frame_roles
-    from vsr_cic.data import frame_structure
     if gt is None or i >= len(gt.get('frames', [])): return None, None
     roles = {r: s for r, s in frame_roles(gt, i).items() if r != VERB}
     return roles, list(frame_structure(gt, i))
@@ -140,7 +142,6 @@ class Pipeline:
         data = None
         path = data_dir if data_dir is not None else (c[2].get('data') if c else None)
         if path is not None and (Path(path)/'meta.json').exists():
-            from vsr_cic.data import load_dataset
             data = load_dataset(path)
         # the captioner's preset switches (issue 13)
         opts = {**(c[2].get('options') or {} if c else {}), **(options or {})}
@@ -200,7 +201,8 @@ class Pipeline:
         "SSP: up to `n` (structure [(sub-role, set)], S-level log-prob), best first"
         sets = {r: [j for j, _ in v] for r, v in grounding.items()}
         if self.ssp is None:
-            order = gt_structure if gt_structure is not None and vsr.is_structure(gt_structure) else self.default_structure(vsr)
+            order = (gt_structure if gt_structure is not None and vsr.is_structure(gt_structure)
+                     else self.default_structure(vsr))
             it = {r: iter(s) for r, s in sets.items()}
             return [([(s, None if s == VERB else next(it[parse_subrole(s)[0]])) for s in order], 0.)]
         img = image if self.ssp.rlevel is not None else None
@@ -302,7 +304,6 @@ class Pipeline:
 # %% ../nbs/22_pipeline.ipynb #0000000b
 def tiny_pipeline(data, seed:int=0, hidden:int=16, name:str='ours')->Pipeline:
     "A pipeline of freshly built tiny (untrained) models for a dataset (tests and demos)"
-    from vsr_cic.loader import build_vocabs
     torch.manual_seed(seed)
     voc = build_vocabs(data)
     f = data.features(next(iter(data.images)))
@@ -334,7 +335,6 @@ def run_checkpoint(component:str, # 'gsrl', 'planner', 'captioner' or 'verbs'
 
 def run_verbs(component:str, folder)->Vocab|None:
     "The verb vocabulary `component` in run folder `folder` was trained with (None when the folder does not say)"
-    from vsr_cic.vsr import Vocab
     d = Path(folder)
     if component == 'verbs':
         ck = load_checkpoint(run_checkpoint('verbs', d))
@@ -364,7 +364,6 @@ def _unusable(component:str, d:Path, verbs:Vocab|None)->str:
 
 def runs_root(root=None)->Path:
     "The folder `RUN_LOOKUP` is relative to: `root`, else the repository root, else the working directory"
-    from vsr_cic.core import repo_root
     return Path(root).expanduser() if root is not None else (repo_root() or Path('.').resolve())
 
 def find_runs(verbs:Vocab|None=None,   # the dataset's verb vocabulary: runs trained on other verbs are passed over
@@ -388,7 +387,6 @@ def pipeline_from_runs(data,                    # the loaded dataset the pipelin
                        root=None, device='cpu', given:Mapping|None=None, lookup:Mapping=RUN_LOOKUP,
                        kind:str='transformer')->tuple[Pipeline, dict]:
     "(fallback `Pipeline` from the run folders `find_runs` picks for `data`, the picks); `missing` says what was tried"
-    from vsr_cic.loader import build_vocabs
     found = find_runs(build_vocabs(data)['verbs'], root, given, lookup)
     d = {c: found[c].folder if c in found else None for c in ('gsrl', 'planner', 'captioner')}
     pipe = Pipeline.from_dirs(d['gsrl'], d['planner'], d['captioner'], device, data_dir=data.path, fallback=True,

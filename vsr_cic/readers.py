@@ -88,7 +88,8 @@ def _add_detections(det:dict, dets:dict, path, where:str):
             ok = isinstance(item, list) and len(item) == 2 and isinstance(item[0], int) and isinstance(item[1], list) \
                  and len(item[1]) == 4
             if not ok:
-                raise FormatError(_where(path, where, f"detections[{cls!r}] entry {item!r} is not [det_id, [x1, y1, x2, y2]]"))
+                raise FormatError(_where(path, where,
+                                         f"detections[{cls!r}] entry {item!r} is not [det_id, [x1, y1, x2, y2]]"))
             did, box = item
             if did in dets and (dets[did][1] != cls or not np.allclose(dets[did][0], box)):
                 raise FormatError(_where(path, where, f"det_id {did} is {cls!r} {box} here but {dets[did][1]!r} "

@@ -38,7 +38,8 @@ def data_entry(path:str|os.PathLike, out:str|os.PathLike)->dict:
     p, o = Path(path), Path(out)
     try: inside = p.resolve().is_relative_to(o.resolve())
     except (OSError, ValueError): inside = False
-    return {'data': Path(os.path.relpath(p.resolve(), o.resolve())).as_posix(), IN_RUN: True} if inside else {'data': str(p)}
+    return ({'data': Path(os.path.relpath(p.resolve(), o.resolve())).as_posix(), IN_RUN: True} if inside
+            else {'data': str(p)})
 
 def data_path(cfg:Mapping, out:str|os.PathLike)->Path|None:
     "The dataset folder a run_config names, resolved against the run folder when it is stored relative to it"

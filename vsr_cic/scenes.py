@@ -224,7 +224,8 @@ def sample_scene(rng:np.random.Generator)->Scene:
         add([o for o in core.obj_pool if core.allowed(s, o)], 'entity')
         if core.multi_obj and rng.random() < .3: add(core.obj_pool, 'entity')
     if core.extra and rng.random() < .6: add(core.extra[2], 'entity')
-    companions = PERSONS + ANIMAL_CLASSES + [o for v in VERBS.values() if v.participle for o in v.obj_pool] + ['ball', 'kite', 'bench']
+    companions = (PERSONS + ANIMAL_CLASSES + [o for v in VERBS.values() if v.participle for o in v.obj_pool]
+                  + ['ball', 'kite', 'bench'])
     for _ in range(int(rng.integers(*N_COMPANIONS))): add(companions, 'entity')
     for _ in range(int(rng.integers(*N_DISTRACTORS))): add(FOODS + OBJECTS, 'distractor')
     kinds = [k for _, k in picked]
@@ -234,7 +235,8 @@ def sample_scene(rng:np.random.Generator)->Scene:
     scene.core_verb = core.lemma
     for c, kind in picked:
         a = _attrs(rng, c)
-        z = next(ez) if kind == 'entity' else next(lz) if kind == 'landmark' else round(float(rng.uniform(*DISTRACTOR_DEPTH)), 4) if kind == 'distractor' else 0.
+        z = (next(ez) if kind == 'entity' else next(lz) if kind == 'landmark'
+             else round(float(rng.uniform(*DISTRACTOR_DEPTH)), 4) if kind == 'distractor' else 0.)
         scene.append({'cls': c, 'kind': kind, 'attrs': a, 'depth': z, 'box': _box(rng, c, a, taken, z)})
     return scene
 

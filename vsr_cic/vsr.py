@@ -41,7 +41,8 @@ SHOW_CHARS = 60   # how much of a long bad input an error message quotes
 
 def _short(x)->str:
     "`repr(x)`, cut to `SHOW_CHARS` characters so that a megabyte of bad input gives a one-line message"
-    r = repr(x) if not isinstance(x, int) or abs(x) < 10**SHOW_CHARS else f'<an integer of about {int(x.bit_length() * 0.30103)} digits>'
+    r = (repr(x) if not isinstance(x, int) or abs(x) < 10**SHOW_CHARS
+         else f'<an integer of about {int(x.bit_length() * 0.30103)} digits>')
     return r if len(r) <= SHOW_CHARS else f'{r[:SHOW_CHARS]}… ({len(r):,} characters)'
 
 def _close(s:str, options, n:int=3)->list:

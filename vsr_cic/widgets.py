@@ -12,6 +12,13 @@ import numpy as np
 import ipywidgets as W
 from .vsr import VSR, VSRError, VERB, ROLES, ROLE_MEANINGS, parse_subrole, subrole_names
 from .viz import draw_grounding, caption_html, structure_html
+from .vsr_suggest import VerbStats, suggest_vsrs, proposal_arrays
+from .verbs import load_verb_predictor, FrequencyPrior, VerbDataset
+from .loader import build_vocabs, frame_roles, save_vocabs
+from .data import caption_vsrs, frame_structure
+from .pipeline import runs_root, pipeline_from_runs
+from .train_planners import train_gsrl, train_slevel, train_rlevel, has_features, SSP_LR
+from .core import repo_root
 
 # %% auto #0
 __all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'verb_frames',
@@ -96,9 +103,6 @@ def suggester(data,                       # the loaded dataset (statistics, prop
               pipeline=None,              # its GSRL, when loaded, gives the counts
               k:int=SUGGEST_K, device='cpu')->tuple:
     "(image id -> [(VSR, score)], note): top-k `suggest_vsrs` for an image; note is '' or the prior's warning"
-    from vsr_cic.vsr_suggest import VerbStats, suggest_vsrs, proposal_arrays
-    from vsr_cic.verbs import load_verb_predictor, FrequencyPrior, VerbDataset
-    from vsr_cic.loader import build_vocabs
     vocab, model, why = build_vocabs(data)['verbs'], None, 'none given'
     if verbs_dir is not None:
         try:
@@ -238,11 +242,9 @@ def image_frames(data, image_id:str)->list[tuple[dict, int]]:
 
 def annotated_vsr(data, image_id:str)->VSR|None:
     "The VSR of the image's first annotated frame (ground truth exists for it), or None"
-    from vsr_cic.data import caption_vsrs
     return next((caption_vsrs(c)[f] for c, f in image_frames(data, image_id)), None)
 
 def _closest_frame(frames:Sequence, v:VSR):
-    from vsr_cic.data import caption_vsrs
     def rank(cf):
         a = caption_vsrs(cf[0])[cf[1]]
         same_verb = a.verb == v.verb
@@ -260,8 +262,6 @@ def _frame_record(i:int, verb:str, order:Sequence[str], sets:Mapping[str, list])
 
 def annotated_record(data, image_id:str, vsrs:Sequence[VSR])->tuple[dict, list[str]]:
     "(a caption record grounding and ordering each VSR with the image's annotations, notes on where each part came from)"
-    from vsr_cic.loader import frame_roles
-    from vsr_cic.data import frame_structure
     frames, n_sets = image_frames(data, image_id), len(data.images[image_id]['sets'])
     anywhere = {}                                        # role -> the first sets annotated for it in the image
     for c, f in frames:
@@ -308,9 +308,6 @@ def quick_train(data,                       # the loaded dataset (with proposal 
                )->dict[str, float]:
     "Train the `components` briefly into their `QUICK_TRAIN` folders; {component: wall seconds}"
     import json, time
-    from vsr_cic.pipeline import runs_root
-    from vsr_cic.loader import build_vocabs, save_vocabs
-    from vsr_cic.train_planners import train_gsrl, train_slevel, train_rlevel, has_features, SSP_LR
     bad = [c for c in components if c not in QUICK_TRAIN]
     if bad: raise ValueError(f"quick_train: cannot train {bad}; it trains {sorted(QUICK_TRAIN)}")
     if not has_features(data):
@@ -455,7 +452,6 @@ class VSRExplorer(W.VBox):
 
     def _set_runs(self, runs:Mapping|None):
         "Show the lookup and the missing components (with the trainer, when it has something to train)"
-        from vsr_cic.pipeline import runs_root
         self.runs.value = runs_html(runs, runs_root(self.root)) if runs is not None else ''
         miss = getattr(self.pipeline, 'missing', {})
         if runs is None or not miss:
@@ -467,14 +463,14 @@ class VSRExplorer(W.VBox):
                                 'runs/train_captioner.ipynb -p out_dir runs/train_captioner)',
                    'verbs': ''}
         shows = '; '.join(html.escape(instead[c]) for c in miss if instead.get(c))
-        button = '. Train them here with the button, or with their notebooks.' if self.trainer and self.trainer.parts else '.'
+        button = ('. Train them here with the button, or with their notebooks.' if self.trainer
+                  and self.trainer.parts else '.')
         self.note.value = (f'<div style="color:#b26a00">⚠ no {html.escape(names)} checkpoint yet (see the lookup '
                            f'below), '
                            f'so the explorer shows {shows}{button}</div>')
 
     def reload(self):
         "Look the checkpoints up again (after training) and rerun the views"
-        from vsr_cic.pipeline import pipeline_from_runs
         self.pipeline, runs = pipeline_from_runs(self.data, self.root, self.device, self.given)
         self.picker.suggest_fn = suggester(self.data, self.verbs_dir, self.pipeline, self.k_suggest, self.device)[0]
         self._set_runs(runs)
@@ -524,7 +520,8 @@ class VSRExplorer(W.VBox):
             for i, h in enumerate(planned_structures_html(res, verbs)))
         if k >= len(res.captions): self.caption_html.value = '<i>no captioner checkpoint: no caption</i>'
         else:
-            self.caption_html.value = captions_html(res)[k] if res.captions[k]['tokens'] else '<i>(the captioner stopped at once: empty caption)</i>'
+            self.caption_html.value = (captions_html(res)[k] if res.captions[k]['tokens']
+                                       else '<i>(the captioner stopped at once: empty caption)</i>')
         self._draw(grounding_boxes(res, self.pipeline.image(self.picker.image.value), k), str(res.vsrs[0]))
 
     def _draw(self, boxes:Mapping, title:str|None=None):
@@ -553,7 +550,6 @@ class VSRExplorer(W.VBox):
 
 def run_path(p)->Path|None:
     "A run folder: relative paths are taken from the repository root (so notebooks work from `nbs/`); None stays None"
-    from vsr_cic.core import repo_root
     if p is None: return None
     p = Path(p).expanduser()
     return p if p.is_absolute() or repo_root() is None else repo_root()/p

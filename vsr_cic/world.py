@@ -16,6 +16,7 @@ from .data import (write_dataset, load_dataset, group_proposals, caption_vsrs, b
                           validate_caption, frame_structure)
 from .scenes import *
 from .scenes import _pick
+from .vsr import parse_subrole
 
 # %% auto #0
 __all__ = ['P_ADJ', 'P_TWO_ADJ', 'P_COORD_SUBJ', 'P_COORD_OBJ', 'P_EXTRA', 'P_AGENTLESS', 'P_PARTICIPLE', 'VOWELS', 'P_CANONICAL',
@@ -71,7 +72,8 @@ class _Caption:
 def _loc_phrases(c:_Caption, locs:Sequence[int], kind:str)->list:
     "Locative PPs: (words, relative entity spans) in caption order (ground before landmark; coordination left to right)"
     def pp(i):
-        prep = [PLACES[c.scene[i]['cls']][0]] if CATEGORY[c.scene[i]['cls']] == 'place' else list(_pick(c.rng, LANDMARK_PREPS))
+        prep = ([PLACES[c.scene[i]['cls']][0]] if CATEGORY[c.scene[i]['cls']] == 'place'
+                else list(_pick(c.rng, LANDMARK_PREPS)))
         w, e = c.group([i])
         return prep + w, [(a + len(prep), b + len(prep), j) for a, b, j in e]
     if kind == 'coord':
@@ -239,7 +241,8 @@ def held_out_vsrs(seed:int, n:int=N_HELD_OUT)->list[str]:
     out = []
     for k in rng.permutation(len(cands))[:n]:
         v = cands[int(k)]
-        roles = [(v.subj_role, 1), (v.obj_role, 1), ('LOC', 1)] if rng.random() < .6 else [(v.subj_role, 2), (v.obj_role, 1)]
+        roles = ([(v.subj_role, 1), (v.obj_role, 1), ('LOC', 1)] if rng.random() < .6
+                 else [(v.subj_role, 2), (v.obj_role, 1)])
         out.append(str(VSR(v.lemma, roles)))
     return out
 
@@ -405,7 +408,6 @@ LINESTYLES = ['-', '--', ':', '-.']
 def show_caption(ds, caption:dict|str, ax=None): # a loaded dataset; a caption record or caption_id; matplotlib axes
     "Draw a caption's image with the boxes of its grounded slots coloured per sub-role"
     import matplotlib.pyplot as plt
-    from vsr_cic.vsr import parse_subrole
     cap = caption if isinstance(caption, dict) else next(c for c in ds.captions if c['caption_id'] == caption)
     img = ds.images[cap['image_id']]
     if ax is None: _, ax = plt.subplots(figsize=(5, 4))
@@ -429,7 +431,6 @@ def show_caption(ds, caption:dict|str, ax=None): # a loaded dataset; a caption r
 # %% ../nbs/03_world.ipynb #00000030
 def role_order(structure:Sequence[str])->tuple:
     "The roles of a structure in order of first mention (what the S-level planner predicts): LOC-1 … LOC-2 -> one LOC"
-    from vsr_cic.vsr import parse_subrole
     out = []
     for sub in structure:
         r = parse_subrole(sub)[0] if sub[-1].isdigit() else sub
