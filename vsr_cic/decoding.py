@@ -241,7 +241,8 @@ def beam_search(model:ControllableCaptioner,
     ptr_all, score_all = ptr.clone(), score.clone()                              # frozen values of dropped images
     def full(x, fill, Bw):  # a step's (Bw·k, …) values -> (B·k, …)
         if Bw == B: return x
-        out = fill.clone() if isinstance(fill, torch.Tensor) else torch.full((B * k, *x.shape[1:]), fill, dtype=x.dtype, device=dev)
+        out = fill.clone() if isinstance(fill, torch.Tensor) else torch.full((B * k, *x.shape[1:]), fill,
+                                                                             dtype=x.dtype, device=dev)
         out[(img[:, None] * k + ar_k).view(-1)] = x
         return out
     steps, traces, bps = [], [], []
@@ -366,7 +367,8 @@ def scst_loss(word_logp:torch.Tensor, # (B, T) log p of the sampled words
              )->torch.Tensor:         # scalar
     "Self-critical policy-gradient loss on words and gates (paper Eq. 13), masked after `<eos>`"
     B, T = word_logp.shape
-    for n, x, s in (('gate_logp', gate_logp, (B, T)), ('mask', mask, (B, T)), ('reward', reward, (B,)), ('baseline', baseline, (B,))):
+    for n, x, s in (('gate_logp', gate_logp, (B, T)), ('mask', mask, (B, T)), ('reward', reward, (B,)),
+                    ('baseline', baseline, (B,))):
         if tuple(x.shape) != s: raise ValueError(f"{n} must have shape {s}, got {tuple(x.shape)}")
     adv = (reward - baseline).detach().to(word_logp.dtype)[:, None]            # (B, 1)
     m = mask.to(word_logp.dtype)

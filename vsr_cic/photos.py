@@ -72,7 +72,8 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
         "name": dst.name,
         "scene_of": str(Path(src).resolve()),
         **({"features": {**ds.meta["features"], "dim": feats[0][1].shape[1]}} if kind != "cnn" and feats else {}),
-        "source": f"{ds.meta.get('source', ds.path)} + a whole-picture '{SCENE_CLASS}' proposal for entities no box covers (vsr_cic.photos)",
+        "source": f"{ds.meta.get('source', ds.path)} + a whole-picture '{SCENE_CLASS}' proposal for entities no box "
+                  f"covers (vsr_cic.photos)",
     }
     write_dataset(dst, meta, imgs, caps, feats)
     if (ds.path/'images').is_dir() and not (dst/'images').exists(): shutil.copytree(ds.path/'images', dst/'images')
@@ -98,7 +99,8 @@ def sample_photo(name:str)->np.ndarray: # (H, W, 3) uint8
     from skimage import data as skd
     if name not in SAMPLE_PHOTOS:
         raise KeyError(
-            f"no sample photo {name!r}: choose one of {sorted(SAMPLE_PHOTOS)} (boxes are given by hand in SAMPLE_PHOTOS)"
+            f"no sample photo {name!r}: choose one of {sorted(SAMPLE_PHOTOS)} (boxes are given by hand in "
+            f"SAMPLE_PHOTOS)"
         )
     return getattr(skd, name)()
 

@@ -45,7 +45,8 @@ def read_up_conllu(path:str|Path, limit:int|None=None, pred_upos:Sequence[str]=(
                 )
             if preds and n_cols != len(preds):
                 raise SRLError(
-                    f"{path}: sentence {meta.get('sent_id')!r} has {len(preds)} predicates but {n_cols} argument columns"
+                    f"{path}: sentence {meta.get('sent_id')!r} has {len(preds)} predicates but {n_cols} argument "
+                    f"columns"
                 )
             gold, skip = {}, set()
             for j, pi in enumerate(preds):

@@ -130,7 +130,8 @@ class _Verb:
     def subject_role(self, subj=None)->str:
         "ARG0 for agents; ARG1 for passives and for verbs whose subject is a theme; the roleset's non-agentive role for a thing"
         if self.passive: return 'ARG1'
-        if self.roles and subj is not None and not self.has_obj and not _animate(subj):  # 'a kite [flying]': fly.01 ARG2
+        # 'a kite [flying]': fly.01 ARG2
+        if self.roles and subj is not None and not self.has_obj and not _animate(subj):
             r = next((r for r, d in self.roles.items() if r != 'ARG0' and 'non-agentive' in d.lower()), None)
             if r is not None: return r
         if self.roles:
@@ -462,7 +463,8 @@ def _cpus()->int:
 class SpacySRL(SRL):
     "Rule-based PropBank SRL on spaCy's dependency parse"
     name = 'spacy'
-    def __init__(self, lexicon:Lexicon|None|str='auto', # 'auto': the PropBank lexicon shipped in the package; None: none
+    def __init__(self,
+                 lexicon:Lexicon|None|str='auto', # 'auto': the PropBank lexicon shipped in the package; None: none
                  n_process:int|None=None): # worker processes for large inputs (None: one per CPU core, at most 4; 1: none)
         self.lexicon = load_lexicon() if lexicon == 'auto' else lexicon
         self.nlp = load_nlp()
@@ -476,7 +478,9 @@ class SpacySRL(SRL):
         docs = list(self.nlp.pipe(ins, batch_size=batch_size))
         redo = {k: c for k, d in enumerate(docs) if (c := verbless_candidate(d, self.lexicon)) is not None}
         if redo:   # re-parse with the misread verb swapped for an unambiguous one; keep the original words
-            for k, d in zip(redo, self.nlp.pipe([Doc(self.nlp.vocab, words=_proxy_words(docs[k], redo[k][0])) for k in redo], batch_size=batch_size)):
+            for k, d in zip(redo,
+                            self.nlp.pipe([Doc(self.nlp.vocab, words=_proxy_words(docs[k], redo[k][0])) for k in redo],
+                                          batch_size=batch_size)):
                 i, lemma = redo[k]
                 if d[i].pos_ == 'VERB': docs[k] = _rewrap(d, docs[k], i, lemma)
         return docs

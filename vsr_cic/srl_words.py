@@ -25,7 +25,8 @@ ADV_ROLE = {
     },
     **{
         w: "LOC"
-        for w in "here there outside inside everywhere nearby outdoors indoors upstairs downstairs where somewhere".split()
+        for w in "here there outside inside everywhere nearby outdoors indoors upstairs downstairs where "
+                 "somewhere".split()
     },
     **{
         w: "EXT"

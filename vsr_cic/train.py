@@ -12,8 +12,21 @@ import numpy as np
 import torch
 from torch.utils.data import Sampler
 from tqdm.auto import tqdm
-from .distributed import (DistEnv, world, is_main_process, init_distributed, wrap_ddp, unwrap, cleanup_distributed,
-                                 print0, average_gradients, broadcast_module, check_in_sync, _bcast, _gather)
+from vsr_cic.distributed import (
+    DistEnv,
+    world,
+    is_main_process,
+    init_distributed,
+    wrap_ddp,
+    unwrap,
+    cleanup_distributed,
+    print0,
+    average_gradients,
+    broadcast_module,
+    check_in_sync,
+    _bcast,
+    _gather,
+)
 
 # %% auto #0
 __all__ = ['SPLITS', 'AMP_MODES', 'FEATURE_KEYS', 'EpochBatchSampler', 'rng_state', 'set_rng_state', 'atomic_save',
@@ -31,13 +44,17 @@ class EpochBatchSampler(Sampler):
                  seed:int=0,
                  drop_last:bool=False,
                  rank:int=0, world_size:int=1, # shard for DistributedDataParallel (see `split`)
-                 split:str='batch'):       # 'batch': every rank gets a contiguous 1/world_size of every global batch; 'stride': every world_size-th batch
+                 split:str='batch'):  # 'batch': every rank gets a contiguous 1/world_size of every global batch; 'stride': every world_size-th batch
         if n <= 0: raise ValueError(f"cannot sample batches from an empty dataset (n={n})")
         if batch_size <= 0: raise ValueError(f"batch_size must be positive, got {batch_size}")
         if split not in SPLITS: raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-        if world_size < 1 or not 0 <= rank < world_size: raise ValueError(f"rank {rank} is not in [0, world_size={world_size})")
+        if world_size < 1 or not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is not in [0, world_size={world_size})")
         if split == 'batch' and batch_size < world_size:
-            raise ValueError(f"split='batch' needs batch_size >= world_size (every rank needs examples), got {batch_size} < {world_size}")
+            raise ValueError(
+                f"split='batch' needs batch_size >= world_size (every rank needs examples), got {batch_size} < "
+                f"{world_size}"
+            )
         self.n, self.bs, self.shuffle, self.seed, self.drop_last = n, batch_size, shuffle, seed, drop_last
         self.rank, self.world_size, self.split = rank, world_size, split
         self.epoch, self.start = 0, 0
@@ -61,7 +78,7 @@ class EpochBatchSampler(Sampler):
         bs, W, r = self.global_batches(epoch), self.world_size, self.rank
         if W == 1: return bs
         if self.split == 'stride': return bs[:len(bs) - len(bs) % W][r::W]
-        bs = [b for b in bs if len(b) >= W]                   # a last batch too small to give every rank an example is dropped
+        bs = [b for b in bs if len(b) >= W]  # a last batch too small to give every rank an example is dropped
         parts = [divmod(len(b), W) for b in bs]                # contiguous parts whose sizes differ by at most one
         return [b[r*q + min(r, m): (r+1)*q + min(r+1, m)] for b, (q, m) in zip(bs, parts)]
 
@@ -73,7 +90,9 @@ class EpochBatchSampler(Sampler):
 # %% ../nbs/15_train.ipynb #0000000b
 def rng_state()->dict:
     "Every RNG state a run depends on (python, numpy, torch CPU and CUDA), as tuples, ints, lists and tensors only"
-    name, keys, pos, has_gauss, gauss = np.random.get_state()   # numpy's key array as a list: no numpy object in a checkpoint
+    name, keys, pos, has_gauss, gauss = (
+        np.random.get_state()
+    )  # numpy's key array as a list: no numpy object in a checkpoint
     st = {'python': random.getstate(), 'numpy': (name, keys.tolist(), int(pos), int(has_gauss), float(gauss)),
           'torch': torch.get_rng_state()}
     if torch.cuda.is_available(): st['cuda'] = torch.cuda.get_rng_state_all()
@@ -82,18 +101,22 @@ def rng_state()->dict:
 def set_rng_state(st:dict):
     "Restore what `rng_state` captured"
     name, keys, *rest = st['numpy']
-    random.setstate(st['python']); np.random.set_state((name, np.asarray(keys, dtype=np.uint32), *rest))
+    random.setstate(st['python'])
+    np.random.set_state((name, np.asarray(keys, dtype=np.uint32), *rest))
     torch.set_rng_state(st['torch'])
     if 'cuda' in st and torch.cuda.is_available(): torch.cuda.set_rng_state_all(st['cuda'])
 
 # %% ../nbs/15_train.ipynb #0000000c
 def atomic_save(obj, path:str|os.PathLike)->Path:
     "`torch.save` to a temporary file in the same folder, then `os.replace` it into place"
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
     try:
         with os.fdopen(fd, 'wb') as f:
-            torch.save(obj, f); f.flush(); os.fsync(f.fileno())
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp): os.unlink(tmp)
@@ -131,10 +154,16 @@ def _refused(path:Path, e:Exception)->CheckpointError:
     names = sorted(set(re.findall(r'GLOBAL ([\w.]+)', str(e))))
     if not names and 'Weights only load failed' not in str(e):
         return CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint: {e}")
-    what = f"it asks to import {', '.join(names)}" if names else "it uses pickle instructions outside the allow-list (or it is corrupt)"
-    return CheckpointError(f"checkpoint {str(path)!r} refused, nothing in it was run: {what}. vsr_cic checkpoints hold only tensors, "
-                           "numbers, strings and containers (torch.load weights_only=True); loading anything else could run code. "
-                           "Re-save the weights as a state_dict from a trusted copy.")
+    what = (
+        f"it asks to import {', '.join(names)}"
+        if names
+        else "it uses pickle instructions outside the allow-list (or it is corrupt)"
+    )
+    return CheckpointError(
+        f"checkpoint {str(path)!r} refused, nothing in it was run: {what}. vsr_cic checkpoints hold only tensors, "
+        "numbers, strings and containers (torch.load weights_only=True); loading anything else could run code. "
+        "Re-save the weights as a state_dict from a trusted copy."
+    )
 
 def load_checkpoint(path:str|os.PathLike, map_location='cpu',
                     check_finite:bool=True, # refuse a checkpoint whose 'model' weights hold NaN or inf
@@ -147,11 +176,19 @@ def load_checkpoint(path:str|os.PathLike, map_location='cpu',
             ck = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as e: raise _refused(path, e) from None
     except Exception as e: raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a checkpoint: {e}") from e
-    if not isinstance(ck, dict): raise CheckpointError(f"checkpoint {str(path)!r} holds a {type(ck).__name__}, not a dict of state")
+    if not isinstance(ck, dict):
+        raise CheckpointError(f"checkpoint {str(path)!r} holds a {type(ck).__name__}, not a dict of state")
     if check_finite and isinstance(ck.get('model'), dict):
-        bad = [k for k, v in ck['model'].items() if torch.is_tensor(v) and v.is_floating_point() and not torch.isfinite(v).all()]
-        if bad: raise CheckpointError(f"checkpoint {str(path)!r}: weights {bad[:3]}{' …' if len(bad) > 3 else ''} hold NaN or inf "
-                                      f"({len(bad)} of {len(ck['model'])} tensors); the run that wrote it diverged")
+        bad = [
+            k
+            for k, v in ck["model"].items()
+            if torch.is_tensor(v) and v.is_floating_point() and not torch.isfinite(v).all()
+        ]
+        if bad:
+            raise CheckpointError(
+                f"checkpoint {str(path)!r}: weights {bad[:3]}{' …' if len(bad) > 3 else ''} hold NaN or inf "
+                f"({len(bad)} of {len(ck['model'])} tensors); the run that wrote it diverged"
+            )
     return ck
 
 def load_weights(module:torch.nn.Module, state:dict, path:str|os.PathLike)->torch.nn.Module:
@@ -159,8 +196,10 @@ def load_weights(module:torch.nn.Module, state:dict, path:str|os.PathLike)->torc
     try: module.load_state_dict(state)
     except RuntimeError as e:
         first = [l.strip() for l in str(e).splitlines() if l.strip()][1:4]
-        raise CheckpointError(f"checkpoint {str(path)!r} does not fit this {type(module).__name__} (made with another configuration, "
-                              f"vocabulary or feature width?): {' '.join(first)}") from None
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} does not fit this {type(module).__name__} (made with another configuration, "
+            f"vocabulary or feature width?): {' '.join(first)}"
+        ) from None
     return module
 
 # %% ../nbs/15_train.ipynb #00000010
@@ -168,7 +207,9 @@ def sampler_for(n:int, batch_size:int, seed:int=0, shuffle:bool=True, drop_last:
                 split:str='batch')->EpochBatchSampler:  # see EpochBatchSampler: 'batch' -> `batch_size` is the global batch
     "An `EpochBatchSampler` sharded for this process's rank and world size"
     rank, ws = world()
-    return EpochBatchSampler(n, batch_size, shuffle=shuffle, seed=seed, drop_last=drop_last, rank=rank, world_size=ws, split=split)
+    return EpochBatchSampler(
+        n, batch_size, shuffle=shuffle, seed=seed, drop_last=drop_last, rank=rank, world_size=ws, split=split
+    )
 
 # %% ../nbs/15_train.ipynb #00000014
 AMP_MODES = (None, 'bf16', 'auto')
@@ -202,11 +243,67 @@ def _interrupted(desc:str, st:LoopState, ckpt_dir:Path|None, last:int|None)->str
     "What an interrupted `fit` tells the user"
     at = f"{desc}: interrupted at epoch {st.epoch + 1}, step {st.step}. "
     if ckpt_dir is None: return at + "Nothing was saved (fit ran without ckpt_dir)."
-    if last is None: return at + f"No checkpoint was written yet in {ckpt_dir}; running the same call again starts over."
-    return at + (f"Saved: {ckpt_dir/'last.pt'} at step {last} (later steps are not saved). To resume, run the same call again "
-                 f"(resume=True): it continues from step {last} and ends exactly as an uninterrupted run would.")
+    if last is None:
+        return at + f"No checkpoint was written yet in {ckpt_dir}; running the same call again starts over."
+    return at + (
+        f"Saved: {ckpt_dir/'last.pt'} at step {last} (later steps are not saved). To resume, run the same call again "
+        f"(resume=True): it continues from step {last} and ends exactly as an uninterrupted run would."
+    )
 
 # %% ../nbs/15_train.ipynb #00000018
+def _resume(net, opt, sched, ckpt_dir:Path, main:bool)->LoopState:
+    "Weights, optimiser, scheduler, loop state and RNG streams from `ckpt_dir/last.pt` (rank 0 reads, every rank gets it)"
+    rank, ws = world()
+    ck = load_checkpoint(ckpt_dir/'last.pt') if main and (ckpt_dir/'last.pt').exists() else None
+    ck = _bcast(ck)                                             # ranks on other nodes need not see the file
+    if ck is None: return LoopState()
+    load_weights(net, ck['model'], ckpt_dir/'last.pt')
+    opt.load_state_dict(ck['opt'])
+    if sched is not None and ck.get('sched') is not None: sched.load_state_dict(ck['sched'])
+    rngs = ck.get('rng_ranks')
+    set_rng_state(rngs[rank] if rngs and len(rngs) == ws else ck['rng'])
+    return LoopState(**ck['loop'])
+
+def _write_history(path:Path, history:list):
+    "history.json, atomically: a kill never leaves half a JSON"
+    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
+    tmp.write_text(json.dumps(history))
+    os.replace(tmp, path)
+
+def _epoch_batches(loader_fn, sampler):
+    "An iterator over the epoch's batches that leaves the global torch RNG stream as it was"
+    # A DataLoader without `generator=` draws its workers' base seed from the global torch RNG when iteration
+    # starts; that draw would differ between a fresh and a resumed epoch, so keep it out of the training stream.
+    rng = torch.get_rng_state()
+    batches = iter(loader_fn(sampler))
+    torch.set_rng_state(rng)
+    return batches
+
+def _update(model, net, opt, loss, sync:bool, clip:float|None, stop):
+    "Backward, gradient averaging over ranks, clipping (a non-finite norm calls `stop`), optimiser step"
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if sync: average_gradients(net)
+    if clip:
+        gn = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        if not torch.isfinite(gn): stop('the gradient norm', gn.item())
+    opt.step()
+
+def _evaluate(model, eval_fn, st:LoopState, monitor:str|None, mode:str, patience:int|None)->bool:
+    "End-of-epoch evaluation (rank 0's metrics decide for every rank) and early stopping; whether this epoch is the best"
+    model.eval()
+    with torch.no_grad(): ev = _bcast(eval_fn(st.epoch))
+    st.history.append({'kind': 'eval', 'epoch': st.epoch, 'step': st.step, **ev})
+    if monitor is None: return False
+    if monitor not in ev: raise KeyError(f"monitor {monitor!r} is not among the eval metrics {sorted(ev)}")
+    v = ev[monitor]
+    if st.best is None or (v > st.best if mode == 'max' else v < st.best):
+        st.best, st.bad_epochs = v, 0
+        return True
+    st.bad_epochs += 1
+    if patience is not None and st.bad_epochs >= patience: st.done = True
+    return False
+
 def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable], sampler:EpochBatchSampler,
         step_fn:Callable[[object], dict], opt:torch.optim.Optimizer, epochs:int,
         ckpt_dir:str|os.PathLike|None=None, # where `last.pt` / `best.pt` go (None: no checkpoints)
@@ -227,20 +324,13 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
     amp_ctx = lambda: autocast_for(amp, p0.device.type if p0 is not None else 'cpu')
     amp_ctx()                                                   # validates `amp` before any work
     net = unwrap(model)                                         # checkpoints hold the bare module's weights
-    rank, ws = world(); dist = ws > 1; main = rank == 0
+    rank, ws = world()
+    dist = ws > 1
+    main = rank == 0
     sync = (dist and net is model) if sync_grads is None else sync_grads
     ckpt_dir = Path(ckpt_dir) if ckpt_dir is not None else None
-    st = LoopState()
     if main and ckpt_dir is not None: clean_partial(ckpt_dir)  # temporaries of writes a kill interrupted
-    if resume and ckpt_dir is not None:
-        ck = load_checkpoint(ckpt_dir/'last.pt') if main and (ckpt_dir/'last.pt').exists() else None
-        ck = _bcast(ck)                                         # ranks on other nodes need not see the file
-        if ck is not None:
-            load_weights(net, ck['model'], ckpt_dir/'last.pt'); opt.load_state_dict(ck['opt'])
-            if sched is not None and ck.get('sched') is not None: sched.load_state_dict(ck['sched'])
-            st = LoopState(**ck['loop'])
-            rngs = ck.get('rng_ranks')
-            set_rng_state(rngs[rank] if rngs and len(rngs) == ws else ck['rng'])
+    st = _resume(net, opt, sched, ckpt_dir, main) if resume and ckpt_dir is not None else LoopState()
     saved = {'last': st.step if st.step or (ckpt_dir is not None and (ckpt_dir/'last.pt').exists()) else None}
     if sync: broadcast_module(net)                              # one model: rank 0's (DDP does this when wrapping)
 
@@ -252,8 +342,7 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
                      'loop': asdict(st), 'rng': rng_state(), 'rng_ranks': rngs, 'world_size': ws,
                      **(extra_state() if extra_state else {})}, ckpt_dir/f'{tag}.pt')
         if tag == 'last': saved['last'] = st.step
-        hp = ckpt_dir/'history.json'; tmp = hp.with_name(f'.{hp.name}.{os.getpid()}.tmp')
-        tmp.write_text(json.dumps(st.history)); os.replace(tmp, hp)   # atomic too: a kill never leaves half a JSON
+        _write_history(ckpt_dir/'history.json', st.history)
 
     def stop(what, value):
         raise NonFiniteLoss(f"{desc}: {what} is {value} at epoch {st.epoch+1}, batch {st.batch}, step {st.step}"
@@ -265,48 +354,35 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
         while st.epoch < epochs and not st.done:
             sampler.set_epoch(st.epoch, st.batch)
             model.train()
-            # A DataLoader without `generator=` draws its workers' base seed from the global torch RNG when iteration
-            # starts; that draw would differ between a fresh and a resumed epoch, so keep it out of the training stream.
-            rng = torch.get_rng_state()
-            batches = iter(loader_fn(sampler))
-            torch.set_rng_state(rng)
-            bar = tqdm(batches, total=len(sampler), desc=f'{desc} epoch {st.epoch+1}/{epochs}',
+            bar = tqdm(_epoch_batches(loader_fn, sampler), total=len(sampler), desc=f'{desc} epoch {st.epoch+1}/{epochs}',
                        disable=not (progress and main), leave=False)
             for batch in bar:
                 with amp_ctx(): out = step_fn(batch)
                 loss = out['loss']
                 lval = loss.detach().float()
-                if dist:                                            # one all-reduce: the logged mean, and a NaN anywhere stops every rank
-                    lval = lval.clone(); torch.distributed.all_reduce(lval); lval /= ws
+                if dist:  # one all-reduce: the logged mean, and a NaN anywhere stops every rank
+                    lval = lval.clone()
+                    torch.distributed.all_reduce(lval)
+                    lval /= ws
                 if not torch.isfinite(lval).all(): stop('loss', lval.item() if lval.numel() == 1 else lval.tolist())
-                opt.zero_grad(set_to_none=True); loss.backward()
-                if sync: average_gradients(net)
-                if clip:
-                    gn = torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-                    if not torch.isfinite(gn): stop('the gradient norm', gn.item())
-                opt.step()
-                if dist and steps_here == 0: check_in_sync(net, desc)  # once per call: catches a DDP step that bypassed forward
-                st.batch += 1; st.step += 1; steps_here += 1
+                _update(model, net, opt, loss, sync, clip, stop)
+                if dist and steps_here == 0:
+                    check_in_sync(net, desc)  # once per call: catches a DDP step that bypassed forward
+                st.batch += 1
+                st.step += 1
+                steps_here += 1
                 logs = {k: (v.item() if torch.is_tensor(v) else v) for k, v in out.items()}
                 if dist: logs['loss'] = lval.item()
                 st.history.append({'kind': 'step', 'epoch': st.epoch, 'step': st.step, **logs})
                 bar.set_postfix({k: f'{v:.4g}' for k, v in logs.items() if isinstance(v, float)})
                 if ckpt_every and st.step % ckpt_every == 0: save('last')
                 if stop_after is not None and steps_here >= stop_after:
-                    save('last'); return st
-            st.epoch += 1; st.batch = 0
+                    save('last')
+                    return st
+            st.epoch += 1
+            st.batch = 0
             if sched is not None: sched.step()
-            if eval_fn is not None:
-                model.eval()
-                with torch.no_grad(): ev = _bcast(eval_fn(st.epoch))   # rank 0's metrics decide for everyone
-                st.history.append({'kind': 'eval', 'epoch': st.epoch, 'step': st.step, **ev})
-                if monitor is not None:
-                    if monitor not in ev: raise KeyError(f"monitor {monitor!r} is not among the eval metrics {sorted(ev)}")
-                    v = ev[monitor]; better = st.best is None or (v > st.best if mode == 'max' else v < st.best)
-                    if better: st.best, st.bad_epochs = v, 0; save('best')
-                    else:
-                        st.bad_epochs += 1
-                        if patience is not None and st.bad_epochs >= patience: st.done = True
+            if eval_fn is not None and _evaluate(model, eval_fn, st, monitor, mode, patience): save('best')
             save('last')
     except KeyboardInterrupt:                                   # Ctrl-C: say what is on disk and how to go on
         raise TrainingInterrupted(_interrupted(desc, st, ckpt_dir, saved['last'])) from None
@@ -317,7 +393,8 @@ def _toy(seed=0):
     torch.manual_seed(seed)
     X, y = torch.randn(50, 4), torch.randn(50, 1)
     m = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.3), torch.nn.Linear(8, 1))
-    opt = torch.optim.Adam(m.parameters(), 1e-2); sch = torch.optim.lr_scheduler.StepLR(opt, 1, 0.8)
+    opt = torch.optim.Adam(m.parameters(), 1e-2)
+    sch = torch.optim.lr_scheduler.StepLR(opt, 1, 0.8)
     smp = EpochBatchSampler(50, 8, seed=seed)
     # a real DataLoader without a seeded generator: its seed draw must not disturb the resumed RNG stream
     loader = lambda s: torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_sampler=s)
@@ -328,7 +405,7 @@ def _toy(seed=0):
 FEATURE_KEYS = ('features', 'boxes', 'cls_prob')   # per-image datasets of a bottom-up features.hdf5
 
 def check_inputs(path:str|os.PathLike,   # dataset folder (meta.json, images.jsonl, captions.jsonl, features.hdf5)
-                 read:bool=True,         # read and check every array (finite, sane, widths, boxes); False: list the keys
+                 read:bool=True,  # read and check every array (finite, sane, widths, boxes); False: list the keys
                 )->dict:                 # a summary: images, captions, feature_dim
     "Open a dataset folder and read its feature file up front; errors name the file and the key"
     import h5py
@@ -337,7 +414,10 @@ def check_inputs(path:str|os.PathLike,   # dataset folder (meta.json, images.jso
     ff = ds.feature_path
     if not ff.is_file(): raise FileNotFoundError(f"feature file {str(ff)!r} (meta.json feature_file) not found")
     try: h5 = h5py.File(ff, 'r')
-    except OSError as e: raise DataError(f"{ff}: cannot open the HDF5 feature file (truncated or corrupt? rebuild or re-download it): {e}") from None
+    except OSError as e:
+        raise DataError(
+            f"{ff}: cannot open the HDF5 feature file (truncated or corrupt? rebuild or re-download it): {e}"
+        ) from None
     dims = set()
     with h5:
         for iid in ds.images:
@@ -345,16 +425,20 @@ def check_inputs(path:str|os.PathLike,   # dataset folder (meta.json, images.jso
             for key in FEATURE_KEYS:
                 k = f'{iid}_{key}'
                 try:
-                    d = h5[k]; shape = d.shape
+                    d = h5[k]
+                    shape = d.shape
                     if read:
                         arrays[key] = d[()]
-                        if not np.isfinite(arrays[key]).all(): raise DataError(f"{ff}: key {k!r} (image {iid!r}) holds NaN or inf values")
+                        if not np.isfinite(arrays[key]).all():
+                            raise DataError(f"{ff}: key {k!r} (image {iid!r}) holds NaN or inf values")
                 except DataError: raise
                 except KeyError: raise DataError(f"{ff}: key {k!r} missing or unreadable (image {iid!r})") from None
-                except (OSError, RuntimeError, ValueError) as e: raise DataError(f"{ff}: key {k!r} (image {iid!r}) cannot be read: {e}") from None
+                except (OSError, RuntimeError, ValueError) as e:
+                    raise DataError(f"{ff}: key {k!r} (image {iid!r}) cannot be read: {e}") from None
                 if len(shape) != 2: raise DataError(f"{ff}: key {k!r} has shape {shape}, expected 2-D")
                 n[key] = shape
-            if len({s[0] for s in n.values()}) != 1: raise DataError(f"{ff}: image {iid!r} has row counts {n} that disagree")
+            if len({s[0] for s in n.values()}) != 1:
+                raise DataError(f"{ff}: image {iid!r} has row counts {n} that disagree")
             if read: check_feature_arrays(ds.images[iid], *(arrays[k] for k in FEATURE_KEYS), len(ds.classes), str(ff))
             dims.add(n['features'][1])
     if len(dims) > 1: raise DataError(f"{ff}: feature widths differ across images: {sorted(dims)}")
@@ -363,22 +447,36 @@ def check_inputs(path:str|os.PathLike,   # dataset folder (meta.json, images.jso
 # %% ../nbs/15_train.ipynb #00000024
 def plot_history(history:list[dict], keys:Iterable[str]|None=None, path:str|os.PathLike|None=None, smooth:int=10):
     "Plot step-wise losses (smoothed) and per-epoch eval metrics from a `LoopState.history`; save to `path`"
-    import matplotlib; import matplotlib.pyplot as plt
-    steps = [h for h in history if h['kind'] == 'step']; evals = [h for h in history if h['kind'] == 'eval']
+    import matplotlib
+    import matplotlib.pyplot as plt
+    steps = [h for h in history if h['kind'] == 'step']
+    evals = [h for h in history if h['kind'] == 'eval']
     skip = {'kind', 'epoch', 'step'}
-    skeys = list(keys) if keys else sorted({k for h in steps for k, v in h.items() if k not in skip and isinstance(v, (int, float))})
+    skeys = (
+        list(keys)
+        if keys
+        else sorted({k for h in steps for k, v in h.items() if k not in skip and isinstance(v, (int, float))})
+    )
     ekeys = sorted({k for h in evals for k, v in h.items() if k not in skip and isinstance(v, (int, float))})
     fig, axes = plt.subplots(1, 2 if ekeys else 1, figsize=(10 if ekeys else 5, 3.2), squeeze=False)
     ax = axes[0, 0]
     for k in skeys:
-        xs = [h['step'] for h in steps if k in h]; ys = np.array([h[k] for h in steps if k in h], dtype=float)
-        if len(ys) >= smooth > 1: ys = np.convolve(ys, np.ones(smooth)/smooth, mode='valid'); xs = xs[smooth-1:]
+        xs = [h['step'] for h in steps if k in h]
+        ys = np.array([h[k] for h in steps if k in h], dtype=float)
+        if len(ys) >= smooth > 1:
+            ys = np.convolve(ys, np.ones(smooth)/smooth, mode='valid')
+            xs = xs[smooth-1:]
         ax.plot(xs, ys, label=k)
-    ax.set_xlabel('step'); ax.set_title('training'); ax.legend(fontsize=8)
+    ax.set_xlabel('step')
+    ax.set_title('training')
+    ax.legend(fontsize=8)
     if ekeys:
         ax = axes[0, 1]
-        for k in ekeys: ax.plot([h['epoch'] for h in evals if k in h], [h[k] for h in evals if k in h], marker='o', label=k)
-        ax.set_xlabel('epoch'); ax.set_title('validation'); ax.legend(fontsize=8)
+        for k in ekeys:
+            ax.plot([h['epoch'] for h in evals if k in h], [h[k] for h in evals if k in h], marker='o', label=k)
+        ax.set_xlabel('epoch')
+        ax.set_title('validation')
+        ax.legend(fontsize=8)
     fig.tight_layout()
     if path is not None: fig.savefig(path, dpi=100)
     return fig
