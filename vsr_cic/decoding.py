@@ -253,8 +253,7 @@ def beam_search(model:ControllableCaptioner,
             n_live = int(live.sum())
             if 0 < n_live <= COMPACT_AT * Bw:
                 gone = (~live).nonzero()[:, 0]
-                ptr_all.view(B, k)[img[gone]] = ptr.view(Bw, k)[gone]
-                score_all[img[gone]] = score[gone]
+                ptr_all.view(B, k)[img[gone]], score_all[img[gone]] = ptr.view(Bw, k)[gone], score[gone]
                 keep = live.nonzero()[:, 0]
                 sel = (keep[:, None] * k + ar_k).view(-1)
                 ctx, state = ctx.select(sel), tuple(s_[sel] for s_ in state)
@@ -285,9 +284,7 @@ def beam_search(model:ControllableCaptioner,
             b_[img] = beam_ix
             bps.append(b_)
         nxt = torch.minimum(ptr + g, last[src])
-        fresh = nxt != ptr
-        ptr = nxt
-        prev = w
+        fresh, ptr, prev = nxt != ptr, nxt, w
         done = was_done | (w == model.eos_id)
         if done.all(): break
     if img.shape[0] < B:

@@ -14,8 +14,8 @@ from .loader import frame_roles
 
 # %% auto #0
 __all__ = ['SCENE_CLASS', 'SAMPLE_PHOTOS', 'PHOTO_SPLIT', 'TEXT_IN', 'scene_caption', 'add_scene_region', 'sample_photo',
-           'photo_proposals', 'WithPhotos', 'caption_vsrs', 'pipeline_predictions', 'photo_figure', 'save_small_png',
-           'photo_pipeline', 'photo_preview']
+           'photo_proposals', 'WithPhotos', 'vsrs_in_caption_order', 'pipeline_predictions', 'photo_figure',
+           'save_small_png', 'photo_pipeline', 'photo_preview']
 
 # %% ../nbs/24_photos.ipynb #00000005
 SCENE_CLASS = 'scene'   # class of the whole-picture proposal added by `add_scene_region`
@@ -170,7 +170,7 @@ class WithPhotos:
     def __repr__(self): return f"WithPhotos({self.path}, photos={list(self.photos)})"
 
 # %% ../nbs/24_photos.ipynb #0000000f
-def caption_vsrs(rec:Mapping)->list[VSR]:
+def vsrs_in_caption_order(rec:Mapping)->list[VSR]:
     "One VSR per frame of a caption record: the verb and the number of entities of each role"
     return [
         VSR(fr["verb"], [(r, len(s)) for r, s in frame_roles(rec, f).items() if r != VERB])
@@ -193,7 +193,7 @@ def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', str
     out, failed = [], 0
     for rec in data.captions:
         if split is not None and data.images[rec['image_id']]['split'] != split: continue
-        vsrs = caption_vsrs(rec)
+        vsrs = vsrs_in_caption_order(rec)
         try:
             res = p(rec['image_id'], vsrs, n_structures=1, beam=beam, gt=rec, unknown_verbs=unknown_verbs)
             c = res.captions[0]

@@ -189,7 +189,7 @@ class RetrievalIndex:
 
 def retrieval_predictions(index:RetrievalIndex, data)->list[dict]:
     "One prediction record per caption of `data` (tokens of the retrieved training caption), as `pipeline_predictions` gives"
-    from vsr_cic.photos import caption_vsrs
+    from vsr_cic.photos import vsrs_in_caption_order
     from vsr_cic.data import frame_structure
     out = []
     for rec in data.captions:
@@ -202,7 +202,7 @@ def retrieval_predictions(index:RetrievalIndex, data)->list[dict]:
                 "caption": " ".join(hit["tokens"]),
                 "subroles": [],
                 "gt": rec["tokens"],
-                "vsrs": [str(v) for v in caption_vsrs(rec)],
+                "vsrs": [str(v) for v in vsrs_in_caption_order(rec)],
                 "retrieved": hit["caption_id"],
                 "controls": [(fr["verb"], list(frame_structure(rec, f))) for f, fr in enumerate(rec["frames"])],
                 "structure": None,

@@ -13,14 +13,14 @@ from .vsr import ROLE_VOCAB, PAD
 from .sinkhorn import sinkhorn, hungarian, invert_perm, SINKHORN_ITERS, SINKHORN_TAU
 
 # %% auto #0
-__all__ = ['ROLE_BOS', 'ROLE_EOS', 'ROLE_PAD_ID', 'IGNORE', 'D_MODEL', 'N_HEADS', 'N_LAYERS', 'FFN_DIM', 'DROPOUT', 'MAX_ROLES',
-           'LOG_EPS', 'SLevelConfig', 'role_mask', 'targets_with_eos', 'as_target', 'check_structures', 'SLevelPlanner',
-           'slevel_loss', 'is_ordering', 'occurrence', 'structure_matrix', 'compact', 'SinkhornSLevel']
+__all__ = ['ROLE_BOS', 'ROLE_EOS', 'ROLE_PAD_ID', 'IGNORE', 'D_MODEL', 'N_HEADS', 'N_LAYERS', 'FFN_DIM', 'SSP_DROPOUT',
+           'MAX_ROLES', 'LOG_EPS', 'SLevelConfig', 'role_mask', 'targets_with_eos', 'as_target', 'check_structures',
+           'SLevelPlanner', 'slevel_loss', 'is_ordering', 'occurrence', 'structure_matrix', 'compact', 'SinkhornSLevel']
 
 # %% ../nbs/12_slevel.ipynb #00000005
 ROLE_BOS = ROLE_EOS = ROLE_PAD_ID = ROLE_VOCAB[PAD]  # 0: padding, begin- and end-of-sequence of role sequences
 IGNORE = -100                          # target id ignored by the cross-entropy (F.cross_entropy's default)
-D_MODEL, N_HEADS, N_LAYERS, FFN_DIM, DROPOUT = 512, 8, 3, 2048, 0.1  # paper §4.2 / official S_SSP sizes
+D_MODEL, N_HEADS, N_LAYERS, FFN_DIM, SSP_DROPOUT = 512, 8, 3, 2048, 0.1  # paper §4.2 / official S_SSP sizes
 MAX_ROLES = MAX_SUBROLES               # "the length of the transformer is set to 10" (§4.2)
 LOG_EPS = 1e-12                        # floor of soft-permutation entries before the log (Sinkhorn S-level scores)
 
@@ -33,7 +33,7 @@ class SLevelConfig:
     n_heads:int = N_HEADS
     n_layers:int = N_LAYERS        # encoder and decoder layers each
     ffn:int = FFN_DIM
-    dropout:float = DROPOUT
+    dropout:float = SSP_DROPOUT
     max_len:int = MAX_ROLES        # longest role sequence
 
 # %% ../nbs/12_slevel.ipynb #00000007
@@ -83,7 +83,7 @@ class SLevelPlanner(nn.Module):
                  n_heads:int=N_HEADS,              # attention heads (paper: 8)
                  n_layers:int=N_LAYERS,            # encoder and decoder layers (paper: 3)
                  ffn:int=FFN_DIM,                  # feed-forward width
-                 dropout:float=DROPOUT,
+                 dropout:float=SSP_DROPOUT,
                  max_len:int=MAX_ROLES):           # longest role sequence
         super().__init__()
         self.cfg = SLevelConfig(n_verbs, n_roles, d_model, n_heads, n_layers, ffn, dropout, max_len)
@@ -279,7 +279,7 @@ class SinkhornSLevel(nn.Module):
                  max_len:int=MAX_ROLES,              # n_max, positions scored per role
                  n_iters:int=SINKHORN_ITERS,         # Sinkhorn rounds
                  tau:float=SINKHORN_TAU,             # Sinkhorn temperature
-                 dropout:float=DROPOUT):
+                 dropout:float=SSP_DROPOUT):
         super().__init__()
         self.max_len, self.n_iters, self.tau = max_len, n_iters, tau
         self.verb_emb, self.role_emb = nn.Embedding(n_verbs, d_model), nn.Embedding(n_roles, d_model)

@@ -12,7 +12,7 @@ from .vsr import normalize_role, VERB
 from .srl import SRL, SRLError, Parse, Lexicon, load_nlp, caption_parse, format_frame, _read_json_records
 
 # %% auto #0
-__all__ = ['HELDOUT_FRAC', 'SPLITS', 'NO_ARG', 'SCORE_KEYS', 'read_up_conllu', 'is_verb_form', 'example_split',
+__all__ = ['HELDOUT_FRAC', 'EXAMPLE_SPLITS', 'NO_ARG', 'SCORE_KEYS', 'read_up_conllu', 'is_verb_form', 'example_split',
            'read_propbank_examples', 'read_captions_srl', 'read_dataset_frames', 'prf', 'score_parses', 'evaluate',
            'scores_markdown', 'roles_markdown', 'confusion_markdown']
 
@@ -95,7 +95,7 @@ def is_verb_form(word:str, lemmas:Sequence[str])->bool:
     return False
 
 HELDOUT_FRAC = 0.2   # share of PropBank examples held out from training the learned SRL (`split='heldout'`)
-SPLITS = ('train', 'heldout')
+EXAMPLE_SPLITS = ('train', 'heldout')
 
 def example_split(ex:dict, heldout_frac:float=HELDOUT_FRAC)->str:
     "'train' or 'heldout': a fixed split of the PropBank examples by a checksum of roleset, example name and text"
@@ -108,7 +108,7 @@ def read_propbank_examples(path:str|Path, lexicon:Lexicon|None=None, # verbal ro
                            split:str|None=None,   # 'train' / 'heldout' (see `example_split`); None: all examples
                           )->list[dict]:
     "PropBank frame-file examples as gold items (exact argument spans); examples with `span_ok=false` skipped"
-    if split not in (None, *SPLITS): raise SRLError(f"split must be one of {SPLITS} or None, got {split!r}")
+    if split not in (None, *EXAMPLE_SPLITS): raise SRLError(f"split must be one of {EXAMPLE_SPLITS} or None, got {split!r}")
     path, items, dropped = Path(path), [], Counter()
     if not path.exists(): raise FileNotFoundError(f"PropBank examples file {str(path)!r} not found")
     with open(path) as f:

@@ -29,12 +29,12 @@ from vsr_cic.distributed import (
 )
 
 # %% auto #0
-__all__ = ['SPLITS', 'AMP_MODES', 'FEATURE_KEYS', 'EpochBatchSampler', 'rng_state', 'set_rng_state', 'atomic_save',
-           'clean_partial', 'CheckpointError', 'load_checkpoint', 'load_weights', 'sampler_for', 'autocast_for',
-           'LoopState', 'NonFiniteLoss', 'TrainingInterrupted', 'fit', 'check_inputs', 'plot_history']
+__all__ = ['SHARD_MODES', 'AMP_MODES', 'EpochBatchSampler', 'rng_state', 'set_rng_state', 'atomic_save', 'clean_partial',
+           'CheckpointError', 'load_checkpoint', 'load_weights', 'sampler_for', 'autocast_for', 'LoopState',
+           'NonFiniteLoss', 'TrainingInterrupted', 'fit', 'check_inputs', 'plot_history']
 
 # %% ../nbs/15_train.ipynb #00000006
-SPLITS = ('batch', 'stride')   # how a distributed run shares an epoch's batches (see below); 'batch' is the default
+SHARD_MODES = ('batch', 'stride')   # how a distributed run shares an epoch's batches (see below); 'batch' is the default
 
 class EpochBatchSampler(Sampler):
     "Batches of indices whose order depends only on `(seed, epoch)`, restartable at any batch"
@@ -47,7 +47,7 @@ class EpochBatchSampler(Sampler):
                  split:str='batch'):  # 'batch': every rank gets a contiguous 1/world_size of every global batch; 'stride': every world_size-th batch
         if n <= 0: raise ValueError(f"cannot sample batches from an empty dataset (n={n})")
         if batch_size <= 0: raise ValueError(f"batch_size must be positive, got {batch_size}")
-        if split not in SPLITS: raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        if split not in SHARD_MODES: raise ValueError(f"split must be one of {SHARD_MODES}, got {split!r}")
         if world_size < 1 or not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} is not in [0, world_size={world_size})")
         if split == 'batch' and batch_size < world_size:
@@ -325,8 +325,7 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
     amp_ctx()                                                   # validates `amp` before any work
     net = unwrap(model)                                         # checkpoints hold the bare module's weights
     rank, ws = world()
-    dist = ws > 1
-    main = rank == 0
+    dist, main = ws > 1, rank == 0
     sync = (dist and net is model) if sync_grads is None else sync_grads
     ckpt_dir = Path(ckpt_dir) if ckpt_dir is not None else None
     if main and ckpt_dir is not None: clean_partial(ckpt_dir)  # temporaries of writes a kill interrupted
@@ -368,9 +367,7 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
                 _update(model, net, opt, loss, sync, clip, stop)
                 if dist and steps_here == 0:
                     check_in_sync(net, desc)  # once per call: catches a DDP step that bypassed forward
-                st.batch += 1
-                st.step += 1
-                steps_here += 1
+                st.batch, st.step, steps_here = st.batch + 1, st.step + 1, steps_here + 1
                 logs = {k: (v.item() if torch.is_tensor(v) else v) for k, v in out.items()}
                 if dist: logs['loss'] = lval.item()
                 st.history.append({'kind': 'step', 'epoch': st.epoch, 'step': st.step, **logs})
@@ -379,8 +376,7 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
                 if stop_after is not None and steps_here >= stop_after:
                     save('last')
                     return st
-            st.epoch += 1
-            st.batch = 0
+            st.epoch, st.batch = st.epoch + 1, 0
             if sched is not None: sched.step()
             if eval_fn is not None and _evaluate(model, eval_fn, st, monitor, mode, patience): save('best')
             save('last')
@@ -402,7 +398,7 @@ def _toy(seed=0):
     return m, opt, sch, smp, loader, step
 
 # %% ../nbs/15_train.ipynb #00000021
-FEATURE_KEYS = ('features', 'boxes', 'cls_prob')   # per-image datasets of a bottom-up features.hdf5
+from .features import FEATURE_KEYS   # per-image datasets of a bottom-up features.hdf5
 
 def check_inputs(path:str|os.PathLike,   # dataset folder (meta.json, images.jsonl, captions.jsonl, features.hdf5)
                  read:bool=True,  # read and check every array (finite, sane, widths, boxes); False: list the keys
