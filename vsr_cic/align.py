@@ -139,8 +139,11 @@ def attach_frames(caption:dict,           # canonical caption record (tokens)
                          f"caption {caption['tokens'][:8]}…")
     chunks = sorted(chunks, key=lambda c: c['span'])
     def adjectival(f):   # 'a cement [covered] area': the verb and all its arguments inside one chunk
-        return any(c['span'][0] <= f.index < c['span'][1] and all(c['span'][0] <= a.start and a.end <= c['span'][1] for a in f.args)
-                   for c in chunks)
+        return any(
+            c["span"][0] <= f.index < c["span"][1]
+            and all(c["span"][0] <= a.start and a.end <= c["span"][1] for a in f.args)
+            for c in chunks
+        )
     adjectival = {f.index for f in parse.frames if adjectival(f)}
     verbs = {f.index for f in parse.frames} - adjectival
     frames = []
@@ -151,8 +154,13 @@ def attach_frames(caption:dict,           # canonical caption record (tokens)
         args = []
         for a in f.args:
             sp = [a.start, a.end]
-            ents = [{'span': list(c['span']), 'set': c.get('set')} for c in chunks
-                    if sp[0] <= c['span'][0] and c['span'][1] <= sp[1] and not any(c['span'][0] <= v < c['span'][1] for v in verbs)]
+            ents = [
+                {"span": list(c["span"]), "set": c.get("set")}
+                for c in chunks
+                if sp[0] <= c["span"][0]
+                and c["span"][1] <= sp[1]
+                and not any(c["span"][0] <= v < c["span"][1] for v in verbs)
+            ]
             if not ents:
                 if any(_overlap(sp, c['span']) for c in chunks) or any(sp[0] <= v < sp[1] for v in verbs):
                     st['args dropped (clause or partial chunk)'] += 1

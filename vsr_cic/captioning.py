@@ -18,8 +18,24 @@ from .loader import verb_forms, CaptionDataset, Limits, build_vocabs, save_vocab
 from .captioner import caption_inputs, compile_loss, compile_step, pad_inputs
 from .baselines import make_captioner, CAPTIONERS
 from .decoding import greedy_decode, sample_decode, beam_search, scst_loss, verb_constraint, BEAM_SIZE
-from .train import fit, EpochBatchSampler, load_checkpoint, atomic_save, sampler_for, TrainingInterrupted, check_inputs
-from .runs import best_ckpt, data_entry, check_run_config, write_run_config, check_vocabs_unchanged, retire_stage, vocab_fingerprint
+from vsr_cic.train import (
+    fit,
+    EpochBatchSampler,
+    load_checkpoint,
+    atomic_save,
+    sampler_for,
+    TrainingInterrupted,
+    check_inputs,
+)
+from vsr_cic.runs import (
+    best_ckpt,
+    data_entry,
+    check_run_config,
+    write_run_config,
+    check_vocabs_unchanged,
+    retire_stage,
+    vocab_fingerprint,
+)
 from .distributed import init_distributed, cleanup_distributed, broadcast_module
 from fastcore.script import call_parse, bool_arg
 from .cider import CiderD, ids_to_seqs
@@ -124,7 +140,11 @@ def caption_data(data_dir,                              # dataset folder (canoni
     vocab = build_vocabs(data, 'train', min_freq=min_freq)
     if min_freq > 1: vocab['words'] = _with_verb_forms(vocab['words'], data)
     have = {r['split'] for r in data.images.values()}
-    ds = {s: CaptionDataset(data, split=s, vocab=vocab, limits=limits, verb_one_word=verb_one_word) for s in splits if s in have}
+    ds = {
+        s: CaptionDataset(data, split=s, vocab=vocab, limits=limits, verb_one_word=verb_one_word)
+        for s in splits
+        if s in have
+    }
     if ungrounded is None: ungrounded = 'drop' if drop_ungrounded else 'keep'
     for s, d in ds.items():
         how = ungrounded.get(s, 'drop') if isinstance(ungrounded, dict) else ungrounded
@@ -380,7 +400,9 @@ class MainJob:
     val_beam: int = 1                 # validation decoding for early stopping (1 = greedy, fast)
     device: str = 'auto'              # auto | cpu | cuda (under torchrun: cuda:LOCAL_RANK unless cpu)
     seed: int = 0
-    world_images: int|None = None     # a small world of this many images in `out_dir/world` (tests); None: the built-in one
+    world_images: int | None = (
+        None  # a small world of this many images in `out_dir/world` (tests); None: the built-in one
+    )
     patience: int = PATIENCE
     lr_decay: float = LR_DECAY
     lr_step: int = LR_STEP
@@ -393,7 +415,9 @@ class MainJob:
     lr_decay_rl: bool = True          # lr × lr_decay every lr_step epochs in the self-critical stage (supp. §D)
     ungrounded: str = 'fill'          # training captions with an ungrounded sub-role: 'fill' (supp. §D) | 'drop'
     min_freq: int = 1                 # vocabulary threshold: rarer train words become <unk> (verb forms always kept)
-    verb_shift: str = 'one_word'      # 'one_word': a verb slot is the verb token, shift forced after it (paper); 'gate': learned
+    verb_shift: str = (
+        "one_word"  # 'one_word': a verb slot is the verb token, shift forced after it (paper); 'gate': learned
+    )
     test_split: str = 'test'
     metrics: bool = True              # full pycocoevalcap metrics on the test split
     control: bool = True              # R_V / R_SR1 / R_SR2 via SRL on the test split
@@ -455,7 +479,11 @@ def _run_settings(job:MainJob, out:Path, model_cfg:dict)->tuple[dict, dict, Path
 def _dataset(job:MainJob, out:Path, env)->Path:
     "The dataset folder: `data_dir`, or the world (rank 0 generates it; the other ranks then find it or make their own)"
     if job.data_dir is not None: return Path(job.data_dir)
-    make = lambda: ensure_world() if job.world_images is None else ensure_world(out/'world', n_images=job.world_images, render=False)
+    make = lambda: (
+        ensure_world()
+        if job.world_images is None
+        else ensure_world(out / "world", n_images=job.world_images, render=False)
+    )
     if env.rank == 0: path = make()
     if env.distributed: torch.distributed.barrier()
     if env.rank != 0: path = make()
@@ -471,9 +499,11 @@ def _open_run(job:MainJob, model_cfg:dict)->_Run:
     seed_everything(job.seed)
     dev = env.device if env.distributed else get_device(job.device)
     if job.capture and (torch.device(dev).type != 'cuda' or env.distributed):
-        raise ValueError(f"capture=True needs one CUDA device, got {dev}"
-                         + (f" on {env.world_size} ranks" if env.distributed else '')
-                         + ": CUDA graphs remove kernel-launch overhead, which a CPU does not have; train eagerly there")
+        raise ValueError(
+            f"capture=True needs one CUDA device, got {dev}"
+            + (f" on {env.world_size} ranks" if env.distributed else "")
+            + ": CUDA graphs remove kernel-launch overhead, which a CPU does not have; train eagerly there"
+        )
     out = Path(job.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     opts, cfg, data_at, run_cfg = _run_settings(job, out, model_cfg)
@@ -525,7 +555,8 @@ def _train_xe(r:_Run):
     opt = torch.optim.Adam(r.net.parameters(), j.lr_xe)
     sched = torch.optim.lr_scheduler.StepLR(opt, j.lr_step, j.lr_decay)
     shape = static_shape(tr) if j.capture else None
-    if j.capture: compile_loss(r.net)                       # one forward + one backward graph per step; eager again below
+    if j.capture:
+        compile_loss(r.net)  # one forward + one backward graph per step; eager again below
     xe = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed),
              xe_step_fn(r.net, r.dev, shape), opt,
              j.epochs_xe, ckpt_dir=d, sched=sched, eval_fn=_val_fn(r, 'XE'), stop_after=j.stop_after,

@@ -272,7 +272,11 @@ class CiderD:
         hk = (sent[:nh] << bu) | kid[:nh]                                 # sorted (candidate, n-gram) keys
         rw = w[sel]
         contrib = np.minimum(_lookup(hk, w[:nh], (owner[rs] << bu) | kid[sel]), rw) * rw
-        num = np.bincount((rs - H) * n + order[sel], contrib, minlength=(S - H) * n).astype(np.float64).reshape(S - H, n)  # (R, n); float even when nothing matched
+        num = (
+            np.bincount((rs - H) * n + order[sel], contrib, minlength=(S - H) * n)
+            .astype(np.float64)
+            .reshape(S - H, n)
+        )  # (R, n); float even when nothing matched
         den = norm[owner[H:]] * norm[H:]                                  # (R, n)
         val = np.divide(num, den, out=num.copy(), where=den != 0)
         blen = np.maximum(lens - 1, 0).astype(np.float64)                 # bigram count (reference-code length)
@@ -290,7 +294,14 @@ class CiderD:
             raise KeyError(f"CiderD.compute_score: ids differ between gts and res (no candidate for {miss}, no "
                            f"references for {extra})")
         ids = list(gts)
-        hyps = [res[i][0] if isinstance(res[i], list) and len(res[i]) == 1 and not isinstance(res[i][0], (int, np.integer)) else res[i] for i in ids]
+        hyps = [
+            (
+                res[i][0]
+                if isinstance(res[i], list) and len(res[i]) == 1 and not isinstance(res[i][0], (int, np.integer))
+                else res[i]
+            )
+            for i in ids
+        ]
         s = self.score(hyps, [gts[i] for i in ids])
         return float(s.mean()) if len(s) else 0.0, s
 

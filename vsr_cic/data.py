@@ -208,7 +208,14 @@ def check_boxes(image:Mapping, boxes:np.ndarray, where:str=FEATURE_FILE, tol:flo
                         f"({int(nf.sum())} such boxes)")
     W, H = image['width'], image['height']
     if W is None or H is None: return                   # text-only records have no size
-    bad = ((b[:, 0] < -tol) | (b[:, 1] < -tol) | (b[:, 2] > W + tol) | (b[:, 3] > H + tol) | (b[:, 2] < b[:, 0]) | (b[:, 3] < b[:, 1]))
+    bad = (
+        (b[:, 0] < -tol)
+        | (b[:, 1] < -tol)
+        | (b[:, 2] > W + tol)
+        | (b[:, 3] > H + tol)
+        | (b[:, 2] < b[:, 0])
+        | (b[:, 3] < b[:, 1])
+    )
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataError(f"{where}: image {image['image_id']!r}: box {i} = {b[i].round(1).tolist()} (x1 y1 x2 y2) is "
@@ -498,7 +505,10 @@ class Dataset:
         "Column of class `name` in `cls_prob`"
         if name in self.classes: return self.classes.index(name)
         close = difflib.get_close_matches(name, self.classes, n=3)
-        raise KeyError(f"unknown class {name!r} in {self.path/'meta.json'} classes" + (f" (did you mean {', '.join(close)}?)" if close else ''))
+        raise KeyError(
+            f"unknown class {name!r} in {self.path/'meta.json'} classes"
+            + (f" (did you mean {', '.join(close)}?)" if close else "")
+        )
 
     @property
     def splits(self)->dict[str, list]:

@@ -46,7 +46,9 @@ def self_cider_image(K:np.ndarray,          # (m, m) pairwise CIDEr-D kernel of 
 def cider_kernel(caps:Sequence, scorer:CiderD)->np.ndarray:
     "(m, m) CIDEr-D of each caption against each other caption as its only reference"
     m = len(caps)
-    return scorer.score([caps[i] for i in range(m) for _ in range(m)], [[caps[j]] for _ in range(m) for j in range(m)]).reshape(m, m)
+    return scorer.score(
+        [caps[i] for i in range(m) for _ in range(m)], [[caps[j]] for _ in range(m) for j in range(m)]
+    ).reshape(m, m)
 
 def self_cider(sets:Mapping[Hashable, Sequence]|Sequence[Sequence], # {image: [captions]} or a list of sets
                scorer:CiderD|None=None,   # CiderD with cached df (recommended); None: df from these sets

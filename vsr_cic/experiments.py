@@ -129,7 +129,10 @@ def markdown_table(rows:list[dict], cols:tuple, keys:tuple=('method', 'proposals
     fmt = lambda v: '–' if v is None else f'{v * scale:.1f}' if isinstance(v, float) else str(v)
     head = '| ' + ' | '.join(list(keys) + list(cols)) + ' |'
     sep = '|' + '---|' * (len(keys) + len(cols))
-    return '\n'.join([head, sep] + ['| ' + ' | '.join([str(r.get(k, '')) for k in keys] + [fmt(r.get(c)) for c in cols]) + ' |' for r in rows])
+    return "\n".join(
+        [head, sep]
+        + ["| " + " | ".join([str(r.get(k, "")) for k in keys] + [fmt(r.get(c)) for c in cols]) + " |" for r in rows]
+    )
 
 # %% ../nbs/23_experiments.ipynb #0000000c
 def gt_plan(rec:dict)->Plan:
@@ -255,7 +258,9 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
         net, voc, info = load_captioner(d, device)
         cd = _caption_data(path, getattr(net, 'verb_shift', '') == 'one_word', cache)
         if cd.vocab['words'].itos != voc['words'].itos:
-            skipped[m] = f"{d}/vocab/words_vocab.json differs from the vocabulary of {path} (trained on {info.get('data')})"
+            skipped[m] = (
+                f"{d}/vocab/words_vocab.json differs from the vocabulary of {path} (trained on {info.get('data')})"
+            )
             if progress: progress(f"skipping {m}: {skipped[m]}")
             continue
         planner = 'no_verb' if m == 'no_verb' and nv_ok else 'verb'
@@ -470,8 +475,11 @@ def verb_predictability(ds, split:str='test', train:str='train')->dict:
         args = c['frames'][0]['args']
         heads = lambda a: tuple(c['tokens'][e['span'][1] - 1] for e in a.get('entities', []))
         roles = tuple(sorted(a['role'] for a in args))
-        return [(0, tuple(sorted((a['role'], heads(a)) for a in args))),
-                (1, tuple(sorted((a['role'], heads(a)) for a in args if a['role'].startswith('ARG'))), roles), (2, roles)]
+        return [
+            (0, tuple(sorted((a["role"], heads(a)) for a in args))),
+            (1, tuple(sorted((a["role"], heads(a)) for a in args if a["role"].startswith("ARG"))), roles),
+            (2, roles),
+        ]
     one = lambda s: [c for c in ds.splits.get(s, []) if len(c['frames']) == 1]
     seen = defaultdict(Counter)
     for c in one(train):

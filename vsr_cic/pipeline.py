@@ -89,7 +89,9 @@ class PipelineResult:
     grounding: list            # per VSR: {role: [{'set', 'score'}]} in R-level order
     structures: list           # per plan: per VSR [(sub-role, set)], with 'score' (summed S-level log-probs)
     plans: list                # merged `Plan`s (one per structure rank)
-    captions: list = field(default_factory=list) # per plan: {'caption', 'tokens', 'subroles', 'gates', 'alpha_g', 'score'}
+    captions: list = field(
+        default_factory=list
+    )  # per plan: {'caption', 'tokens', 'subroles', 'gates', 'alpha_g', 'score'}
     missing: dict = field(default_factory=dict)   # component -> why it was replaced by ground truth
 
 def _gt_frame(gt:Mapping|None, i:int):
@@ -213,7 +215,10 @@ class Pipeline:
         "The captioner's control tensors for a batch of plans of one image"
         F = torch.as_tensor(image['features'], dtype=torch.float32)                       # (P, D)
         B, K = len(plans), max(map(len, plans))
-        regs = [[[] if it.region is None else list(image['sets'][it.region])[:MAX_REGIONS_PER_SET] for it in p.items] for p in plans]
+        regs = [
+            [[] if it.region is None else list(image["sets"][it.region])[:MAX_REGIONS_PER_SET] for it in p.items]
+            for p in plans
+        ]
         R = max([len(r) for rs in regs for r in rs] + [1])
         # (B, K, R, D), (B, K, R)
         regions, mask = torch.zeros(B, K, R, F.shape[1]), torch.zeros(B, K, R, dtype=torch.bool)

@@ -110,7 +110,9 @@ def read_coco_entities(path,                   # coco_entities_release.json (or 
     for img_id, caps in data.items():
         if not str(img_id).isdigit(): raise FormatError(_where(path, f"image id {img_id!r} is not an integer"))
         if not isinstance(caps, dict):
-            raise FormatError(_where(path, f"image {img_id}", f"expected {{caption: entry}}, got {type(caps).__name__}"))
+            raise FormatError(
+                _where(path, f"image {img_id}", f"expected {{caption: entry}}, got {type(caps).__name__}")
+            )
         dets, split = {}, None                      # det_id -> (box, class)
         for k, (cap, e) in enumerate(caps.items()):
             where = f"image {img_id}, caption {cap!r}"

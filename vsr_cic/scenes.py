@@ -73,7 +73,8 @@ def class_attrs(cls:str)->dict:
 @dataclass
 class Verb:
     "A verb of the world: PropBank roleset, roles with their filler classes, forms and structure preferences"
-    lemma: str; roleset: str
+    lemma: str
+    roleset: str
     forms: tuple                      # (3rd singular, plural/base, -ing, past participle)
     subj_pool: list                   # classes that can be the subject
     obj_pool: list = field(default_factory=list)  # classes that can be the object ([] = intransitive)
@@ -188,7 +189,11 @@ def _box(rng, cls, attrs, taken, depth):
     cat = CATEGORY[cls]
     if cat == 'place': return [0., GROUND_Y * IMAGE_H, float(IMAGE_W), float(IMAGE_H)]
     w, h = CLASS_SIZE.get(cls, BASE_SIZE[cat])
-    s = SIZES.get(attrs.get('size'), 1.0) * rng.uniform(.9, 1.1) * (_lerp(PERSPECTIVE, depth) if cat != 'landmark' else 1.)
+    s = (
+        SIZES.get(attrs.get("size"), 1.0)
+        * rng.uniform(0.9, 1.1)
+        * (_lerp(PERSPECTIVE, depth) if cat != "landmark" else 1.0)
+    )
     w, h = min(w * s, IMAGE_W * .9), min(h * s, IMAGE_H * .45)
     for _ in range(30):
         x1 = rng.uniform(0, IMAGE_W - w)
@@ -271,10 +276,22 @@ def scene_proposals(scene:list[dict], rng:np.random.Generator, emb:dict)->tuple:
     owner, boxes = np.array(owner), np.array(boxes, np.float32)                      # (N,), (N, 4)
     n, c = len(owner), len(CLASSES)
     cls = np.array([CLASSES.index(scene[i]['cls']) for i in owner])                   # (N,)
-    ai = np.array([[ATTR_VALUES.index(scene[i]['attrs'].get(k, 'none')) for k in ('colour', 'size')] if 'colour' in scene[i]['attrs']
-                   else [ATTR_VALUES.index(scene[i]['attrs'].get('age', 'none')), 0] for i in owner])  # (N, 2)
-    feats = (EMB_SCALE['cls'] * emb['cls'][cls] + EMB_SCALE['attr'] * emb['attr'][ai[:, 0]] + EMB_SCALE['size'] * emb['attr'][ai[:, 1]]
-             + EMB_SCALE['noise'] * rng.normal(size=(n, FEATURE_DIM - GEOM_DIM)))       # (N, D - GEOM_DIM)
+    ai = np.array(
+        [
+            (
+                [ATTR_VALUES.index(scene[i]["attrs"].get(k, "none")) for k in ("colour", "size")]
+                if "colour" in scene[i]["attrs"]
+                else [ATTR_VALUES.index(scene[i]["attrs"].get("age", "none")), 0]
+            )
+            for i in owner
+        ]
+    )  # (N, 2)
+    feats = (
+        EMB_SCALE["cls"] * emb["cls"][cls]
+        + EMB_SCALE["attr"] * emb["attr"][ai[:, 0]]
+        + EMB_SCALE["size"] * emb["attr"][ai[:, 1]]
+        + EMB_SCALE["noise"] * rng.normal(size=(n, FEATURE_DIM - GEOM_DIM))
+    )  # (N, D - GEOM_DIM)
     W, H = IMAGE_W, IMAGE_H
     geom = np.stack([boxes[:, 0] / W, boxes[:, 1] / H, boxes[:, 2] / W, boxes[:, 3] / H,
                      (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) / (W * H),
@@ -328,7 +345,16 @@ def _draw_glyph(ax, cls, fill, box, labels=False):
         k = CLASSES.index(cls) % 4
         if k == 0: ax.add_patch(mp.Rectangle((x1, y1), w, h, **kw))
         else:
-            ax.add_patch(mp.Polygon([(x1 + w / 2 * (1 + np.cos(t)), y1 + h / 2 * (1 + np.sin(t))) for t in np.linspace(0, 2 * np.pi, k + 5)[:-1]], closed=True, **kw))
+            ax.add_patch(
+                mp.Polygon(
+                    [
+                        (x1 + w / 2 * (1 + np.cos(t)), y1 + h / 2 * (1 + np.sin(t)))
+                        for t in np.linspace(0, 2 * np.pi, k + 5)[:-1]
+                    ],
+                    closed=True,
+                    **kw
+                )
+            )
     if labels: ax.text(x1 + w / 2, y2 - 1, cls, fontsize=FONT_SIZE, ha='center', va='bottom', zorder=3)
 
 def draw_scene(ax, scene:list[dict], labels:bool=True):
@@ -395,7 +421,9 @@ def render_scenes(jobs:list[tuple], n_workers:int|None=None):
             if o['kind'] != 'place':
                 _sprite((o['cls'], _fill(o)))
                 _sprite(('label', o['cls']))
-    n_workers = n_workers or (len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1))
+    n_workers = n_workers or (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )
     if n_workers == 1 or len(jobs) < 200: return _render_job(jobs)
     import multiprocessing as mp
     chunks = [jobs[i::n_workers] for i in range(n_workers)]

@@ -108,7 +108,8 @@ def read_propbank_examples(path:str|Path, lexicon:Lexicon|None=None, # verbal ro
                            split:str|None=None,   # 'train' / 'heldout' (see `example_split`); None: all examples
                           )->list[dict]:
     "PropBank frame-file examples as gold items (exact argument spans); examples with `span_ok=false` skipped"
-    if split not in (None, *EXAMPLE_SPLITS): raise SRLError(f"split must be one of {EXAMPLE_SPLITS} or None, got {split!r}")
+    if split not in (None, *EXAMPLE_SPLITS):
+        raise SRLError(f"split must be one of {EXAMPLE_SPLITS} or None, got {split!r}")
     path, items, dropped = Path(path), [], Counter()
     if not path.exists(): raise FileNotFoundError(f"PropBank examples file {str(path)!r} not found")
     with open(path) as f:

@@ -324,7 +324,9 @@ def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
         elif d == 'neg': add('NEG', c.i, c.i + 1)
         elif d == 'aux' and (c.tag_ == 'MD' or w in MODALS): add('MOD', c.i, c.i + 1)
         elif d == 'advcl':
-            marks = (k.lower_ for k in c.children if k.dep_ in ('mark', 'advmod') and k.i < c.i and k.lower_ in MARK_ROLE)
+            marks = (
+                k.lower_ for k in c.children if k.dep_ in ("mark", "advmod") and k.i < c.i and k.lower_ in MARK_ROLE
+            )
             mark = next(marks, None)
             if mark is None and any(k.dep_ == 'aux' and k.lower_ == 'to' for k in c.children): mark = 'to'
             add(MARK_ROLE.get(mark, 'ADV'), *subtree_span(c))
@@ -337,7 +339,9 @@ def _implicit_subject(p, v:_Verb, subj:str, has_subj:bool, add):
     if not has_subj:
         if q.dep_ in ('acl', 'relcl', 'amod') and q.head.pos_ in ('NOUN', 'PROPN', 'PRON', 'NUM'):
             n = q.head
-            rel_obj = p.dep_ == 'relcl' and any(c.lower_ in REL_PRONOUNS and c.dep_ in ('dobj', 'pobj') for c in p.children)
+            rel_obj = p.dep_ == "relcl" and any(
+                c.lower_ in REL_PRONOUNS and c.dep_ in ("dobj", "pobj") for c in p.children
+            )
             role = 'ARG1' if rel_obj else subj
             s, e = subtree_span(n, exclude=q)
             if q.dep_ == 'amod': s, e = n.i, n.i + 1

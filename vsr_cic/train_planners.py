@@ -171,7 +171,10 @@ def train_gsrl(data_dir=None, out_dir='runs/train_gsrl', epochs:int=6, lr:float=
     vocab = build_vocabs(data)
     save_vocabs(vocab, out)
     lim = Limits(fixed=False)
-    tr, va, te = ((GSRLClsDataset if with_cls else GSRLDataset)(data, split=s, vocab=vocab, limits=lim, seed=seed) for s in ('train', 'val', 'test'))
+    tr, va, te = (
+        (GSRLClsDataset if with_cls else GSRLDataset)(data, split=s, vocab=vocab, limits=lim, seed=seed)
+        for s in ("train", "val", "test")
+    )
     f = data.features(next(iter(data.images)))
     D = f['feats'].shape[1] + (f['cls_prob'].shape[1] if with_cls else 0)
     cfg = dict(n_verbs=len(vocab['verbs']), feat_dim=D, d_v=d_emb, d_s=d_emb, d_att=d_att, hidden=hidden,
@@ -296,7 +299,10 @@ def train_slevel(data, vocab, out_dir, kind:str='transformer', epochs:int=8, lr:
     t0 = time.time()
     dev = get_device(device)
     out = Path(out_dir)
-    tr, va, te = (SLevelDataset(data, split=s, vocab=vocab, limits=Limits(fixed=False), seed=seed) for s in ('train', 'val', 'test'))
+    tr, va, te = (
+        SLevelDataset(data, split=s, vocab=vocab, limits=Limits(fixed=False), seed=seed)
+        for s in ("train", "val", "test")
+    )
     if kind == 'transformer':
         cfg = dict(n_verbs=len(vocab['verbs']), d_model=d_model, n_heads=n_heads, n_layers=n_layers, ffn=ffn,
                    dropout=dropout)
@@ -354,7 +360,10 @@ def train_rlevel(data, vocab, out_dir, epochs:int=8, lr:float=SSP_LR, batch_size
     t0 = time.time()
     dev = get_device(device)
     out = Path(out_dir)
-    tr, va, te = (RLevelDataset(data, split=s, vocab=vocab, limits=Limits(fixed=False), seed=seed) for s in ('train', 'val', 'test'))
+    tr, va, te = (
+        RLevelDataset(data, split=s, vocab=vocab, limits=Limits(fixed=False), seed=seed)
+        for s in ("train", "val", "test")
+    )
     if not len(tr):
         return {'perm_acc': None, 'n': 0, 'skipped': f'no training role with two or more entities '
                                                      f'({dict(tr.skipped)})'}, None

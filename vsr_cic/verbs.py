@@ -177,8 +177,10 @@ class VerbPredictor:
     def scores(self, ds:VerbDataset, batch_size:int=256)->np.ndarray:
         "(I, V) probabilities over the images of `ds`"
         self.model.eval().to(self.device)
-        out = [self.model(b['feats'].to(self.device), b['mask'].to(self.device)).sigmoid().cpu()
-               for b in (ds.collate(list(range(i, min(i + batch_size, len(ds))))) for i in range(0, len(ds), batch_size))]
+        out = [
+            self.model(b["feats"].to(self.device), b["mask"].to(self.device)).sigmoid().cpu()
+            for b in (ds.collate(list(range(i, min(i + batch_size, len(ds))))) for i in range(0, len(ds), batch_size))
+        ]
         return torch.cat(out).numpy() if out else np.zeros((0, len(ds.vocab)))
 
 def evaluate_verbs(predictor, ds:VerbDataset)->dict:
@@ -232,7 +234,14 @@ def load_verb_predictor(run_dir, # a `train_verbs` out_dir (or its `verbs/` fold
     "Rebuild the trained verb predictor from a `train_verbs` checkpoint"
     p = Path(run_dir)
     if p.is_dir():
-        p = next((q for q in (p/'verbs'/f'{which}.pt', p/f'{which}.pt', p/'verbs'/'last.pt', p/'last.pt') if q.exists()), p/'verbs'/f'{which}.pt')
+        p = next(
+            (
+                q
+                for q in (p / "verbs" / f"{which}.pt", p / f"{which}.pt", p / "verbs" / "last.pt", p / "last.pt")
+                if q.exists()
+            ),
+            p / "verbs" / f"{which}.pt",
+        )
     ck = load_checkpoint(p, device)
     if 'config' not in ck: raise KeyError(f"{p}: no 'config' in the checkpoint (not written by train_verbs)")
     model = VerbClassifier(**ck['config'])

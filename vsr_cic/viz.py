@@ -96,7 +96,11 @@ def structure_html(structure:Sequence[str], score:float|None=None, verb:str|None
                      f'padding:1px 6px;margin:1px;font-family:monospace">{html.escape(label)}</span>')
     extra = '' if score is None else f' <span style="color:#666">score {score:.3f}</span>'
     if novel is not None:
-        extra += ' <span style="color:#1565c0">✱ not in training</span>' if novel else ' <span style="color:#2e7d32">✓ seen</span>'
+        extra += (
+            ' <span style="color:#1565c0">✱ not in training</span>'
+            if novel
+            else ' <span style="color:#2e7d32">✓ seen</span>'
+        )
     return '<div>' + '–'.join(chips) + extra + '</div>'
 
 # %% ../nbs/09_viz.ipynb #0000000f

@@ -67,8 +67,12 @@ def normalize_role(label:str,        # any common spelling: A0, ARG0, Arg0, ARGM
         if s in ROLES and not s.startswith('ARG'): return s        # ARGM-ARG0 is no role: a modifier is never numbered
     if not strict: return None
     close = _close(s, ROLES)
-    raise VSRError(f"unknown semantic role {_short(label)}" + (f" (did you mean {', '.join(close)}?)" if close else '') +
-                   (" (function tags such as -DSP are not part of a VSR role)" if m else '') + f"; known roles: {', '.join(ROLES)}")
+    raise VSRError(
+        f"unknown semantic role {_short(label)}"
+        + (f" (did you mean {', '.join(close)}?)" if close else "")
+        + (" (function tags such as -DSP are not part of a VSR role)" if m else "")
+        + f"; known roles: {', '.join(ROLES)}"
+    )
 
 # %% ../nbs/01_vsr.ipynb #0000000c
 def subrole_names(role:str, count:int)->list[str]:
@@ -138,8 +142,10 @@ class VSR:
                 raise VSRError(f"role {_short(raw)} is the verb itself: it is always a sub-role of the VSR, do not "
                                f"list it")
             if role in seen:
-                raise VSRError(f"duplicate role {role!r} in VSR for {verb!r}" + (f" (given as {seen[role]!r} and "
-                                                                                 f"{raw!r})" if seen[role] != raw else ''))
+                raise VSRError(
+                    f"duplicate role {role!r} in VSR for {verb!r}"
+                    + (f" (given as {seen[role]!r} and " f"{raw!r})" if seen[role] != raw else "")
+                )
             count = _count(role, count)
             if count < 1:
                 raise VSRError(f"count of role {role!r} is {_short(count)}: it must be at least 1 (leave the role out "
@@ -201,8 +207,11 @@ def _split_count(part:str, text:str)->tuple[str, int]:
         name, cnt = head[:-1].strip(), ('-' if neg else '') + digits
     if not name: raise VSRError(f"missing role name in {_short(part)} of VSR {_short(text)}")
     if not _COUNT_RE.fullmatch(cnt):
-        why = ('too many digits (a role holds at most 10 entities)' if cnt.isascii() and cnt.lstrip('-').isdigit() and len(cnt) > 9
-               else 'not an integer; write ROLE or ROLE*count, e.g. LOC*2')
+        why = (
+            "too many digits (a role holds at most 10 entities)"
+            if cnt.isascii() and cnt.lstrip("-").isdigit() and len(cnt) > 9
+            else "not an integer; write ROLE or ROLE*count, e.g. LOC*2"
+        )
         raise VSRError(f"cannot read role {_short(part)} in VSR {_short(text)}: the count {_short(cnt)} is {why}")
     return name, int(cnt)
 
@@ -289,7 +298,11 @@ class Vocab:
         if t in self.stoi: return self.stoi[t]
         if self.unk == 'unk': return self.stoi[UNK]
         close = difflib.get_close_matches(str(t), self.itos, n=3)
-        raise KeyError(f"unknown {self.name} {t!r}" + (f" (did you mean {', '.join(close)}?)" if close else '') + f"; the vocabulary has {len(self)} {self.name}s")
+        raise KeyError(
+            f"unknown {self.name} {t!r}"
+            + (f" (did you mean {', '.join(close)}?)" if close else "")
+            + f"; the vocabulary has {len(self)} {self.name}s"
+        )
 
     def encode(self, toks:Iterable[str])->list[int]: return [self[t] for t in toks]
     def decode(self, ids:Iterable[int])->list[str]: return [self.itos[int(i)] for i in ids]

@@ -93,7 +93,14 @@ def apply_vsr_annotations(records:Records,      # COCO Entities records (chunks 
         for j, s in enumerate(a['slots']):
             if s['class'] == 'verb':
                 lemma = s['labels'][0][0] if s['labels'] else None
-                hit = next((i for i in range(pos, len(toks)) if toks[i] in s['surface'] or (lemma and _inflects(toks[i], lemma))), None)
+                hit = next(
+                    (
+                        i
+                        for i in range(pos, len(toks))
+                        if toks[i] in s["surface"] or (lemma and _inflects(toks[i], lemma))
+                    ),
+                    None,
+                )
                 if hit is None:
                     raise FormatError(f"{where}: verb slot {j} ({lemma!r}) not found in the caption words after "
                                       f"position {pos}")

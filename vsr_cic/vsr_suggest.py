@@ -37,7 +37,9 @@ def lexicon_roles(path:str|os.PathLike|None='auto', # a .json / .json.gz lexicon
         for lemma in {rec.get('lemma', rs.split('.')[0]), *rec.get('verb_aliases', [])}:
             lemma = str(lemma).lower()
             if keep is not None and lemma not in keep: continue
-            out[lemma].update(r for r in map(lambda k: normalize_role(k, strict=False), rec.get('roles', {})) if r in ROLES)
+            out[lemma].update(
+                r for r in map(lambda k: normalize_role(k, strict=False), rec.get("roles", {})) if r in ROLES
+            )
     return dict(out)
 
 # %% ../nbs/22a_vsr_suggest.ipynb #00000009
@@ -212,7 +214,10 @@ def evaluate_suggestions(data, verb_model, stats:VerbStats, split:str='test', k:
     for iid, g in gold.items():
         sug = [v for v, _ in suggest_vsrs(proposal_arrays(data, iid), k, verb_model, stats, gsrl, **kw)]
         hits['verb'] += bool({v.verb for v in sug} & {v.verb for v in g})
-        hits['roles'] += bool({(v.verb, tuple(r for r, _ in v.roles)) for v in sug} & {(v.verb, tuple(r for r, _ in v.roles)) for v in g})
+        hits["roles"] += bool(
+            {(v.verb, tuple(r for r, _ in v.roles)) for v in sug}
+            & {(v.verb, tuple(r for r, _ in v.roles)) for v in g}
+        )
         hits['exact'] += bool(set(sug) & g)
         gk = {(v.verb, tuple(r for r, _ in v.roles)) for v in g}
         hits['prec'] += sum((v.verb, tuple(r for r, _ in v.roles)) in gk for v in sug) / max(len(sug), 1)
@@ -242,7 +247,10 @@ def obtain_verb_predictor(run_dir,            # a `train_verbs` out_dir to load 
         if pred.vocab.itos == want: return pred, str(d)
         why = f"{d}: verb vocabulary differs from {data.path}"
     m = train_verbs(data.path, train_dir, epochs=epochs, device=device, seed=seed)
-    return load_verb_predictor(train_dir, device), f"trained into {train_dir} ({why}; test mAP {m['mAP']:.3f}, {m['wall_s']} s)"
+    return (
+        load_verb_predictor(train_dir, device),
+        f"trained into {train_dir} ({why}; test mAP {m['mAP']:.3f}, {m['wall_s']} s)",
+    )
 
 @torch.no_grad()
 def suggested_captions(pipe,                  # a `vsr_cic.pipeline.Pipeline` with GSRL, planner and captioner

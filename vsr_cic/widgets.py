@@ -515,9 +515,10 @@ class VSRExplorer(W.VBox):
         if res is None or not res.structures: return
         verbs = [v.verb for v in res.vsrs]
         k = self.k
-        self.structures_html.value = ''.join(
+        self.structures_html.value = "".join(
             f'<div style="{"background:#eef" if i == k else ""}">{h}{captions_html(res)[i] if i < len(res.captions) else ""}</div>'
-            for i, h in enumerate(planned_structures_html(res, verbs)))
+            for i, h in enumerate(planned_structures_html(res, verbs))
+        )
         if k >= len(res.captions): self.caption_html.value = '<i>no captioner checkpoint: no caption</i>'
         else:
             self.caption_html.value = (captions_html(res)[k] if res.captions[k]['tokens']
@@ -545,8 +546,10 @@ class VSRExplorer(W.VBox):
             self.merged = None
             self.merged_html.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
             return
-        self.merged_html.value = '<b>merged</b>' + ''.join(
-            h + (captions_html(self.merged)[i] if i < len(self.merged.captions) else '') for i, h in enumerate(planned_structures_html(self.merged, [v.verb for v in self.merged.vsrs])))
+        self.merged_html.value = "<b>merged</b>" + "".join(
+            h + (captions_html(self.merged)[i] if i < len(self.merged.captions) else "")
+            for i, h in enumerate(planned_structures_html(self.merged, [v.verb for v in self.merged.vsrs]))
+        )
 
 def run_path(p)->Path|None:
     "A run folder: relative paths are taken from the repository root (so notebooks work from `nbs/`); None stays None"

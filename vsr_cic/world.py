@@ -190,7 +190,9 @@ def sample_caption(scene:list[dict], rng:np.random.Generator, set_of:dict, optio
         more = nearest([i for i in ents if free(i) and cls(i) in PERSONS and cls(i) in v.subj_pool])
         if more is not None: subj.append(more)
     if obj and v.multi_obj and rng.random() < P_COORD_OBJ:
-        more = nearest([i for i in ents if free(i) and cls(i) in v.obj_pool and all(v.allowed(cls(j), cls(i)) for j in subj)])
+        more = nearest(
+            [i for i in ents if free(i) and cls(i) in v.obj_pool and all(v.allowed(cls(j), cls(i)) for j in subj)]
+        )
         if more is not None: obj.append(more)
     extra = None
     if v.extra and obj and len(obj) == 1 and rng.random() < P_EXTRA:
@@ -251,7 +253,11 @@ _AVAIL = {}
 def verb_availability(n_scenes:int=AVAIL_SCENES)->dict:
     "Fraction of random scenes in which each verb has a frame (fixed sample, independent of the world seed)"
     if n_scenes not in _AVAIL:
-        cnt = Counter(v for k in range(n_scenes) for v in {o[0] for o in frame_options(sample_scene(np.random.default_rng([AVAIL_SEED, k])))})
+        cnt = Counter(
+            v
+            for k in range(n_scenes)
+            for v in {o[0] for o in frame_options(sample_scene(np.random.default_rng([AVAIL_SEED, k])))}
+        )
         _AVAIL[n_scenes] = {v: max(cnt[v], 1) / n_scenes for v in VERBS}
     return _AVAIL[n_scenes]
 
@@ -263,7 +269,13 @@ def image_captions(scene:list[dict], rng:np.random.Generator, set_of:dict, n:int
         if len(caps) == n or not opts: break
         verbs = sorted({o[0] for o in opts})
         avail = verb_availability()
-        w = np.array([(P_USED_VERB if v in used else CORE_WEIGHT if v == getattr(scene, 'core_verb', None) else 1.) / avail[v] for v in verbs])
+        w = np.array(
+            [
+                (P_USED_VERB if v in used else CORE_WEIGHT if v == getattr(scene, "core_verb", None) else 1.0)
+                / avail[v]
+                for v in verbs
+            ]
+        )
         # verb first: verbs with wide pools do not dominate
         verb = verbs[rng.choice(len(verbs), p=w / w.sum())]
         vo = [op for w in (True, False) if (op := salient_option(opts, scene, verb, w)) is not None]
