@@ -139,101 +139,34 @@ TOY_IMAGES = [  # image id, split, width, height, argmax class of each proposal,
     ('img2', 'val', 320, 240, [7, 6, 6], [[0], [1, 2]])]
 
 TOY_CAPTIONS = [
-    (
-        "img0",
-        "a man riding a horse on a beach",
-        [
-            {
-                "verb": "ride",
-                "verb_span": [2, 3],
-                "args": [
-                    _arg("ARG0", 0, 2, _ent(0, 2, 0)),
-                    _arg("ARG1", 3, 5, _ent(3, 5, 1)),
-                    _arg("LOC", 5, 8, _ent(6, 8, 2)),
-                ],
-            }
-        ],
-        [
-            _slot(0, 2, 0, (0, "ARG0")),
-            _slot(2, 3, None, (0, "V")),
-            _slot(3, 5, 1, (0, "ARG1")),
-            _slot(6, 8, 2, (0, "LOC")),
-        ],
-    ),
-    (
-        "img0",
-        "a horse standing on the grass and the beach",
-        [
-            {
-                "verb": "stand",
-                "verb_span": [2, 3],
-                "args": [_arg("ARG1", 0, 2, _ent(0, 2, 1)), _arg("LOC", 3, 9, _ent(4, 6, 3), _ent(7, 9, 2))],
-            }
-        ],
-        [
-            _slot(0, 2, 1, (0, "ARG1")),
-            _slot(2, 3, None, (0, "V")),
-            _slot(4, 6, 3, (0, "LOC-1")),
-            _slot(7, 9, 2, (0, "LOC-2")),
-        ],
-    ),
-    (
-        "img0",
-        "a man riding a horse in the morning",
-        [
-            {
-                "verb": "ride",
-                "verb_span": [2, 3],
-                "args": [
-                    _arg("ARG0", 0, 2, _ent(0, 2, 0)),
-                    _arg("ARG1", 3, 5, _ent(3, 5, 1)),
-                    _arg("TMP", 5, 8, _ent(6, 8, None)),
-                ],
-            }
-        ],
-        [
-            _slot(0, 2, 0, (0, "ARG0")),
-            _slot(2, 3, None, (0, "V")),
-            _slot(3, 5, 1, (0, "ARG1")),
-            _slot(6, 8, None, (0, "TMP")),
-        ],
-    ),
-    (
-        "img1",
-        "a woman watching a man throw a frisbee",
-        [
-            {
-                "verb": "watch",
-                "verb_span": [2, 3],
-                "args": [_arg("ARG0", 0, 2, _ent(0, 2, 0)), _arg("ARG1", 3, 8, _ent(3, 5, 1), _ent(6, 8, 2))],
-            },
-            {
-                "verb": "throw",
-                "verb_span": [5, 6],
-                "args": [_arg("ARG0", 3, 5, _ent(3, 5, 1)), _arg("ARG1", 6, 8, _ent(6, 8, 2))],
-            },
-        ],
-        [
-            _slot(0, 2, 0, (0, "ARG0")),
-            _slot(2, 3, None, (0, "V")),
-            _slot(3, 5, 1, (0, "ARG1-1"), (1, "ARG0")),
-            _slot(5, 6, None, (1, "V")),
-            _slot(6, 8, 2, (0, "ARG1-2"), (1, "ARG1")),
-        ],
-    ),
-    (
-        "img2",
-        "a dog catching a frisbee",
-        [
-            {
-                "verb": "catch",
-                "verb_span": [2, 3],
-                "args": [_arg("ARG0", 0, 2, _ent(0, 2, 0)), _arg("ARG1", 3, 5, _ent(3, 5, 1))],
-            }
-        ],
-        [_slot(0, 2, 0, (0, "ARG0")), _slot(2, 3, None, (0, "V")), _slot(3, 5, 1, (0, "ARG1"))],
-    ),
-]
+    ('img0', 'a man riding a horse on a beach',
+     [{'verb': 'ride', 'verb_span': [2, 3],
+       'args': [_arg('ARG0', 0, 2, _ent(0, 2, 0)), _arg('ARG1', 3, 5, _ent(3, 5, 1)),
+                                                     _arg('LOC', 5, 8, _ent(6, 8, 2))]}],
+     [_slot(0, 2, 0, (0, 'ARG0')), _slot(2, 3, None, (0, 'V')), _slot(3, 5, 1, (0, 'ARG1')),
+      _slot(6, 8, 2, (0, 'LOC'))]),
+    ('img0', 'a horse standing on the grass and the beach',
+     [{'verb': 'stand', 'verb_span': [2, 3], 'args': [_arg('ARG1', 0, 2, _ent(0, 2, 1)),
+                                                      _arg('LOC', 3, 9, _ent(4, 6, 3), _ent(7, 9, 2))]}],
+     [_slot(0, 2, 1, (0, 'ARG1')), _slot(2, 3, None, (0, 'V')), _slot(4, 6, 3, (0, 'LOC-1')),
+      _slot(7, 9, 2, (0, 'LOC-2'))]),
+    ('img0', 'a man riding a horse in the morning',
+     [{'verb': 'ride', 'verb_span': [2, 3],
+       'args': [_arg('ARG0', 0, 2, _ent(0, 2, 0)), _arg('ARG1', 3, 5, _ent(3, 5, 1)),
+                                                     _arg('TMP', 5, 8, _ent(6, 8, None))]}],
+     [_slot(0, 2, 0, (0, 'ARG0')), _slot(2, 3, None, (0, 'V')), _slot(3, 5, 1, (0, 'ARG1')),
+      _slot(6, 8, None, (0, 'TMP'))]),
+    ('img1', 'a woman watching a man throw a frisbee',
+     [{'verb': 'watch', 'verb_span': [2, 3], 'args': [_arg('ARG0', 0, 2, _ent(0, 2, 0)),
+                                                      _arg('ARG1', 3, 8, _ent(3, 5, 1), _ent(6, 8, 2))]},
+      {'verb': 'throw', 'verb_span': [5, 6],
+       'args': [_arg('ARG0', 3, 5, _ent(3, 5, 1)), _arg('ARG1', 6, 8, _ent(6, 8, 2))]}],
+     [_slot(0, 2, 0, (0, 'ARG0')), _slot(2, 3, None, (0, 'V')), _slot(3, 5, 1, (0, 'ARG1-1'), (1, 'ARG0')),
+      _slot(5, 6, None, (1, 'V')), _slot(6, 8, 2, (0, 'ARG1-2'), (1, 'ARG1'))]),
+    ('img2', 'a dog catching a frisbee',
+     [{'verb': 'catch', 'verb_span': [2, 3],
+       'args': [_arg('ARG0', 0, 2, _ent(0, 2, 0)), _arg('ARG1', 3, 5, _ent(3, 5, 1))]}],
+     [_slot(0, 2, 0, (0, 'ARG0')), _slot(2, 3, None, (0, 'V')), _slot(3, 5, 1, (0, 'ARG1'))])]
 
 def toy_features(k:int, classes:list[int])->tuple:
     "Features (P, TOY_D), boxes (P, 4), cls_prob (P, C) of toy image `k`: every entry of row p is `100*(k+1)+p`"

@@ -291,6 +291,10 @@ def slevel_step(model, device, label_smoothing:float=0.)->Callable:
         return {'loss': model.loss(b['verb'], b['roles'], b['target'], **kw)}
     return step
 
+def _splits(cls, data, vocab, seed:int)->tuple:
+    "The train, val and test datasets of a planner task, each padded to its batch's largest"
+    return tuple(cls(data, split=s, vocab=vocab, limits=Limits(fixed=False), seed=seed) for s in ('train', 'val', 'test'))
+
 def train_slevel(data, vocab, out_dir, kind:str='transformer', epochs:int=8, lr:float=SSP_LR, batch_size:int=64,
                  device='cpu', seed:int=0, d_model:int=128, n_heads:int=4, n_layers:int=2, ffn:int=256,
                  dropout:float=0.1,
@@ -299,10 +303,7 @@ def train_slevel(data, vocab, out_dir, kind:str='transformer', epochs:int=8, lr:
     t0 = time.time()
     dev = get_device(device)
     out = Path(out_dir)
-    tr, va, te = (
-        SLevelDataset(data, split=s, vocab=vocab, limits=Limits(fixed=False), seed=seed)
-        for s in ("train", "val", "test")
-    )
+    tr, va, te = _splits(SLevelDataset, data, vocab, seed)
     if kind == 'transformer':
         cfg = dict(n_verbs=len(vocab['verbs']), d_model=d_model, n_heads=n_heads, n_layers=n_layers, ffn=ffn,
                    dropout=dropout)
@@ -360,10 +361,7 @@ def train_rlevel(data, vocab, out_dir, epochs:int=8, lr:float=SSP_LR, batch_size
     t0 = time.time()
     dev = get_device(device)
     out = Path(out_dir)
-    tr, va, te = (
-        RLevelDataset(data, split=s, vocab=vocab, limits=Limits(fixed=False), seed=seed)
-        for s in ("train", "val", "test")
-    )
+    tr, va, te = _splits(RLevelDataset, data, vocab, seed)
     if not len(tr):
         return {'perm_acc': None, 'n': 0, 'skipped': f'no training role with two or more entities '
                                                      f'({dict(tr.skipped)})'}, None
