@@ -308,7 +308,9 @@ def _table2_setup(data, limit:int|None, tokenizer:str|None, split:str='test')->t
     mets = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
     return recs, {c['caption_id']: c['caption'] for c in recs}, mets, tokenizer or ('ptb' if java else 'simple')
 
-def diverse_sets(name:str, pipe:Pipeline, recs:list, data, k:int, beam:int, seed:int=0)->dict:
+def diverse_sets(name:str, pipe:Pipeline, recs:list, data, k:int, beam:int, seed:int=0,
+                 plans:dict|None=None)->dict: # Ours: planned structures by (caption, k, seed), reused across pipelines
+                                             # that share GSRL and planner (only the captioner differs)
     "{caption_id: k captions} of one Table 2 method: 'BS' (k best beams), 'SCT' (region permutations), 'Ours' (structures)"
     rng, sets = np.random.default_rng(seed), {}
     for c in recs:
@@ -316,8 +318,11 @@ def diverse_sets(name:str, pipe:Pipeline, recs:list, data, k:int, beam:int, seed
         if name == 'BS': sets[c['caption_id']] = caption_k(pipe, [p0], [v], img, beam, k_beams=k)
         elif name == 'SCT': sets[c['caption_id']] = caption_k(pipe, sct_plans(p0, k, rng), [v], img, beam)
         else:
-            plans, _ = ours_plans(pipe, c, img, k, rng)
-            sets[c['caption_id']] = caption_k(pipe, plans, [v], img, beam)   # one batch: all plans share the verb
+            key = (c['caption_id'], k, seed)
+            if plans is None or key not in plans:
+                pl = ours_plans(pipe, c, img, k, rng)[0]
+                if plans is not None: plans[key] = pl
+            sets[c['caption_id']] = caption_k(pipe, plans[key] if plans is not None else pl, [v], img, beam)
     return {i: [c or EMPTY for c in cs] for i, cs in sets.items()}       # an empty caption scores as one unknown word
 
 def table2_scores(sets:dict, refs:dict, mets:tuple, tokenizer:str)->dict:
@@ -414,13 +419,13 @@ def evaluate_ablation_diversity(runs:dict,     # training variant -> {seed: capt
                                 limit:int|None=None, seed:int=0, tokenizer:str|None=None, split:str='test',
                                 progress=print)->dict:
     "Table 2 for Ours under every ablation row (the decoding switches change how the k structures are said): mean ± sd"
-    path, per_seed, recs = resolve_data(data_dir), [], None
+    path, per_seed, recs, plans = resolve_data(data_dir), [], None, {}   # plans: planned once, said by every row
     for row, (variant, dec) in ABLATION.items():
         for s, d in sorted(runs.get(variant, {}).items()):
             pipe = Pipeline.from_dirs(gsrl_dir, planner_dir, d, device, data_dir=path, options=dec)
             if recs is None: recs, refs, mets, tok = _table2_setup(pipe.data, limit, tokenizer, split)
             for k in ks:   # the same plans for every row (rng from `seed`): only the captioner and its decoding differ
-                res = table2_scores(diverse_sets('Ours', pipe, recs, pipe.data, k, beam, seed), refs, mets, tok)
+                res = table2_scores(diverse_sets('Ours', pipe, recs, pipe.data, k, beam, seed, plans), refs, mets, tok)
                 per_seed.append({'row': row, 'variant': variant, 'seed': s, 'captions': k, 'checkpoint': str(d),
                                  'decoded_with': {'complete': pipe.complete,
                                                   'constrain_verbs': pipe.verb_words is not None},
