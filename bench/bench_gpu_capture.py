@@ -13,7 +13,7 @@ Each variant runs in its own process (`--variant`), so compile caches and CUDA g
 Usage: python bench/bench_gpu_capture.py [--variants xe_eager,xe_capture,...] [--world PATH] [--json FILE] [--quick]
 """
 from __future__ import annotations
-import argparse, json, os, subprocess, sys, time
+import argparse, json, subprocess, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -34,17 +34,16 @@ def run_variant(v:str, world=None, device='cuda', quick:bool=False)->dict:
     capture = v.endswith('capture')
     backend = 'inductor' if cuda else 'aot_eager'
     if capture and v.startswith('xe'): compile_loss(net, backend=backend)
-    if capture and v.startswith('scst'):
-        compile_step(net, backend=backend)
-        prep = C.prepare_batch
-        C.prepare_batch = lambda batch, dev: pad_inputs(prep(batch, dev), K, R)   # one shape for every decoding step
+    if capture and v.startswith('scst'): compile_step(net, backend=backend)
     opt = torch.optim.Adam(net.parameters(), 5e-4 if v.startswith('xe') else 5e-5)
     net.train()
-    if v.startswith('xe'):
+    if v.startswith('xe'):   # as `xe_step_fn(net, device, (K, R, T))` without its two `.item()` log reads per step
         def step(cb):
             x = caption_inputs(C.prepare_batch(cb, device))
             return net.loss(**(pad_inputs(x, K, R, T) if capture else x))
-    else: step = C.scst_step_fn(net, C.CiderReward(tr, net.eos_id), device, cd.max_len, n=1, cd=cd, constrain=True)
+    else:                    # captured: the controls padded to one shape for every decoding step
+        step = C.scst_step_fn(net, C.CiderReward(tr, net.eos_id), device, cd.max_len, n=1, cd=cd, constrain=True,
+                              shape=(K, R) if capture else None)
     tw = time.perf_counter()
     for i, cb in enumerate(cpu):
         if i == warm: sync(); t_warm = time.perf_counter() - tw; t0 = time.perf_counter()

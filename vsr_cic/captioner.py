@@ -432,11 +432,11 @@ class RoleShiftCaptioner(ControllableCaptioner):
         return h, gate, (h1n, m1n, h2n, m2n), tr
 
 # %% ../nbs/13_captioner.ipynb #0000001d4
-def _detached_copy(x):
+def _copy_tensors(x):
     "Copies of every tensor in a (nested) step output, so that the next CUDA-graph replay cannot overwrite them"
     if torch.is_tensor(x): return x.clone()
-    if isinstance(x, (tuple, list)): return type(x)(_detached_copy(v) for v in x)
-    if isinstance(x, dict): return {k: _detached_copy(v) for k, v in x.items()}
+    if isinstance(x, (tuple, list)): return type(x)(_copy_tensors(v) for v in x)
+    if isinstance(x, dict): return {k: _copy_tensors(v) for k, v in x.items()}
     return x
 
 def compile_step(model:ControllableCaptioner, # any captioner with the step interface
@@ -454,7 +454,7 @@ def compile_step(model:ControllableCaptioner, # any captioner with the step inte
         # buffers, while the decoding loop still reads them: copy them out. With autograd (teacher forcing,
         # sampling for SCST) the graphs of one pass keep their outputs for backward, and nothing is copied.
         out = compiled(*args, **kwargs)
-        return out if torch.is_grad_enabled() else _detached_copy(out)
+        return out if torch.is_grad_enabled() else _copy_tensors(out)
     model.step = step
     return model
 

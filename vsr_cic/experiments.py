@@ -319,10 +319,11 @@ def diverse_sets(name:str, pipe:Pipeline, recs:list, data, k:int, beam:int, seed
         elif name == 'SCT': sets[c['caption_id']] = caption_k(pipe, sct_plans(p0, k, rng), [v], img, beam)
         else:
             key = (c['caption_id'], k, seed)
-            if plans is None or key not in plans:
+            pl = plans.get(key) if plans is not None else None
+            if pl is None:
                 pl = ours_plans(pipe, c, img, k, rng)[0]
                 if plans is not None: plans[key] = pl
-            sets[c['caption_id']] = caption_k(pipe, plans[key] if plans is not None else pl, [v], img, beam)
+            sets[c['caption_id']] = caption_k(pipe, pl, [v], img, beam)   # one batch: all plans share the verb
     return {i: [c or EMPTY for c in cs] for i, cs in sets.items()}       # an empty caption scores as one unknown word
 
 def table2_scores(sets:dict, refs:dict, mets:tuple, tokenizer:str)->dict:
