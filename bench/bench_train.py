@@ -18,14 +18,14 @@ from common import peak_rss_mb, table
 
 BATCH, XE_STEPS, SCST_STEPS, QUICK_STEPS, WARMUP = 100, 20, 8, 2, 1
 
-def setup(world=None, device='cpu', threads:int=1, compile:bool=False):
+def setup(world=None, device='cpu', threads:int=1, compile:bool=False, width:int=128):
     import torch
     from vsr_cic.world import ensure_world
     from vsr_cic.captioning import caption_data
     from vsr_cic.baselines import make_captioner
     torch.set_num_threads(threads); torch.manual_seed(0)
     t0 = time.perf_counter(); cd = caption_data(Path(world) if world else ensure_world(), verb_one_word=True); t_load = time.perf_counter() - t0
-    net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=128, emb=128, att=128, verb_shift='one_word').to(device)
+    net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=width, emb=width, att=width, verb_shift='one_word').to(device)
     if compile:                                                  # the captured step (CUDA: inductor + CUDA graphs)
         from vsr_cic.captioner import compile_step
         compile_step(net)

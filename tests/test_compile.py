@@ -77,3 +77,53 @@ def test_capture_needs_one_cuda_device(tmp_path):
     with pytest.raises(ValueError, match='capture=True needs one CUDA device, got cpu'):
         train_captioner(out_dir=tmp_path/'run', device='cpu', capture=True, world_images=12, progress=False)
     assert not (tmp_path/'run'/'world').exists()
+
+def _scst_parts(m, ctl, noise, r, b, n, L, ro=None):
+    "Sampled words, SCST loss and every parameter's gradient (None = zeros), eagerly or from `CapturedRollouts`"
+    from vsr_cic.decoding import sample_decode, scst_loss
+    m.zero_grad()
+    if ro is None:
+        d = sample_decode(m, n=n, max_len=L, noise=noise, stop_early=False, **ctl)
+        s = dict(words=d.words, word_logp=d.word_logp, gate_logp=d.gate_logp, mask=d.mask)
+    else: s = ro.sample(noise=noise, **ctl)
+    loss = scst_loss(s['word_logp'], s['gate_logp'], s['mask'], r, b)
+    loss.backward()
+    return s['words'].clone(), loss.detach().clone(), [
+        torch.zeros_like(p) if p.grad is None else p.grad.clone() for p in m.parameters()]
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU (CUDA graphs)')
+def test_captured_rollouts_agree_cuda():
+    "`CapturedRollouts` (greedy graph; sample + backward graphs) == eager decoding: words, SCST loss, gradients"
+    from vsr_cic.decoding import CapturedRollouts, gumbel_noise
+    m, ctl, _, _ = _case('cuda', 'one_word')                       # dropout 0: eager and graphs see the same model
+    L, n, N, V = 8, 2, 3 * 2, 12
+    ro = CapturedRollouts(m, max_len=L, n=n)
+    assert ro.graphs
+    m.train()
+    for _ in range(3):                                             # the first call captures, the others replay
+        m.eval()
+        with torch.no_grad(): g = greedy_decode(m, max_len=L, **ctl)
+        m.train()
+        gw = ro.greedy(**ctl)
+        assert torch.equal(gw[:, :g.words.shape[1]], g.words) and (gw[:, g.words.shape[1]:] == PAD_ID).all()
+        noise = (gumbel_noise(L, N, V, device='cuda'), gumbel_noise(L, N, 2, device='cuda'))
+        r, b = torch.rand(N, device='cuda'), torch.rand(N, device='cuda')
+        w1, l1, g1 = _scst_parts(m, ctl, noise, r, b, n, L)
+        w2, l2, g2 = _scst_parts(m, ctl, noise, r, b, n, L, ro)
+        assert torch.equal(w1, w2)
+        torch.testing.assert_close(l1, l2, rtol=1e-5, atol=1e-6)
+        for x, y in zip(g1, g2): torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-6)
+        assert sum(float(x.abs().sum()) for x in g2) > 0
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU (CUDA graphs)')
+def test_captured_sample_draws_fresh_dropout_cuda():
+    "With dropout, each replay of the captured sample draws new dropout masks (same noise, other log-probs)"
+    from vsr_cic.decoding import CapturedRollouts, gumbel_noise
+    m, ctl, _, _ = _case('cuda', 'one_word')
+    m.drop.p = 0.5
+    m.train()
+    ro = CapturedRollouts(m, max_len=8, n=1)
+    noise = (gumbel_noise(8, 3, 12, device='cuda'), gumbel_noise(8, 3, 2, device='cuda'))
+    a = ro.sample(noise=noise, **ctl)['word_logp'].detach().clone()
+    b = ro.sample(noise=noise, **ctl)['word_logp'].detach().clone()
+    assert torch.isfinite(a).all() and not torch.equal(a, b)

@@ -49,7 +49,8 @@ class SlotContext(dict):
     def expand(self, n:int)->SlotContext:
         "Repeat every sample `n` times in place order (b0,b0,…,b1,b1,…) for beams or multiple samples"
         return SlotContext(
-            {k: v.repeat_interleave(n, 0) if isinstance(v, torch.Tensor) else v for k, v in self.items()}
+            {k: v.unsqueeze(1).expand(v.shape[0], n, *v.shape[1:]).flatten(0, 1) if isinstance(v, torch.Tensor) else v
+             for k, v in self.items()}  # (= repeat_interleave, without its host-side size: CUDA graphs capture it)
         )
     def select(self, rows:torch.Tensor)->SlotContext:
         "The samples at `rows` (a long index), e.g. the beams still searching"
@@ -426,7 +427,8 @@ class RoleShiftCaptioner(ControllableCaptioner):
             pre = dict(regions=ctx.regions[b, ptr], reg_proj=ctx.reg_proj[b, ptr], mask=ctx.region_mask[b, ptr])
         c, gate, tr = self.attn(h1n, pre['regions'], pre['reg_proj'], pre['mask'], sr_g, sr_v)
         if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch (`compile_step`)
-            gate = torch.where(self.forced_shift(ptr, ctx)[:, None], gate.new_tensor([float('-inf'), 0.]), gate)
+            shift = torch.stack([torch.full_like(gate[:, 0], float('-inf')), torch.zeros_like(gate[:, 0])], 1)  # (no
+            gate = torch.where(self.forced_shift(ptr, ctx)[:, None], shift, gate)  # host-to-device copy: capturable)
         h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), (h2, m2))
         h = self.drop(h2n) if self.region_words is None else self.drop(h2n) + self.region_words(c)
         return h, gate, (h1n, m1n, h2n, m2n), tr

@@ -15,9 +15,9 @@ from .world import world_dir, ensure_world
 from .data import load_dataset, frame_structure
 from .vsr import VERB, Vocab
 from .loader import verb_forms, CaptionDataset, Limits, build_vocabs, save_vocabs, densify, to_device
-from .captioner import caption_inputs, compile_loss, compile_step, pad_inputs
+from .captioner import caption_inputs, compile_loss, pad_inputs
 from .baselines import make_captioner, CAPTIONERS
-from .decoding import greedy_decode, sample_decode, beam_search, scst_loss, verb_constraint, BEAM_SIZE
+from .decoding import greedy_decode, sample_decode, beam_search, scst_loss, verb_constraint, BEAM_SIZE, CapturedRollouts
 from vsr_cic.train import (
     fit,
     EpochBatchSampler,
@@ -218,27 +218,37 @@ class CiderReward:
         return self.cider.score([np.asarray(h) for h in hyps], [[np.asarray(r)] for r in refs])
 
 # %% ../nbs/16_captioning.ipynb #00000015
+def _rollouts(model, ctl:dict, max_len:int, n:int, complete:bool, captured:CapturedRollouts|None)->tuple:
+    "SCST's greedy words (B, L) and samples (words, word_logp, gate_logp, mask: (B·n, L)), eager or captured"
+    if captured is not None: return captured.greedy(**ctl), captured.sample(**ctl)
+    model.eval()
+    with torch.no_grad(): g = greedy_decode(model, max_len=max_len, complete=complete, **ctl)
+    model.train()
+    s = sample_decode(model, n=n, max_len=max_len, complete=complete, **ctl)
+    return g.words, dict(words=s.words, word_logp=s.word_logp, gate_logp=s.gate_logp, mask=s.mask)
+
 def scst_step_fn(model, reward:CiderReward, device, max_len:int, n:int=1, cd:CaptionData|None=None,
                  constrain:bool=False,
                  complete:bool=True,    # the end-of-caption rule in the greedy baseline and the samples
-                 shape:tuple|None=None): # (K, R[, T]): pad the controls to K slots × R regions (`capture`)
+                 shape:tuple|None=None, # (K, R[, T]): pad the controls to K slots × R regions (`capture`)
+                 capture:bool=False):   # both rollouts as CUDA graphs (`CapturedRollouts`); needs `shape`
     "`fit` step of the self-critical stage: CIDEr-D reward, greedy baseline, policy gradient on words and gates"
+    if capture and shape is None:
+        raise ValueError("capture=True needs shape=(K, R): one input shape for the captured rollouts (`static_shape`)")
+    captured = CapturedRollouts(model, max_len, n, complete) if capture else None
     def step(batch):
         b = prepare_batch(batch, device)
-        if shape is not None: b = pad_inputs(b, *shape[:2])                # one shape for the captured decoding step
+        if shape is not None: b = pad_inputs(b, *shape[:2])                # one shape for the captured rollouts
         ctl = controls_of(b, model, cd, constrain)
         refs = gt_sequences(b['words'], model.eos_id)
-        model.eval()
-        with torch.no_grad(): g = greedy_decode(model, max_len=max_len, complete=complete, **ctl)
-        model.train()
-        s = sample_decode(model, n=n, max_len=max_len, complete=complete, **ctl)
+        gw, s = _rollouts(model, ctl, max_len, n, complete, captured)
         B = len(refs)
-        hyps = (ids_to_seqs(s.words.detach().cpu(), eos=model.eos_id, keep_eos=True)
-                + ids_to_seqs(g.words.cpu(), eos=model.eos_id, keep_eos=True))
+        hyps = (ids_to_seqs(s['words'].detach().cpu(), eos=model.eos_id, keep_eos=True)
+                + ids_to_seqs(gw.cpu(), eos=model.eos_id, keep_eos=True))
         r = reward(hyps, [x for x in refs for _ in range(n)] + refs)       # one CiderD call: samples, then greedy
         rs, rg = r[:B * n], r[B * n:]
-        dev = s.word_logp.device
-        loss = scst_loss(s.word_logp, s.gate_logp, s.mask, torch.as_tensor(rs, device=dev),
+        dev = s['word_logp'].device
+        loss = scst_loss(s['word_logp'], s['gate_logp'], s['mask'], torch.as_tensor(rs, device=dev),
                          torch.as_tensor(np.repeat(rg, n), device=dev))
         return {'loss': loss, 'reward': float(rs.mean()), 'greedy_reward': float(rg.mean())}
     return step
@@ -577,16 +587,14 @@ def _train_rl(r:_Run, used:int):
     opt = torch.optim.Adam(r.net.parameters(), j.lr_rl)
     sched = torch.optim.lr_scheduler.StepLR(opt, j.lr_step, j.lr_decay) if j.lr_decay_rl else None
     reward = CiderReward(tr, r.net.eos_id)
-    if j.capture: compile_step(r.net)                       # each decoding step one CUDA graph; eager again below
     step = scst_step_fn(r.net, reward, r.dev, r.cd.max_len, n=j.rl_samples, cd=r.cd,
                         constrain=r.opts['constrain_verbs'], complete=r.opts['complete'],
-                        shape=static_shape(tr) if j.capture else None)
+                        shape=static_shape(tr) if j.capture else None, capture=j.capture)
     rl = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed + 1), step,
              opt, j.epochs_rl, ckpt_dir=d_rl, eval_fn=_val_fn(r, 'SCST'), sched=sched,
              stop_after=None if j.stop_after is None else j.stop_after - used, desc=f'{j.model} SCST',
              **_fit_options(r))
     r.clock('rl', t1)
-    if j.capture: del r.net.step
     return rl
 
 def _select(r:_Run, xe_best, rl_best)->tuple:

@@ -8,12 +8,13 @@ import itertools
 
 from dataclasses import dataclass, field
 import torch
-from .captioner import ControllableCaptioner, SlotContext, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID, UNK_ID
+import torch.nn as nn
+from .captioner import ControllableCaptioner, SlotContext, make_context, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 # %% auto #0
 __all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'joint_argmax', 'repeat_ban',
-           'constrained_step', 'Decoded', 'ends_ok', 'greedy_decode', 'sample_decode', 'beam_search', 'verb_constraint',
-           'toy_ordering_task', 'scst_loss']
+           'constrained_step', 'Decoded', 'ends_ok', 'greedy_decode', 'gumbel_noise', 'sample_decode', 'beam_search',
+           'verb_constraint', 'toy_ordering_task', 'scst_loss', 'CapturedRollouts']
 
 # %% ../nbs/13a_decoding.ipynb #00000005
 MAX_LEN = 20     # longest generated caption, `<eos>` included (official seq_len)
@@ -63,7 +64,8 @@ def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.T
     "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
     wl, gl, state, tr = model.step(prev, ptr, state, ctx)                        # (N, V), (N, 2)
     ban = torch.zeros_like(wl, dtype=torch.bool)
-    ban[:, [model.pad_id, model.bos_id]] = True
+    ban[:, model.pad_id] = True                                                  # (scalar indices: no host-to-device
+    ban[:, model.bos_id] = True                                                  #  copy, so a CUDA graph can capture it)
     if eos_ok is not None: ban[:, model.eos_id] = ~eos_ok
     if 'allowed_words' in ctx:
         allow = ctx.allowed_words[torch.arange(ptr.shape[0], device=ptr.device), ptr]   # (N, V)
@@ -104,7 +106,8 @@ def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
     return (ptr >= last) & ~fresh
 
 def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True, no_repeat:bool=False,
-             no_unk:bool=False)->Decoded:
+             no_unk:bool=False,
+             stop_early:bool=True)->Decoded: # False: all `max_len` steps, whatever has ended (a fixed length to capture)
     N, dev = ctx.batch_size, ctx.device
     hist = (
         torch.full((N, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None
@@ -131,7 +134,7 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
         ptr = nxt
         prev = w
         done = done | (w == model.eos_id)
-        if done.all(): break
+        if stop_early and done.all(): break                                     # (a host sync: not when captured)
     out = _finish(steps, model)
     score = ((out['word_logp'] + out['gate_logp']) * out['mask']).sum(1)
     return Decoded(**out, score=score, trace=_finish(traces, model))
@@ -142,29 +145,55 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
                   complete:bool=True,          # `<eos>` only once the last sub-role has a word (see below)
                   no_repeat:bool=False,        # never repeat the previous word or 2-gram immediately (see below)
                   no_unk:bool=False,           # never say `<unk>` (see below)
+                  stop_early:bool=True,        # False: run all `max_len` steps (padded after `<eos>`; `CapturedRollouts`)
                   **controls,  # regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots[, slot_sub, slot_verb, allowed_words]
                  )->Decoded:
     "Argmax decoding of the joint (word, gate) distribution, batched"
     def pick(wl, gl):
         w, g = joint_argmax(wl, gl, model.eos_id)                               # (N,) each
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
-    return _rollout(model, model.encode(**controls), max_len, pick, complete, no_repeat, no_unk)
+    return _rollout(model, model.encode(**controls), max_len, pick, complete, no_repeat, no_unk, stop_early)
+
+def gumbel_noise(*shape:int, device='cpu',
+                 generator:torch.Generator|None=None)->torch.Tensor:
+    "Standard Gumbel samples −log E, E ~ Exp(1): `argmax(logits + noise)` is a draw from `softmax(logits)` (Gumbel-max)"
+    e = torch.empty(shape, device=device).exponential_(generator=generator)
+    return -torch.log(e.clamp_min(torch.finfo(e.dtype).tiny))
+
+def _sampler(temperature:float, noise:tuple|None=None):
+    "The `pick` of sampling: `multinomial`, or Gumbel-max with the next step's slice of `noise`"
+    steps = iter(range(len(noise[0]))) if noise is not None else None
+    def pick(wl, gl):
+        if noise is None:
+            w = torch.multinomial(torch.softmax(wl.detach() / temperature, 1), 1)[:, 0]
+            g = torch.multinomial(torch.softmax(gl.detach() / temperature, 1), 1)[:, 0]
+        else:
+            t = next(steps)
+            w = (wl.detach() / temperature + noise[0][t]).argmax(1)
+            g = (gl.detach() / temperature + noise[1][t]).argmax(1)
+        return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
+    return pick
+
+def _check_noise(noise:tuple, L:int, N:int, V:int):
+    for name, x, s in (('word noise', noise[0], (L, N, V)), ('gate noise', noise[1], (L, N, 2))):
+        if tuple(x.shape) != s: raise ValueError(f"{name} must have shape (max_len, B·n, ·) = {s}, got {tuple(x.shape)}")
 
 def sample_decode(model:ControllableCaptioner,
                   n:int=1,                  # samples per input
                   temperature:float=1.0,  # divides the log-probs before sampling (the returned log-probs are the model's)
                   max_len:int=MAX_LEN,
                   complete:bool=True,       # `<eos>` only once the last sub-role has a word
+                  noise:tuple|None=None,    # (words (L, B·n, V), gates (L, B·n, 2)) `gumbel_noise`: Gumbel-max draws
+                  stop_early:bool=True,     # False: run all `max_len` steps (padded after `<eos>`)
                   **controls)->Decoded:
-    "Multinomial sampling of words and gates, keeping the graph (for self-critical training); B·n rows"
+    "Multinomial (or, given `noise`, Gumbel-max) sampling of words and gates, keeping the graph (for self-critical training); B·n rows"
     if n < 1 or temperature <= 0:
         raise ValueError(f"need n >= 1 and temperature > 0, got n={n}, temperature={temperature}")
-    def pick(wl, gl):
-        w = torch.multinomial(torch.softmax(wl.detach() / temperature, 1), 1)[:, 0]
-        g = torch.multinomial(torch.softmax(gl.detach() / temperature, 1), 1)[:, 0]
-        return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
     ctx = model.encode(**controls)
-    return _rollout(model, ctx.expand(n) if n > 1 else ctx, max_len, pick, complete)
+    if noise is not None: _check_noise(noise, max_len, ctx.batch_size * n, model.vocab_size)
+    return _rollout(model, ctx.expand(n) if n > 1 else ctx, max_len, _sampler(temperature, noise), complete,
+                    stop_early=stop_early)
+
 
 # %% ../nbs/13a_decoding.ipynb #0000000c
 COMPACT_AT = 0.75   # beam search drops finished images from the batch once at most this share of it is still searching
@@ -371,3 +400,87 @@ def scst_loss(word_logp:torch.Tensor, # (B, T) log p of the sampled words
     m = mask.to(word_logp.dtype)
     lp = torch.where(mask.bool(), word_logp + gate_logp, torch.zeros_like(word_logp))
     return -(adv * lp * m).sum() / m.sum().clamp(min=1)
+
+# %% ../nbs/13a_decoding.ipynb #cap00002
+_GRAPH_KEYS = ('regions', 'region_mask', 'slot_role', 'slot_is_verb', 'global_feat', 'n_slots', 'slot_sub', 'slot_verb',
+               'allowed_words')   # a validated `SlotContext`'s tensors, in the order a graph takes them
+
+class _Rollout(nn.Module):
+    "A fixed-length rollout from validated control tensors (+ noise): tensors in, tensors out (a graph's callable)"
+    def __init__(self, model:ControllableCaptioner, keys:tuple, kind:str, n:int, max_len:int, complete:bool,
+                 temperature:float):
+        super().__init__()
+        self.model, self.keys, self.kind, self.n = model, keys, kind, n
+        self.max_len, self.complete, self.temperature = max_len, complete, temperature
+
+    def forward(self, *xs):
+        ctx = self.model.prepare(SlotContext(zip(self.keys, xs[:len(self.keys)])))
+        if self.kind == 'greedy':
+            def pick(wl, gl):
+                w, g = joint_argmax(wl, gl, self.model.eos_id)
+                return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
+            return (_rollout(self.model, ctx, self.max_len, pick, self.complete, stop_early=False).words,)
+        if self.n > 1: ctx = ctx.expand(self.n)
+        d = _rollout(self.model, ctx, self.max_len, _sampler(self.temperature, xs[len(self.keys):]), self.complete,
+                     stop_early=False)
+        return d.words, d.word_logp, d.gate_logp, d.mask
+
+class CapturedRollouts:
+    "SCST's greedy baseline and `n` Gumbel-max samples per input at a fixed length, each captured as CUDA graphs (the sample with its backward)"
+    def __init__(self, model:ControllableCaptioner,
+                 max_len:int=MAX_LEN,
+                 n:int=1,                  # samples per input
+                 complete:bool=True,       # the end-of-caption rule (`ends_ok`)
+                 temperature:float=1.0,
+                 graphs:bool|None=None):   # None: on a CUDA model; False: the same rollouts eagerly (CPU, tests)
+        cuda = next(model.parameters()).is_cuda
+        self.graphs = cuda if graphs is None else graphs
+        if self.graphs and not cuda: raise ValueError("graphs=True needs the model on a CUDA device, got it on the CPU")
+        if n < 1 or temperature <= 0:
+            raise ValueError(f"need n >= 1 and temperature > 0, got n={n}, temperature={temperature}")
+        self.model, self.max_len, self.n, self.complete, self.temperature = model, max_len, n, complete, temperature
+        self._fns = {}
+
+    def _inputs(self, controls:dict)->tuple:
+        "The control tensors, validated (host checks happen here, outside any graph), in graph order"
+        ctx = make_context(**controls, feat_dim=self.model.feat_dim)
+        keys = tuple(k for k in _GRAPH_KEYS if k in ctx)
+        return keys, tuple(ctx[k] for k in keys)
+
+    def _fn(self, kind:str, keys:tuple, args:tuple):
+        "This kind's rollout for these input shapes: captured on first use (`graphs`), then replayed"
+        key = (kind, keys, tuple(tuple(a.shape) for a in args))
+        if key not in self._fns:
+            f = _Rollout(self.model, keys, kind, self.n, self.max_len, self.complete, self.temperature)
+            self._fns[key] = self._capture(f, args, kind) if self.graphs else f
+        return self._fns[key]
+
+    def _capture(self, f:_Rollout, args:tuple, kind:str):
+        was = self.model.training
+        self.model.train(kind == 'sample')             # greedy: dropout off; the sample: as training
+        amp = torch.is_autocast_enabled('cuda')        # make_graphed_callables needs autocast's cache off
+        try:
+            with torch.autocast('cuda', dtype=torch.get_autocast_dtype('cuda'), enabled=amp, cache_enabled=False):
+                g = torch.cuda.make_graphed_callables(f, args, allow_unused_input=True)
+        finally: self.model.train(was)
+        return g
+
+    def greedy(self, **controls)->torch.Tensor: # (B, max_len) words, `<pad>` after `<eos>`
+        "The greedy baseline (dropout off, no gradient)"
+        keys, args = self._inputs(controls)
+        was = self.model.training
+        self.model.eval()                               # (the eager path; a graph was captured so)
+        try:
+            with torch.no_grad(): w = self._fn('greedy', keys, args)(*args)[0]
+        finally: self.model.train(was)
+        return w.clone()                                # the next replay overwrites a graph's output
+
+    def sample(self, noise:tuple|None=None, # (words (L, B·n, V), gates (L, B·n, 2)); None: fresh `gumbel_noise`
+               **controls)->dict:           # words, word_logp, gate_logp, mask: (B·n, max_len) each
+        "`n` samples per input with their log-probs (in the autograd graph); use them before the next `sample`"
+        keys, args = self._inputs(controls)
+        N, L, dev = args[0].shape[0] * self.n, self.max_len, args[0].device
+        if noise is None: noise = (gumbel_noise(L, N, self.model.vocab_size, device=dev), gumbel_noise(L, N, 2, device=dev))
+        _check_noise(noise, L, N, self.model.vocab_size)
+        w, wlp, glp, mask = self._fn('sample', keys, args + tuple(noise))(*args, *noise)
+        return dict(words=w, word_logp=wlp, gate_logp=glp, mask=mask)

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Issue #17's GPU check in one short script (a lent GPU's minutes are few): the CUDA agreement tests of the captured
+# SCST rollouts, the SCST / XE steps eager vs captured at the main job's width (128) and the paper's (512) with
+# beam-5 decoding, and the main job end to end with --capture (1 XE + 1 SCST epoch). Results: $OUT (default
+# runs/gpu_capture_check). About 7 minutes on one H200. Usage: bash bench/gpu_capture_check.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-runs/gpu_capture_check}; mkdir -p "$OUT"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 VSR_CIC_DATA="${VSR_CIC_DATA:-$PWD/data}"
+W="$VSR_CIC_DATA/gpu_world"
+step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
+t0=$(date +%s)
+{
+step machine
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+python3 -c "import torch,sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0))"
+step "world (3,000 images, no renders)"
+timeout 200 python3 -c "
+import time, os; t=time.time()
+from vsr_cic.world import ensure_world
+p = ensure_world('$W', render=False, n_workers=min(8, os.cpu_count())); print(p, f'{time.time()-t:.1f} s')"
+step "CUDA tests: CapturedRollouts vs eager (words, SCST loss, gradients), fresh dropout per replay"
+timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_compile.py -k "rollouts or dropout" -rs
+step "width 128 (main job): SCST eager / captured rollouts, XE eager"
+timeout 200 python3 bench/bench_gpu_capture.py --world "$W/vsr_world" --variants scst_eager,scst_capture,xe_eager --json "$OUT/w128.json" --timeout 90
+step "width 512 (paper): XE eager, SCST eager / captured rollouts, beam 5"
+timeout 200 python3 bench/bench_gpu_capture.py --world "$W/vsr_world" --width 512 --variants xe_eager,scst_eager,scst_capture,beam5 --json "$OUT/w512.json" --timeout 90
+step "main job end to end with --capture (1 XE epoch, 1 SCST epoch; fast CIDEr-D only)"
+timeout 240 python3 -m vsr_cic.captioning --device cuda --capture True --epochs_xe 1 --epochs_rl 1 --data_dir "$W/vsr_world" --out_dir /tmp/gpu_main_capture --metrics False --control False --progress False
+[ -f /tmp/gpu_main_capture/metrics.json ] && cp /tmp/gpu_main_capture/metrics.json "$OUT/main_capture.metrics.json"
+step "width 512: XE captured loss (compiles ~80 s)"
+timeout 150 python3 bench/bench_gpu_capture.py --world "$W/vsr_world" --width 512 --variants xe_capture --json "$OUT/w512_xe_capture.json" --timeout 140
+step "done in $(( $(date +%s) - t0 )) s"
+} 2>&1 | tee "$OUT/gpu_capture_check.log"
