@@ -135,11 +135,42 @@ def run(quick:bool=False, rounds:int|None=None, threads:int=1, batch:int|None=No
     if 'raw' in r: out['w512_b50_xe_s_per_step_raw'] = r['raw']['xe_cpu_s_per_step']
     return out
 
+def greedy_only(rounds:int=15, threads:int=1, batch:int=BATCH)->dict:
+    "Greedy decoding only, `ref` and `ours` interleaved for `rounds` rounds: medians of CPU time and their ratio"
+    import torch
+    torch.set_num_threads(threads)
+    ctl = peer_controls(batch)
+    nets = {'ref': make_ref(), 'ours': make_model(**CONFIGS['ours'])}
+    inputs = {'ref': ref_inputs(ctl), 'ours': ctl}
+    cpu = {n: [] for n in nets}
+    for _ in range(rounds):
+        for n in nets: cpu[n].append(decode_times_greedy(nets[n], inputs[n]))
+    med = {n: statistics.median(v) for n, v in cpu.items()}
+    return {'peer_greedy_vs_ref': med['ref'] / med['ours'], 'greedy_cpu_s_ours': med['ours'], 'greedy_cpu_s_ref': med['ref'],
+            'greedy_rounds': rounds, 'greedy_round_ratios': sorted(r / o for r, o in zip(cpu['ref'], cpu['ours'])), 'peer_batch': batch}
+
+def decode_times_greedy(net, ctl)->float:
+    "CPU seconds of one greedy decoding of the batch (eval, no grad)"
+    import torch
+    from vsr_cic.decoding import greedy_decode
+    from vsr_cic.captioner import BOS_ID
+    net.eval()
+    with torch.no_grad():
+        if 'att_feats' in ctl: return _timed(lambda: net.greedy(ctl['att_feats'], ctl['att_mask'], BOS_ID, WORDS))[1]
+        return _timed(lambda: greedy_decode(net, max_len=WORDS, **{k: v for k, v in ctl.items() if k not in ('words', 'slot_idx')}))[1]
+
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(); ap.add_argument('--quick', action='store_true'); ap.add_argument('--rounds', type=int)
     ap.add_argument('--threads', type=int, default=1); ap.add_argument('--batch', type=int); ap.add_argument('--json')
     ap.add_argument('--with-raw', action='store_true', help='also time the raw 2048-d configuration (slow)')
+    ap.add_argument('--greedy-only', action='store_true', help='only greedy decoding, ours vs ref, --rounds interleaved rounds (default 15)')
     a = ap.parse_args()
+    if a.greedy_only:
+        g = greedy_only(a.rounds or 15, a.threads, a.batch or BATCH)
+        print(f"greedy, CPU s per {g['peer_batch']} captions (medians of {g['greedy_rounds']} rounds): ours {g['greedy_cpu_s_ours']:.3f}, "
+              f"ref {g['greedy_cpu_s_ref']:.3f}; ref/ours {g['peer_greedy_vs_ref']:.3f} (>1 = ours faster); "
+              f"per-round ratios {[round(x, 3) for x in g['greedy_round_ratios']]}")
+        sys.exit()
     r = run(a.quick, a.rounds, a.threads, a.batch, a.with_raw)
     print(table(f"Peer shape: width {WIDTH}, {REGIONS} regions x {FEAT_D}-d, vocab {VOCAB}, {WORDS} tokens, batch {r['peer_batch']}, "
                 f"{a.threads} thread(s); medians of {r['peer_rounds']} interleaved rounds", r['rows']))

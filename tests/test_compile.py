@@ -48,7 +48,7 @@ def _loss_agree(device, **kw):
     m, ctl, words, slots = _case(device, 'one_word')
     inp = dict(words=words, slot_idx=slots, **ctl)
     K, R = ctl['regions'].shape[1:3]
-    big = pad_inputs(inp, K + 1, R + 2, words.shape[1] + 3)
+    big = pad_inputs(inp, K + 1, R + 2, words.shape[1] + 3, B=words.shape[0] + 2)   # every axis padded
     c = compile_loss(copy.deepcopy(m), **kw)
     assert 'loss' in vars(c)
     outs = []

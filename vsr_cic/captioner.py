@@ -184,6 +184,9 @@ class ControllableCaptioner(nn.Module):
     def init_state(self, ctx:SlotContext)->tuple: raise NotImplementedError
     def step_terms(self, words, ptrs, ctx)->list|None: return None     # per-step inputs at once (subclasses)
     def step(self, prev_word, ptr, state, ctx)->tuple: raise NotImplementedError
+    def step_logits(self, prev_word, ptr, state, ctx)->tuple:
+        "`step` with word *scores* whose log-softmax is the word log-probs (decoders renormalise once, after masking)"
+        return self.step(prev_word, ptr, state, ctx)
 
     def forced_shift(self, ptr:torch.Tensor, ctx:SlotContext)->torch.Tensor:
         "(B,) bool: positions whose shift is forced (a verb slot under `verb_shift='one_word'`)"
@@ -357,6 +360,14 @@ class RoleShiftCaptioner(ControllableCaptioner):
 
     def _x_weights(self)->tuple:
         "LSTM₁'s input / recurrent weights and biases stacked with the sentinel gates' (Eq. 7, supp. Eq. 9, 12)"
+        if torch.is_grad_enabled() or (self.out.weight.is_cuda and torch.cuda.is_current_stream_capturing()):
+            return self._stack_x_weights()                            # (a CUDA graph must record the stacking)
+        # decoding: stacked once per weight update (an optimiser step bumps every parameter's version)
+        key = tuple((p.data_ptr(), p._version) for p in self.parameters())
+        if getattr(self, '_x_cache', (None,))[0] != key: self._x_cache = (key, self._stack_x_weights())
+        return self._x_cache[1]
+
+    def _stack_x_weights(self)->tuple:
         gates = [(self.W_is, self.W_hs)] + ([(self.W_ig, self.W_hg)] if self.has_gate else [])
         W = torch.cat([self.lstm1.weight_ih] + [wi.weight for wi, _ in gates])
         U = torch.cat([self.lstm1.weight_hh] + [wh.weight for _, wh in gates])
@@ -392,6 +403,11 @@ class RoleShiftCaptioner(ControllableCaptioner):
         "One time step: word log-probs (B, V), gate log-probs (B, 2), new state, trace"
         h, gate, state, tr = self.step_hidden(prev_word, ptr, state, ctx)
         return self.readout(h), gate, state, tr
+
+    def step_logits(self, prev_word, ptr, state, ctx)->tuple:
+        "`step` before FC_b's log-softmax: (B, V) logits (a decoder masks them and normalises once)"
+        h, gate, state, tr = self.step_hidden(prev_word, ptr, state, ctx)
+        return self.out(h), gate, state, tr
 
     def readout(self, h:torch.Tensor)->torch.Tensor: return torch.log_softmax(self.out(h), -1)  # FC_b: (.., H) -> (.., V)
 
@@ -469,7 +485,9 @@ _AXIS_NAMES = dict(K='slot axis', R='region axis', T='caption axis')
 def pad_inputs(inputs:dict,          # `caption_inputs` of a batch (controls, with or without the caption)
                K:int, R:int,         # slots and regions per slot to pad to
                T:int|None=None,      # caption length to pad to (None: leave `words` / `slot_idx` as they are)
-               pad_id:int=PAD_ID)->dict:
+               B:int|None=None,      # rows to pad to (the last, short batch of an epoch): the first row's controls
+               pad_id:int=PAD_ID)->dict: #   again, with an all-`<pad>` caption, which has no token to score
+
     "The same inputs with one shape for every batch (captured graphs): padding masked out everywhere, loss unchanged"
     size, out = dict(K=K, R=R, T=T), dict(inputs)
     for key, axes in _PAD_AXES.items():
@@ -488,6 +506,18 @@ def pad_inputs(inputs:dict,          # `caption_inputs` of a batch (controls, wi
             else: tail = x.new_full((*x.shape[:dim], n, *x.shape[dim + 1:]), pad_id if key == 'words' else 0)
             x = torch.cat([x, tail], dim)
         out[key] = x
+    return out if B is None else _pad_rows(out, B, pad_id)
+
+def _pad_rows(inputs:dict, B:int, pad_id:int)->dict:
+    "`pad_inputs`'s batch axis: rows that repeat the first row's controls, with an all-`<pad>` caption (no loss)"
+    b = inputs['n_slots'].shape[0]
+    if b > B: raise ValueError(f"the batch has {b} rows, more than the B={B} to pad to")
+    if b == B: return inputs
+    out = dict(inputs)
+    for key, x in inputs.items():
+        if not torch.is_tensor(x) or x.dim() == 0 or x.shape[0] != b: continue
+        tail = x[:1].expand(B - b, *x.shape[1:])
+        out[key] = torch.cat([x, torch.full_like(tail, pad_id) if key == 'words' else tail], 0)
     return out
 
 def compile_loss(model:ControllableCaptioner, # any captioner

@@ -193,7 +193,7 @@ def static_shape(ds:CaptionDataset)->tuple:
     return K, ds.limits.regions, T
 
 def xe_step_fn(model, device,
-               shape:tuple|None=None): # (K, R, T): pad every batch to it (`capture`: one shape for the captured loss)
+               shape:tuple|None=None): # (K, R, T[, B]): pad every batch to it (`capture`: one shape for the captured loss)
     "`fit` step of the XE stage: word NLL + λ·gate NLL of the model's `loss`"
     def step(batch):
         x = caption_inputs(prepare_batch(batch, device))
@@ -564,7 +564,7 @@ def _train_xe(r:_Run):
     t0, s0 = time.time(), _ckpt_step(d) if j.resume else 0
     opt = torch.optim.Adam(r.net.parameters(), j.lr_xe)
     sched = torch.optim.lr_scheduler.StepLR(opt, j.lr_step, j.lr_decay)
-    shape = static_shape(tr) if j.capture else None
+    shape = (*static_shape(tr), j.batch_size) if j.capture else None  # the last, short batch padded too
     if j.capture:
         compile_loss(r.net)  # one forward + one backward graph per step; eager again below
     xe = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed),

@@ -62,7 +62,8 @@ def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.T
                      hist:torch.Tensor|None=None,   # (N, L) last words said: ban immediate repeats (`no_repeat`)
                      no_unk:bool=False):  # never say `<unk>` (rare words' placeholder) where another word is allowed
     "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
-    wl, gl, state, tr = model.step(prev, ptr, state, ctx)                        # (N, V), (N, 2)
+    # word scores (N, V) and gate log-probs (N, 2): logits, normalised once below (a `compile_step`-ed step: log-probs)
+    wl, gl, state, tr = (model.step if 'step' in vars(model) else model.step_logits)(prev, ptr, state, ctx)
     ban = torch.zeros_like(wl, dtype=torch.bool)
     ban[:, model.pad_id] = True                                                  # (scalar indices: no host-to-device
     ban[:, model.bos_id] = True                                                  #  copy, so a CUDA graph can capture it)
@@ -74,8 +75,7 @@ def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.T
         more = ban | repeat_ban(hist, wl.shape[1]) if hist is not None else ban.clone()
         if no_unk: more[:, UNK_ID] = True
         ban = torch.where(more.all(1, keepdim=True), ban, more)
-    wl = wl.masked_fill(ban, float('-inf'))
-    return wl - torch.logsumexp(wl, 1, keepdim=True), gl, state, tr
+    return torch.log_softmax(wl.masked_fill(ban, float('-inf')), 1), gl, state, tr
 
 # %% ../nbs/13a_decoding.ipynb #00000008
 @dataclass
