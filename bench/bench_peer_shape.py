@@ -146,7 +146,13 @@ def greedy_only(rounds:int=15, threads:int=1, batch:int=BATCH)->dict:
     for _ in range(rounds):
         for n in nets: cpu[n].append(decode_times_greedy(nets[n], inputs[n]))
     med = {n: statistics.median(v) for n, v in cpu.items()}
-    return {'peer_greedy_vs_ref': med['ref'] / med['ours'], 'greedy_cpu_s_ours': med['ours'], 'greedy_cpu_s_ref': med['ref'],
+    from torch.utils.flop_counter import FlopCounterMode
+    flops = {}
+    for n in nets:                                                              # matmul FLOPs of one decoding
+        with FlopCounterMode(display=False) as fc: decode_times_greedy(nets[n], inputs[n])
+        flops[n] = fc.get_total_flops()
+    return {'peer_greedy_vs_ref': med['ref'] / med['ours'], 'greedy_gflop_ours': flops['ours'] / 1e9,
+            'greedy_gflop_ref': flops['ref'] / 1e9, 'greedy_cpu_s_ours': med['ours'], 'greedy_cpu_s_ref': med['ref'],
             'greedy_rounds': rounds, 'greedy_round_ratios': sorted(r / o for r, o in zip(cpu['ref'], cpu['ours'])), 'peer_batch': batch}
 
 def decode_times_greedy(net, ctl)->float:
@@ -169,7 +175,8 @@ if __name__ == '__main__':
         g = greedy_only(a.rounds or 15, a.threads, a.batch or BATCH)
         print(f"greedy, CPU s per {g['peer_batch']} captions (medians of {g['greedy_rounds']} rounds): ours {g['greedy_cpu_s_ours']:.3f}, "
               f"ref {g['greedy_cpu_s_ref']:.3f}; ref/ours {g['peer_greedy_vs_ref']:.3f} (>1 = ours faster); "
-              f"per-round ratios {[round(x, 3) for x in g['greedy_round_ratios']]}")
+              f"per-round ratios {[round(x, 3) for x in g['greedy_round_ratios']]}; matmul GFLOP ours {g['greedy_gflop_ours']:.2f}, "
+              f"ref {g['greedy_gflop_ref']:.2f} (ours/ref {g['greedy_gflop_ours'] / g['greedy_gflop_ref']:.3f})")
         sys.exit()
     r = run(a.quick, a.rounds, a.threads, a.batch, a.with_raw)
     print(table(f"Peer shape: width {WIDTH}, {REGIONS} regions x {FEAT_D}-d, vocab {VOCAB}, {WORDS} tokens, batch {r['peer_batch']}, "
