@@ -23,11 +23,12 @@ from vsr_cic.srl_words import (
     MUSICAL,
     PREP_KEYWORDS,
     ANIMALS,
+    DEPICTION_NOUNS,
 )
 
 # %% auto #0
-__all__ = ['PROXY_VERBS', 'PROXY_ING', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'is_predicate', 'split_locatives',
-           'frame_of', 'verb_end', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
+__all__ = ['NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'is_predicate',
+           'split_locatives', 'frame_of', 'phrase_noun', 'verb_end', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
 
 # %% ../nbs/04b_srl_rules.ipynb #00000006
 _PUNCT = ('PUNCT',)
@@ -332,13 +333,29 @@ def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
             add(MARK_ROLE.get(mark, 'ADV'), *subtree_span(c))
     return has_subj
 
+NOUN_POS = ('NOUN', 'PROPN', 'PRON', 'NUM')
+
+def phrase_noun(n):
+    "The noun whose whole phrase a participle the parser hung on noun `n` describes (CoNLL: the reduced relative's NP)"
+    while True:
+        h = n.head
+        if n.dep_ == 'pobj' and h.dep_ == 'prep' and h.head.pos_ in NOUN_POS and h.head.i < n.i:
+            # 'a couple of [cars] parked', 'people in [a field] playing'; not a depiction's content ('a picture of')
+            if h.lower_ == 'of' and h.head.lower_ not in DEPICTION_NOUNS or h.lower_ in LOC_PREPS:
+                n = h.head
+                continue
+        if n.dep_ == 'dobj' and h.dep_ == 'acl' and h.tag_ == 'VBG' and h.head.pos_ in NOUN_POS:
+            n = h.head   # 'a woman wearing [a jacket] standing': the woman stands
+            continue
+        return n
+
 def _implicit_subject(p, v:_Verb, subj:str, has_subj:bool, add):
     "The subject `p` has no dependent for: the noun a participle modifies, a relative clause's head, a governing verb's"
     q = p   # a participle conjoined to a participle shares its noun: 'a man wearing a hat and [holding] an umbrella'
     while q.dep_ == 'conj' and q.head.i != q.i and q.head.pos_ == 'VERB': q = q.head
     if not has_subj:
         if q.dep_ in ('acl', 'relcl', 'amod') and q.head.pos_ in ('NOUN', 'PROPN', 'PRON', 'NUM'):
-            n = q.head
+            n = phrase_noun(q.head) if q.dep_ == 'acl' else q.head
             rel_obj = p.dep_ == "relcl" and any(
                 c.lower_ in REL_PRONOUNS and c.dep_ in ("dobj", "pobj") for c in p.children
             )
