@@ -190,7 +190,8 @@ def _subject_of(v):
     for _ in range(4):
         s = [c for c in v.children if c.dep_ in ('nsubj', 'nsubjpass', 'csubj')]
         if s: return s[0]
-        if v.dep_ in ('conj', 'xcomp', 'advcl') and v.head.i != v.i: v = v.head
+        # 'a boy gets ready to [hit] the ball': an adjective's infinitive shares the clause's subject
+        if v.dep_ in ('conj', 'xcomp', 'advcl', 'acomp') and v.head.i != v.i: v = v.head
         else: return None
     return None
 
@@ -369,6 +370,12 @@ def _implicit_subject(p, v:_Verb, subj:str, has_subj:bool, add):
                 o = [c for c in p.head.children if c.dep_ in ('dobj',)]
                 if o: s = o[0]
             if s is not None: add(subj, *subtree_span(s))
+            elif p.dep_ in ('xcomp', 'advcl'):   # 'a woman waiting for a serve while [playing] tennis'
+                a = p.head
+                while a.dep_ in ('conj', 'xcomp', 'advcl', 'acomp') and a.head.i != a.i: a = a.head
+                if a.dep_ == 'acl' and a.head.pos_ in NOUN_POS:
+                    n = phrase_noun(a.head)
+                    add(subj, *subtree_span(n, exclude=a), n.i)
     elif p.dep_ == 'relcl' and p.head.pos_ in ('NOUN', 'PROPN', 'PRON'):
         rel = [c for c in p.children if c.lower_ in REL_PRONOUNS and c.dep_ in ('nsubj', 'nsubjpass', 'dobj')]
         s, e = subtree_span(p.head, exclude=p)
