@@ -80,6 +80,8 @@ def span_head(doc, start:int, end:int)->int:
 def is_predicate(t)->bool:
     "Does token `t` head a frame?"
     if t.dep_ in ('aux', 'auxpass'): return False
+    # a bare participle before its noun is an adjective ('a [painted] wall'); 'a snow [covered] street' keeps its frame
+    if t.dep_ == 'amod' and t.i < t.head.i and not any(True for _ in t.children): return False
     if t.pos_ == 'VERB': return True
     return (
         t.pos_ == "AUX"
