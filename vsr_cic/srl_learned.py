@@ -199,7 +199,8 @@ def decode(rows, logits:np.ndarray, labels:list[str], roles:dict, p_index:int,
         s, e = rows[k][0], rows[k][1]
         if s <= p_index < e or any(s < e2 and s2 < e for s2, e2 in taken): continue
         once = s > p_index and k not in free
-        lab = _next_label(prob[k], labels, used if once else set(), none)
+        lab = labels[best[k]]
+        if once and lab in used: lab = _next_label(prob[k], labels, used, none)   # taken nearer: the next best
         if lab is None: continue
         if once and lab.startswith('ARG'): used.add(lab)
         taken.append((s, e))
