@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Sequence
 import numpy as np
 from .srl import SRL, Arg, Frame, Parse, Lexicon, SRLError, load_lexicon, asset_path
 from .srl_rules import SpacySRL, frame_of, is_predicate, subtree_span, _passive
@@ -14,9 +15,9 @@ from .srl_words import PLACE_NOUNS, ANIMATE, TIME_NOUNS, LOC_PREPS, PREP_KEYWORD
 from .vsr import ROLES
 
 # %% auto #0
-__all__ = ['NONE', 'SKIP_DEPS', 'LOC_WORDS', 'MODEL_FILE', 'candidates', 'roleset_features', 'features', 'roleset_driven',
-           'predicate_rows', 'ArgLabeller', 'decode', 'conflicts_dropped', 'training_rows', 'train_labeller',
-           'training_docs', 'train_from_shared', 'LearnedSRL']
+__all__ = ['NONE', 'SKIP_DEPS', 'LOC_WORDS', 'MODEL_FILE', 'REL_TAGS', 'candidates', 'roleset_features', 'features',
+           'roleset_driven', 'predicate_rows', 'ArgLabeller', 'decode', 'conflicts_dropped', 'training_rows',
+           'train_labeller', 'training_docs', 'train_from_shared', 'LearnedSRL']
 
 # %% ../nbs/04d_srl_learned.ipynb #a6
 NONE = 'NONE'                    # label of a candidate span that is no argument
@@ -170,24 +171,40 @@ class ArgLabeller:
         z = np.load(path, allow_pickle=False)
         return cls(z['vocab'].tolist(), z['labels'].tolist(), z['W'].astype(np.float32), z['b'])
 
+def _next_label(prob:np.ndarray, labels:list[str], used:set, none:int)->str|None:
+    "The most probable label of one candidate that is no numbered role in `used`; None when `NONE` comes first"
+    for j in np.argsort(-prob):
+        if j == none or prob[j] == 0: return None
+        if not (labels[j].startswith('ARG') and labels[j] in used): return labels[j]
+    return None
+
 def decode(rows, logits:np.ndarray, labels:list[str], roles:dict, p_index:int,
-           forced:dict|None=None)->list[Arg]: # {row: label} kept whatever the scores say
-    "Best label per candidate (roleset-constrained), then non-overlapping arguments by confidence"
+           forced:dict|None=None, # {row: label} kept whatever the scores say
+           free:Sequence[int]=())->list[Arg]: # rows a numbered role may repeat on (relative pronouns: `R-ARGn`)
+    """Best label per candidate (roleset-constrained); arguments are taken nearest the predicate first (forced ones
+    before all), without overlaps, and each numbered role once after the predicate (the later candidate takes its next
+    best label: `sitting [ARG2 next to each other] [LOC on a bench]`)"""
     z = logits + _mask(labels, roles)
-    for k, lab in (forced or {}).items():
+    forced = forced or {}
+    for k, lab in forced.items():
         z[k] = np.where(np.arange(len(labels)) == labels.index(lab), z[k].max() + 1, -np.inf)
     z = z - z.max(1, keepdims=True)
     prob = np.exp(z)
     prob /= prob.sum(1, keepdims=True)
     best = prob.argmax(1)
     none = labels.index(NONE)
-    cand = sorted(((prob[k, best[k]], k) for k in range(len(rows)) if best[k] != none), reverse=True)
-    taken, out = [], []
-    for sc, k in cand:
+    def order(k): return (k not in forced, min(abs(rows[k][0] - p_index), abs(rows[k][1] - 1 - p_index)))
+    taken, out, used = [], [], set()
+    for k in sorted((k for k in range(len(rows)) if best[k] != none), key=order):
         s, e = rows[k][0], rows[k][1]
         if s <= p_index < e or any(s < e2 and s2 < e for s2, e2 in taken): continue
+        once = s > p_index and k not in free
+        lab = labels[best[k]]
+        if once and lab in used: lab = _next_label(prob[k], labels, used, none)   # taken nearer: the next best
+        if lab is None: continue
+        if once and lab.startswith('ARG'): used.add(lab)
         taken.append((s, e))
-        out.append(Arg(labels[best[k]], s, e))
+        out.append(Arg(lab, s, e))
     return sorted(out, key=lambda a: a.start)
 
 
@@ -305,6 +322,8 @@ def train_from_shared(examples:str|Path|None=None, # PropBank examples .jsonl; N
 
 
 # %% ../nbs/04d_srl_learned.ipynb #a16
+REL_TAGS = ('WDT', 'WP', 'WP$')   # relative pronouns: their R-ARGn repeats the antecedent's role
+
 class LearnedSRL(SpacySRL):
     "Rule-found predicates and candidate spans, labelled by a linear model trained on the PropBank frame examples"
     name = 'learned'
@@ -330,12 +349,13 @@ class LearnedSRL(SpacySRL):
                 rule, rs, roles, rows = predicate_rows(t, self.lexicon)
                 keep = roleset_driven(roles, rule, t.i)
                 forced = {k: keep[(s, e)] for k, (s, e, _) in enumerate(rows) if (s, e) in keep}
-                jobs.append((d, t.i, rule, rs, roles, rows, len(allrows), forced))
+                free = {k for k, (s, e, _) in enumerate(rows) if e - s == 1 and d[s].tag_ in REL_TAGS}
+                jobs.append((d, t.i, rule, rs, roles, rows, len(allrows), forced, free))
                 allrows += [r[2] for r in rows]
         L = self.model.logits(allrows) if allrows else None
         frames = {}
-        for d, i, rule, rs, roles, rows, o, forced in jobs:
-            args = decode(rows, L[o:o + len(rows)], self.model.labels, roles, i, forced) if rows else []
+        for d, i, rule, rs, roles, rows, o, forced, free in jobs:
+            args = decode(rows, L[o:o + len(rows)], self.model.labels, roles, i, forced, free) if rows else []
             frames.setdefault(id(d), []).append(Frame(rule.verb, i, args, rs, rule.v_end))
         return [Parse([t.text for t in d], frames.get(id(d), [])) for d in docs]
     def _parse_serial(self, items, batch_size): return self.parse_docs(self.docs(items, batch_size))

@@ -23,11 +23,12 @@ from vsr_cic.srl_words import (
     MUSICAL,
     PREP_KEYWORDS,
     ANIMALS,
+    DEPICTION_NOUNS,
 )
 
 # %% auto #0
-__all__ = ['PROXY_VERBS', 'PROXY_ING', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'is_predicate', 'split_locatives',
-           'frame_of', 'verb_end', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
+__all__ = ['NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'is_predicate',
+           'split_locatives', 'frame_of', 'phrase_noun', 'verb_end', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
 
 # %% ../nbs/04b_srl_rules.ipynb #00000006
 _PUNCT = ('PUNCT',)
@@ -79,6 +80,8 @@ def span_head(doc, start:int, end:int)->int:
 def is_predicate(t)->bool:
     "Does token `t` head a frame?"
     if t.dep_ in ('aux', 'auxpass'): return False
+    # a bare participle before its noun is an adjective ('a [painted] wall'); 'a snow [covered] street' keeps its frame
+    if t.dep_ == 'amod' and t.i < t.head.i and not any(True for _ in t.children): return False
     if t.pos_ == 'VERB': return True
     return (
         t.pos_ == "AUX"
@@ -189,7 +192,8 @@ def _subject_of(v):
     for _ in range(4):
         s = [c for c in v.children if c.dep_ in ('nsubj', 'nsubjpass', 'csubj')]
         if s: return s[0]
-        if v.dep_ in ('conj', 'xcomp', 'advcl') and v.head.i != v.i: v = v.head
+        # 'a boy gets ready to [hit] the ball': an adjective's infinitive shares the clause's subject
+        if v.dep_ in ('conj', 'xcomp', 'advcl', 'acomp') and v.head.i != v.i: v = v.head
         else: return None
     return None
 
@@ -332,13 +336,29 @@ def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
             add(MARK_ROLE.get(mark, 'ADV'), *subtree_span(c))
     return has_subj
 
+NOUN_POS = ('NOUN', 'PROPN', 'PRON', 'NUM')
+
+def phrase_noun(n):
+    "The noun whose whole phrase a participle the parser hung on noun `n` describes (CoNLL: the reduced relative's NP)"
+    while True:
+        h = n.head
+        if n.dep_ == 'pobj' and h.dep_ == 'prep' and h.head.pos_ in NOUN_POS and h.head.i < n.i:
+            # 'a couple of [cars] parked', 'people in [a field] playing'; not a depiction's content ('a picture of')
+            if h.lower_ == 'of' and h.head.lower_ not in DEPICTION_NOUNS or h.lower_ in LOC_PREPS:
+                n = h.head
+                continue
+        if n.dep_ == 'dobj' and h.dep_ == 'acl' and h.tag_ == 'VBG' and h.head.pos_ in NOUN_POS:
+            n = h.head   # 'a woman wearing [a jacket] standing': the woman stands
+            continue
+        return n
+
 def _implicit_subject(p, v:_Verb, subj:str, has_subj:bool, add):
     "The subject `p` has no dependent for: the noun a participle modifies, a relative clause's head, a governing verb's"
     q = p   # a participle conjoined to a participle shares its noun: 'a man wearing a hat and [holding] an umbrella'
     while q.dep_ == 'conj' and q.head.i != q.i and q.head.pos_ == 'VERB': q = q.head
     if not has_subj:
         if q.dep_ in ('acl', 'relcl', 'amod') and q.head.pos_ in ('NOUN', 'PROPN', 'PRON', 'NUM'):
-            n = q.head
+            n = phrase_noun(q.head) if q.dep_ == 'acl' else q.head
             rel_obj = p.dep_ == "relcl" and any(
                 c.lower_ in REL_PRONOUNS and c.dep_ in ("dobj", "pobj") for c in p.children
             )
@@ -352,6 +372,12 @@ def _implicit_subject(p, v:_Verb, subj:str, has_subj:bool, add):
                 o = [c for c in p.head.children if c.dep_ in ('dobj',)]
                 if o: s = o[0]
             if s is not None: add(subj, *subtree_span(s))
+            elif p.dep_ in ('xcomp', 'advcl'):   # 'a woman waiting for a serve while [playing] tennis'
+                a = p.head
+                while a.dep_ in ('conj', 'xcomp', 'advcl', 'acomp') and a.head.i != a.i: a = a.head
+                if a.dep_ == 'acl' and a.head.pos_ in NOUN_POS:
+                    n = phrase_noun(a.head)
+                    add(subj, *subtree_span(n, exclude=a), n.i)
     elif p.dep_ == 'relcl' and p.head.pos_ in ('NOUN', 'PROPN', 'PRON'):
         rel = [c for c in p.children if c.lower_ in REL_PRONOUNS and c.dep_ in ('nsubj', 'nsubjpass', 'dobj')]
         s, e = subtree_span(p.head, exclude=p)

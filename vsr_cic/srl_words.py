@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['PREP_ROLE', 'ADV_ROLE', 'MARK_ROLE', 'TIME_NOUNS', 'ANIMATE', 'ANIMALS', 'RECIPIENT_WORDS', 'MODALS', 'UNACCUSATIVE',
-           'TITLES', 'REL_PRONOUNS', 'LOC_PREPS', 'PLACE_NOUNS', 'MUSICAL', 'PREP_KEYWORDS']
+           'TITLES', 'REL_PRONOUNS', 'LOC_PREPS', 'PLACE_NOUNS', 'DEPICTION_NOUNS', 'MUSICAL', 'PREP_KEYWORDS']
 
 # %% ../nbs/04a_srl_words.ipynb #00000004
 PREP_ROLE = {**{w: 'LOC' for w in 'in on at near inside beside behind under underneath beneath above over among around '
@@ -82,6 +82,9 @@ PLACE_NOUNS = set(
     "building house fence tree trees pasture meadow lawn dirt mud rain sky air airport runway parking "
     "intersection highway stadium court wave waves pool desert countryside town village market".split()
 )
+# nouns of a depiction: a participle after 'a picture of X' describes X, not the picture
+DEPICTION_NOUNS = set('picture pictures photo photos photograph photographs image images painting paintings drawing '
+                      'view shot closeup close-up portrait poster'.split())
 MUSICAL = set('guitar guitars violin drum drums piano flute trumpet saxophone cello harmonica keyboard accordion banjo '
               'ukulele harp clarinet bass'.split())
 # role-description keywords that mark a numbered argument introduced by a preposition
