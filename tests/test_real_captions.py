@@ -70,6 +70,12 @@ def test_train_a_step_and_caption(tiny):
     assert len(ok) + failed == len(preds) and ok, preds   # a verb the tiny corpus never saw is the only reason to fail
     sets = test.images[one]['sets']
     assert all(j is None or 0 <= j < len(sets) for p in ok for g in p['grounding'] for _, j in g)
+    from vsr_cic.real_captions import SlotWordCap, slot_word_limit
+    k = slot_word_limit(data)                                           # the training captions' sub-role length limit
+    assert 1 <= k <= max(sl['span'][1] - sl['span'][0] for c in data.captions for sl in c['slots'])
+    pipe.captioner = SlotWordCap(pipe.captioner, 1)                     # decoding through the limit: one word per sub-role
+    capped, failed1 = pipeline_predictions(pipe, test, None, 'gsrl', 'ssp', beam=2)
+    assert failed1 == failed and all(p['tokens'] for p in capped if p['structure'] is not None)   # the pipeline decodes through it
 
 
 @pytest.fixture(scope='module')
@@ -100,6 +106,7 @@ def test_notebook(nb_run):
     assert sum(m['training_captions']['sampled'].values()) >= 400 and m['wall_s'] > 0 and m['cpu_s'] > 0
     assert m['settings']['no_repeat'] and len(m['load_average']) == 3
     assert m['settings']['region_words'] and m['settings']['precompute']
+    assert m['settings']['max_slot_words'] == 'auto' and m['settings']['slot_word_limits']['ours'] >= 1   # every decoding method
     assert m['photos']['ours']['repeat_rate'] <= m['photos']['ours_no_rule']['repeat_rate']
     assert (out/'real_captions.png').read_bytes()[:4] == b'\x89PNG'
 

@@ -10,16 +10,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Mapping, Sequence
 import numpy as np
+import torch
 from .readers import Records
 from .data import BACKGROUND
 from .loader import frame_roles
 from .vsr import VERB
 
 # %% auto #0
-__all__ = ['VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS', 'concat_records', 'sample_records', 'coco_test_files',
-           'photo_test_set', 'merge_identical_regions', 'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate',
-           'caption_keys', 'key_score', 'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job',
-           'cpu_seconds', 'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
+__all__ = ['SLOT_WORDS_Q', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS', 'concat_records', 'sample_records',
+           'coco_test_files', 'photo_test_set', 'merge_identical_regions', 'slot_word_limit', 'SlotWordCap',
+           'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate', 'caption_keys', 'key_score', 'RetrievalIndex',
+           'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job', 'cpu_seconds', 'load_photo_spec',
+           'coco_photo_pipeline', 'own_photo']
 
 # %% ../nbs/25_real_captions.ipynb #62d86adc
 def concat_records(parts:Mapping[str, Records])->Records:
@@ -116,6 +118,43 @@ def merge_identical_regions(data):
             sets = [[s[0]] if all(np.array_equal(f[s[0]], f[j]) for j in s[1:]) else list(s) for s in sets]
         view.images[iid] = {**im, 'sets': sets}
     return view
+
+# %% ../nbs/25_real_captions.ipynb #a1a5a6c4
+SLOT_WORDS_Q = 0.9   # `slot_word_limit`: share of the training sub-roles that fit in the limit (chosen on validation)
+
+def slot_word_limit(data, q:float=SLOT_WORDS_Q, split:str='train')->int:
+    "Smallest k such that a share `q` of `split`'s non-verb sub-roles (caption slots) have at most k words"
+    if not 0 < q <= 1: raise ValueError(f"q must be in (0, 1], got {q}")
+    n = [s['span'][1] - s['span'][0] for c in data.captions if data.images[c['image_id']]['split'] == split
+         for s in c['slots'] if not any(lab == VERB for _, lab in s['labels'])]
+    if not n: raise ValueError(f"no {split!r} captions with non-verb sub-roles to measure")
+    return int(np.quantile(n, q, method='inverted_cdf'))
+
+class SlotWordCap(torch.nn.Module):
+    "Decoding view of a role-shift captioner whose gate must shift once `max_words` words are said in a sub-role"
+    def __init__(self, model, max_words:int):
+        if int(max_words) < 1: raise ValueError(f"max_words must be a positive number of words, got {max_words}")
+        super().__init__()
+        self.inner, self.max_words = model, int(max_words)
+        self.train(model.training)
+
+    def __getattr__(self, k):
+        try: return super().__getattr__(k)
+        except AttributeError:
+            if k == 'inner': raise
+            return getattr(self.inner, k)       # ids, widths, encode, readout, … are the wrapped model's
+
+    def init_state(self, ctx)->tuple:
+        z = torch.zeros(ctx.batch_size, dtype=torch.long, device=ctx.device)
+        return (*self.inner.init_state(ctx), z - 1, z)   # + the previous step's sub-role and its word count
+
+    def step(self, prev_word, ptr, state, ctx)->tuple:
+        *inner, last, n = state
+        wl, gate, inner, tr = self.inner.step(prev_word, ptr, tuple(inner), ctx)
+        n = torch.where(ptr == last, n + 1, torch.ones_like(n))          # words in this sub-role, this one included
+        full = (n >= self.max_words)[:, None]
+        if self.inner.has_gate: gate = torch.where(full, gate.new_tensor([float('-inf'), 0.]), gate)
+        return wl, gate, (*inner, ptr, n), tr
 
 # %% ../nbs/25_real_captions.ipynb #71b73881
 def has_repeat(tokens:Sequence[str])->bool:
@@ -347,9 +386,11 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     pipe.data = merge_identical_regions(
         load_dataset(run / "photos" / "scene")
     )  # photos looked up here (one row per class set)
-    m = run/'metrics.json'                                  # decode as the run did (its `no_repeat` decoding rule)
+    m = run/'metrics.json'                                  # decode as the run did (its decoding rules)
     settings = json.loads(m.read_text()).get('settings', {}) if m.exists() else {}
     pipe.no_repeat, pipe.no_unk = bool(settings.get('no_repeat', False)), bool(settings.get('no_unk', False))
+    k = settings.get('slot_word_limits', {}).get('ours')           # and its sub-role word limit
+    if k: pipe.captioner = SlotWordCap(pipe.captioner, k)
     return pipe, ''
 
 def own_photo(pipe, spec, image_id:str='my_photo')->dict:
