@@ -12,7 +12,7 @@ import torch.nn as nn
 from .captioner import ControllableCaptioner, SlotContext, make_context, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 # %% auto #0
-__all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'joint_argmax', 'repeat_ban',
+__all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'joint_argmax', 'repeat_ban', 'step_scores',
            'constrained_step', 'Decoded', 'ends_ok', 'greedy_decode', 'gumbel_noise', 'sample_decode', 'beam_search',
            'verb_constraint', 'toy_ordering_task', 'scst_loss', 'CapturedRollouts']
 
@@ -57,13 +57,18 @@ def repeat_ban(hist:torch.Tensor, # (N, L) the last L words said, oldest first (
         ban[rows[ok], hist[ok, L - n]] = True                                    # w == xn would repeat the n-gram
     return ban
 
+def step_scores(model:ControllableCaptioner):
+    "The model's `step_logits` (word logits, normalised once after masking) where it belongs to the class that defines `step`; else `step` (a wrapper that overrides only `step`, a `compile_step`-ed step)"
+    if 'step' in vars(model): return model.step
+    owner = next((c for c in type(model).__mro__ if 'step' in vars(c)), None)
+    return model.step_logits if owner is not None and 'step_logits' in vars(owner) else model.step
+
 def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
                      eos_ok:torch.Tensor|None=None, # (N,) bool: rows that may end now (None: all)
                      hist:torch.Tensor|None=None,   # (N, L) last words said: ban immediate repeats (`no_repeat`)
                      no_unk:bool=False):  # never say `<unk>` (rare words' placeholder) where another word is allowed
     "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
-    # word scores (N, V) and gate log-probs (N, 2): logits, normalised once below (a `compile_step`-ed step: log-probs)
-    wl, gl, state, tr = (model.step if 'step' in vars(model) else model.step_logits)(prev, ptr, state, ctx)
+    wl, gl, state, tr = step_scores(model)(prev, ptr, state, ctx)               # (N, V) scores, (N, 2) gate log-probs
     ban = torch.zeros_like(wl, dtype=torch.bool)
     ban[:, model.pad_id] = True                                                  # (scalar indices: no host-to-device
     ban[:, model.bos_id] = True                                                  #  copy, so a CUDA graph can capture it)
