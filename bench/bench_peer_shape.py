@@ -83,16 +83,22 @@ def xe_times(net, opt, ctl, n:int)->list[tuple]:
 def _timed(f)->tuple:
     t0, c0 = time.perf_counter(), time.process_time(); f(); return time.perf_counter() - t0, time.process_time() - c0
 
+def _greedy(net, ctl):
+    "A no-argument call of greedy decoding of the batch: the reference's own loop, or `greedy_decode` for ours"
+    from vsr_cic.decoding import greedy_decode
+    from vsr_cic.captioner import BOS_ID
+    if 'att_feats' in ctl: return lambda: net.greedy(ctl['att_feats'], ctl['att_mask'], BOS_ID, WORDS)
+    c = {k: v for k, v in ctl.items() if k not in ('words', 'slot_idx')}
+    return lambda: greedy_decode(net, max_len=WORDS, **c)
+
 def decode_times(net, ctl)->dict:
     import torch
-    from vsr_cic.decoding import greedy_decode, beam_search
-    from vsr_cic.captioner import BOS_ID
+    from vsr_cic.decoding import beam_search
     net.eval(); out = {}
     with torch.no_grad():
-        if 'att_feats' in ctl:                                                  # the reference: greedy only
-            out['greedy'] = _timed(lambda: net.greedy(ctl['att_feats'], ctl['att_mask'], BOS_ID, WORDS)); return out
+        out['greedy'] = _timed(_greedy(net, ctl))
+        if 'att_feats' in ctl: return out                                       # the reference: greedy only
         c = {k: v for k, v in ctl.items() if k not in ('words', 'slot_idx')}
-        out['greedy'] = _timed(lambda: greedy_decode(net, max_len=WORDS, **c))
         for k in (3, 5): out[f'beam{k}'] = _timed(lambda: beam_search(net, beam_size=k, max_len=WORDS, **c))
     return out                                                                  # name -> (wall s, CPU s)
 
@@ -158,12 +164,8 @@ def greedy_only(rounds:int=15, threads:int=1, batch:int=BATCH)->dict:
 def decode_times_greedy(net, ctl)->float:
     "CPU seconds of one greedy decoding of the batch (eval, no grad)"
     import torch
-    from vsr_cic.decoding import greedy_decode
-    from vsr_cic.captioner import BOS_ID
     net.eval()
-    with torch.no_grad():
-        if 'att_feats' in ctl: return _timed(lambda: net.greedy(ctl['att_feats'], ctl['att_mask'], BOS_ID, WORDS))[1]
-        return _timed(lambda: greedy_decode(net, max_len=WORDS, **{k: v for k, v in ctl.items() if k not in ('words', 'slot_idx')}))[1]
+    with torch.no_grad(): return _timed(_greedy(net, ctl))[1]
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(); ap.add_argument('--quick', action='store_true'); ap.add_argument('--rounds', type=int)

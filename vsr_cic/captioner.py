@@ -14,7 +14,7 @@ from .vsr import ROLE_VOCAB
 __all__ = ['PAD_ID', 'UNK_ID', 'BOS_ID', 'EOS_ID', 'GATE_WEIGHT', 'N_ROLES', 'HIDDEN', 'MASK_LOGIT', 'SHIFT', 'STAY',
            'CONTROL_KEYS', 'CAPTION_KEYS', 'VERB_SHIFT_MODES', 'check_shape', 'SlotContext', 'make_context',
            'toy_controls', 'caption_inputs', 'ControllableCaptioner', 'gate_targets', 'caption_mask', 'caption_loss',
-           'SentinelAttention', 'RoleShiftCaptioner', 'compile_step', 'pad_inputs', 'compile_loss']
+           'SentinelAttention', 'shift_where', 'RoleShiftCaptioner', 'compile_step', 'pad_inputs', 'compile_loss']
 
 # %% ../nbs/13_captioner.ipynb #00000005
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3  # caption vocabulary specials (<pad>, <unk>, <bos>, <eos>)
@@ -307,6 +307,13 @@ class SentinelAttention(nn.Module):
         return c, gate, dict(alpha_r=a_r, alpha_v=a_v, alpha_g=gate[:, SHIFT].exp())
 
 # %% ../nbs/13_captioner.ipynb #0000001a
+def shift_where(gate:torch.Tensor, # (B, 2) gate log-probs [stay, shift]
+                rows:torch.Tensor, # (B,) bool: rows whose gate must shift
+               )->torch.Tensor:    # (B, 2)
+    "Gate log-probs with a certain shift at `rows` (log p = 0 for shift, −inf for stay); no host-to-device copy, so CUDA graphs capture it"
+    shift = torch.stack([torch.full_like(gate[:, 0], float('-inf')), torch.zeros_like(gate[:, 0])], 1)
+    return torch.where(rows[:, None], shift, gate)
+
 class RoleShiftCaptioner(ControllableCaptioner):
     "Two-layer LSTM role-shift captioner with a sub-role shift gate and adaptive attention (paper §3.1.3, supp. §C.3)"
     def __init__(self, vocab_size:int,      # V, caption vocabulary size
@@ -443,8 +450,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
             pre = dict(regions=ctx.regions[b, ptr], reg_proj=ctx.reg_proj[b, ptr], mask=ctx.region_mask[b, ptr])
         c, gate, tr = self.attn(h1n, pre['regions'], pre['reg_proj'], pre['mask'], sr_g, sr_v)
         if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch (`compile_step`)
-            shift = torch.stack([torch.full_like(gate[:, 0], float('-inf')), torch.zeros_like(gate[:, 0])], 1)  # (no
-            gate = torch.where(self.forced_shift(ptr, ctx)[:, None], shift, gate)  # host-to-device copy: capturable)
+            gate = shift_where(gate, self.forced_shift(ptr, ctx))
         h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), (h2, m2))
         h = self.drop(h2n) if self.region_words is None else self.drop(h2n) + self.region_words(c)
         return h, gate, (h1n, m1n, h2n, m2n), tr

@@ -154,10 +154,15 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
                   **controls,  # regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots[, slot_sub, slot_verb, allowed_words]
                  )->Decoded:
     "Argmax decoding of the joint (word, gate) distribution, batched"
+    return _rollout(model, model.encode(**controls), max_len, _greedy_pick(model), complete, no_repeat, no_unk,
+                    stop_early)
+
+def _greedy_pick(model:ControllableCaptioner):
+    "The `pick` of greedy decoding: the joint (word, gate) argmax and its log-probs"
     def pick(wl, gl):
         w, g = joint_argmax(wl, gl, model.eos_id)                               # (N,) each
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
-    return _rollout(model, model.encode(**controls), max_len, pick, complete, no_repeat, no_unk, stop_early)
+    return pick
 
 def gumbel_noise(*shape:int, device='cpu',
                  generator:torch.Generator|None=None)->torch.Tensor:
@@ -179,6 +184,10 @@ def _sampler(temperature:float, noise:tuple|None=None):
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
     return pick
 
+def _check_sampling(n:int, temperature:float):
+    if n < 1 or temperature <= 0:
+        raise ValueError(f"need n >= 1 and temperature > 0, got n={n}, temperature={temperature}")
+
 def _check_noise(noise:tuple, L:int, N:int, V:int):
     for name, x, s in (('word noise', noise[0], (L, N, V)), ('gate noise', noise[1], (L, N, 2))):
         if tuple(x.shape) != s: raise ValueError(f"{name} must have shape (max_len, B·n, ·) = {s}, got {tuple(x.shape)}")
@@ -192,8 +201,7 @@ def sample_decode(model:ControllableCaptioner,
                   stop_early:bool=True,     # False: run all `max_len` steps (padded after `<eos>`)
                   **controls)->Decoded:
     "Multinomial (or, given `noise`, Gumbel-max) sampling of words and gates, keeping the graph (for self-critical training); B·n rows"
-    if n < 1 or temperature <= 0:
-        raise ValueError(f"need n >= 1 and temperature > 0, got n={n}, temperature={temperature}")
+    _check_sampling(n, temperature)
     ctx = model.encode(**controls)
     if noise is not None: _check_noise(noise, max_len, ctx.batch_size * n, model.vocab_size)
     return _rollout(model, ctx.expand(n) if n > 1 else ctx, max_len, _sampler(temperature, noise), complete,
@@ -421,10 +429,7 @@ class _Rollout(nn.Module):
     def forward(self, *xs):
         ctx = self.model.prepare(SlotContext(zip(self.keys, xs[:len(self.keys)])))
         if self.kind == 'greedy':
-            def pick(wl, gl):
-                w, g = joint_argmax(wl, gl, self.model.eos_id)
-                return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
-            return (_rollout(self.model, ctx, self.max_len, pick, self.complete, stop_early=False).words,)
+            return (_rollout(self.model, ctx, self.max_len, _greedy_pick(self.model), self.complete, stop_early=False).words,)
         if self.n > 1: ctx = ctx.expand(self.n)
         d = _rollout(self.model, ctx, self.max_len, _sampler(self.temperature, xs[len(self.keys):]), self.complete,
                      stop_early=False)
@@ -441,8 +446,7 @@ class CapturedRollouts:
         cuda = next(model.parameters()).is_cuda
         self.graphs = cuda if graphs is None else graphs
         if self.graphs and not cuda: raise ValueError("graphs=True needs the model on a CUDA device, got it on the CPU")
-        if n < 1 or temperature <= 0:
-            raise ValueError(f"need n >= 1 and temperature > 0, got n={n}, temperature={temperature}")
+        _check_sampling(n, temperature)
         self.model, self.max_len, self.n, self.complete, self.temperature = model, max_len, n, complete, temperature
         self._fns = {}
 

@@ -15,6 +15,7 @@ from .readers import Records
 from .data import BACKGROUND
 from .loader import frame_roles
 from .vsr import VERB
+from .captioner import shift_where
 
 # %% auto #0
 __all__ = ['SLOT_WORDS_Q', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS', 'concat_records', 'sample_records',
@@ -152,8 +153,8 @@ class SlotWordCap(torch.nn.Module):
         *inner, last, n = state
         wl, gate, inner, tr = self.inner.step(prev_word, ptr, tuple(inner), ctx)
         n = torch.where(ptr == last, n + 1, torch.ones_like(n))          # words in this sub-role, this one included
-        full = (n >= self.max_words)[:, None]
-        if self.inner.has_gate: gate = torch.where(full, gate.new_tensor([float('-inf'), 0.]), gate)
+        full = n >= self.max_words
+        if self.inner.has_gate: gate = shift_where(gate, full)
         return wl, gate, (*inner, ptr, n), tr
 
 # %% ../nbs/25_real_captions.ipynb #71b73881
