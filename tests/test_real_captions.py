@@ -8,7 +8,7 @@ import pytest
 from conftest import run_notebook
 
 N_IMAGES = 40          # COCO val2017 images (5 captions each) in the tiny corpus
-METHODS = ('ours', 'ours_gt', 'retrieval')
+METHODS = ('ours', 'ours_gt', 'retrieval', 'retrieval_gsrl')
 METRICS = ('CIDEr-D', 'CIDEr-D_5ref', 'BLEU-4', 'METEOR', 'R_V', 'R_SR1', 'R_SR2', 'repeat_rate', 'unseen_bigram_rate',
            'n_captions', 'n_images')
 
@@ -31,13 +31,19 @@ def tiny(shared_data, tmp_path_factory):
 
 def test_build_and_load(tiny):
     _, rep, data, test = tiny
-    assert data.meta['features'] == {'kind': 'class', 'dim': len(data.meta['classes'])}
+    from vsr_cic.features import SCENE_CONTEXT
+    assert data.meta['features'] == {'kind': 'class', 'dim': len(data.meta['classes']), 'scene_context': SCENE_CONTEXT}
     assert test.meta['features']['kind'] == 'class' and test.meta['classes'] == data.meta['classes']   # columns line up
+    assert test.meta['features']['scene_context'] == SCENE_CONTEXT                   # photos built as the training data
     assert rep['captions_kept'] > 0 and rep['stats']['distractor sets'] > 0
+    scene = data.meta['classes'].index('scene')
     for d in (data, test):
         for iid in list(d.images)[:10]:
             f = d.features(iid)
-            np.testing.assert_array_equal(f['feats'], f['cls_prob'])          # kind 'class': the features are the class scores
+            lab = f['cls_prob'].argmax(1)
+            np.testing.assert_array_equal(f['feats'][lab != scene], f['cls_prob'][lab != scene])   # kind 'class': the class scores
+            others = len(set(lab[lab != scene].tolist()))                       # scene rows: + the picture's other classes
+            np.testing.assert_allclose(f['feats'][lab == scene].sum(1), 1 + (SCENE_CONTEXT if others else 0), rtol=1e-6)
             sets = d.images[iid]['sets']
             assert d.meta['classes'][int(f['cls_prob'][sets[-1][0]].argmax())] == 'scene'   # the whole-picture proposal last
     for c in data.captions:   # every entity is grounded: to its class's set or to the scene
@@ -102,7 +108,8 @@ def test_notebook(nb_run):
             assert k in s and (s[k] is None or math.isfinite(s[k])), (meth, k, s.get(k))
         assert 0 < s['n_images'] <= 4 and s['n_captions'] >= s['n_images']
         assert 0 <= s['repeat_rate'] <= 1 and 0 <= s['unseen_bigram_rate'] <= 1
-    assert m['photos']['retrieval']['unseen_bigram_rate'] == 0        # retrieved captions are training captions
+    for meth in ('retrieval', 'retrieval_gsrl'):                       # retrieved captions are training captions
+        assert m['photos'][meth]['unseen_bigram_rate'] == 0
     assert sum(m['training_captions']['sampled'].values()) >= 400 and m['wall_s'] > 0 and m['cpu_s'] > 0
     assert m['settings']['no_repeat'] and len(m['load_average']) == 3
     assert m['settings']['region_words'] and m['settings']['precompute']

@@ -14,7 +14,7 @@ from .align import noun_chunks, match_class, attach_frames
 from .data import write_dataset, group_proposals, validate_caption, FEATURE_FILE
 from .core import MAX_REGIONS_PER_SET
 from .srl import Parse, Frame, Arg, get_srl, load_nlp, DEFAULT_BACKEND
-from .features import CNN_NAME, CNN_SIZE, FEAT_DIM, BOX_GEOMETRY, extract_features, class_probs, class_features, check_feature_kind
+from .features import CNN_NAME, CNN_SIZE, FEAT_DIM, BOX_GEOMETRY, extract_features, class_probs, class_features, check_feature_kind, scene_context, SCENE_CONTEXT
 from .photos import SCENE_CLASS, scene_caption
 from .align import COCO_SYNONYMS
 from .data import BACKGROUND
@@ -317,6 +317,7 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
                          n_distractors:int=TEXT_ONLY_DISTRACTORS, # unmentioned classes added per image
                          classes:Sequence[str]|None=None, # detection classes, background first (default: COCO's 80)
                          feature_kind:str='class',
+                         scene_context_weight:float=SCENE_CONTEXT, # the scene row also carries the image's other classes (`vsr_cic.features.scene_context`)
                          limit:int|None=None, splits:tuple|None=(0.1, 0.1), srl=None, progress:bool=True,
                          name:str|None=None, seed:int=0)->dict:
     "A trainable dataset from captions alone: proposals from the captions' own mentions + co-mention distractors + scene"
@@ -354,7 +355,8 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
                   sets=[list(range(int(a), int(b))) for a, b in zip(starts, starts[1:])])
         # (P, C)
         cp = np.eye(len(cls), dtype=np.float32)[[cls.index(c) for c, n in zip(order, n_reg) for _ in range(n)]]
-        feats[iid] = (class_features(cp), np.tile(np.array([[0, 0, 1, 1]], np.float32), (len(cp), 1)), cp)
+        fs = scene_context(class_features(cp), cp, len(cls) - 1, scene_context_weight)
+        feats[iid] = (fs, np.tile(np.array([[0, 0, 1, 1]], np.float32), (len(cp), 1)), cp)
         stats['proposal sets'] += len(order)
         stats['mentioned sets'] += len(ment)
         stats['distractor sets'] += len(order) - len(ment) - 1
@@ -372,7 +374,7 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
             'name': name or out.name,
             'classes': cls, 'grouping': 'class', 'builder': 'vsr_cic.build.build_text_proposals',
             'srl': type(srl).__name__ if srl is not None else _default_srl(),
-            'features': {'kind': 'class', 'dim': len(cls)},
+            'features': {'kind': 'class', 'dim': len(cls), 'scene_context': scene_context_weight},
             'proposals': f'caption mentions + {n_distractors} co-mention distractors + {SCENE_CLASS!r} per image '
                          f'(seed {seed})'}
     write_dataset(out, meta, images, kept, ((im['image_id'], *feats[im['image_id']]) for im in images))

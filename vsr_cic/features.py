@@ -16,9 +16,10 @@ from .core import get_device, MAX_PROPOSALS
 from .data import BOX_TOL
 
 # %% auto #0
-__all__ = ['CNN_NAME', 'CNN_SIZE', 'CNN_MEAN', 'CNN_SCALE', 'FEAT_DIM', 'FEATURE_KINDS', 'BOX_GEOMETRY', 'FEATURE_KEYS',
-           'load_cnn', 'load_image', 'to_input', 'roi_align', 'check_picture_boxes', 'RegionFeaturizer', 'class_probs',
-           'check_feature_kind', 'feature_kind_of', 'class_features', 'done_ids', 'extract_features', 'read_features']
+__all__ = ['CNN_NAME', 'CNN_SIZE', 'CNN_MEAN', 'CNN_SCALE', 'FEAT_DIM', 'FEATURE_KINDS', 'BOX_GEOMETRY', 'SCENE_CONTEXT',
+           'FEATURE_KEYS', 'load_cnn', 'load_image', 'to_input', 'roi_align', 'check_picture_boxes', 'RegionFeaturizer',
+           'class_probs', 'check_feature_kind', 'feature_kind_of', 'class_features', 'scene_context_of',
+           'scene_context', 'done_ids', 'extract_features', 'read_features']
 
 # %% ../nbs/06_features.ipynb #00000006
 CNN_NAME = 'efficientnet-lite0'
@@ -199,6 +200,34 @@ def class_features(cls_prob:np.ndarray,      # (N, C) class scores, column 0 = b
     g = b / np.array([W, H, W, H], np.float32)                                        # (N, 4) in [0, 1]
     area = (g[:, 2] - g[:, 0]) * (g[:, 3] - g[:, 1])                                  # (N,)
     return np.concatenate([cp, g, area[:, None]], 1).astype(np.float32)
+
+# %% ../nbs/06_features.ipynb #9a26dac7
+SCENE_CONTEXT = 0.5   # default scene-context weight of text-only class datasets (`vsr_cic.build.build_text_proposals`)
+
+def scene_context_of(meta:dict)->float:
+    "The scene-context weight a dataset's `meta.json` records (0: plain one-hot scene rows)"
+    w = (meta.get('features') or {}).get('scene_context', 0.0)
+    if not isinstance(w, (int, float)) or isinstance(w, bool) or not 0 <= w <= 1:
+        raise ValueError(f"meta.json features.scene_context must be a number in [0, 1], got {w!r}")
+    return float(w)
+
+def scene_context(feats:np.ndarray,    # (N, ≥C) class features (kinds 'class', 'class_box': the first C columns are the classes)
+                  cls_prob:np.ndarray, # (N, C) class scores of the same proposals
+                  scene_col:int|None,  # column of the `scene` class (None: no scene proposal, nothing to do)
+                  weight:float=0.0,    # mass spread over the picture's other classes on each scene row (0: unchanged)
+                 )->np.ndarray:
+    "Features whose `scene` rows also carry the distinct classes of the picture's other proposals"
+    if not 0 <= weight <= 1: raise ValueError(f"scene_context weight must be in [0, 1], got {weight!r}")
+    cp = np.asarray(cls_prob)
+    if len(cp) != len(feats): raise ValueError(f"{len(feats)} feature rows but {len(cp)} cls_prob rows")
+    if not weight or scene_col is None or not len(cp): return feats
+    lab = cp.argmax(1)
+    scene = lab == scene_col
+    present = sorted(set(lab[~scene].tolist()) - {0})
+    if not scene.any() or not present: return feats
+    out = np.array(feats, np.float32, copy=True)
+    out[np.ix_(scene, present)] += weight / len(present)
+    return out
 
 # %% ../nbs/06_features.ipynb #00000016
 FEATURE_KEYS = ('features', 'boxes', 'cls_prob')

@@ -38,13 +38,16 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
                      dst,                  # folder to write (reused when it was made from the same `src`)
                      device:str='cpu',
                      featurizer=None,      # a `vsr_cic.features.RegionFeaturizer` (default: EfficientNet-Lite0 RoI)
-                    )->Path:
+                     scene_context_weight:float=0.0, # class kinds: the scene row also carries the picture's classes
+                    )->Path:                           #   (`vsr_cic.features.scene_context`; use the training data's)
     "Copy a dataset adding a whole-picture `scene` proposal per image and grounding every uncovered entity to it"
-    from vsr_cic.features import RegionFeaturizer, load_image, feature_kind_of, class_features
+    from vsr_cic.features import RegionFeaturizer, load_image, feature_kind_of, class_features, scene_context, scene_context_of
     ds, dst = load_dataset(src), Path(dst)
     kind = feature_kind_of(ds.meta)
-    if (dst/'meta.json').exists() and load_dataset(dst, validate=False).meta.get('scene_of') == str(Path(src).resolve()):
-        return dst
+    w = scene_context_weight if kind != 'cnn' else 0.0
+    if (dst/'meta.json').exists():
+        old = load_dataset(dst, validate=False).meta
+        if old.get('scene_of') == str(Path(src).resolve()) and scene_context_of(old) == w: return dst
     if SCENE_CLASS in ds.meta['classes']:
         raise ValueError(f"{ds.path}/meta.json: classes already contain {SCENE_CLASS!r}")
     fz = (featurizer or RegionFeaturizer(device)) if kind == 'cnn' else None
@@ -61,7 +64,7 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
             sf, = fz([load_image(pic)], [box])
             fs = np.concatenate([f['feats'], sf])  # (P + 1, D)
         else:
-            fs = class_features(cp, boxes, (r['width'], r['height']), kind)  # the class columns grew by one
+            fs = scene_context(class_features(cp, boxes, (r['width'], r['height']), kind), cp, C, w)  # the class columns grew by one
         feats.append((iid, fs, boxes, cp))
         imgs.append({**r, 'sets': [list(s) for s in r['sets']] + [[P]]})
         scene_of[iid] = len(r['sets'])
@@ -71,7 +74,7 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
         "classes": ds.meta["classes"] + [SCENE_CLASS],
         "name": dst.name,
         "scene_of": str(Path(src).resolve()),
-        **({"features": {**ds.meta["features"], "dim": feats[0][1].shape[1]}} if kind != "cnn" and feats else {}),
+        **({"features": {**ds.meta["features"], "dim": feats[0][1].shape[1], "scene_context": w}} if kind != "cnn" and feats else {}),
         "source": f"{ds.meta.get('source', ds.path)} + a whole-picture '{SCENE_CLASS}' proposal for entities no box "
                   f"covers (vsr_cic.photos)",
     }
@@ -111,9 +114,10 @@ def photo_proposals(image:np.ndarray,             # (H, W, 3) uint8 picture
                     image_id:str='photo',
                     featurizer=None,              # `RegionFeaturizer` (default: EfficientNet-Lite0 RoI on the CPU)
                     feature_kind:str='cnn',       # the trained models' kind (`vsr_cic.features.feature_kind_of(meta)`)
+                    scene_context_weight:float=0.0, # class kinds: the models' `vsr_cic.features.scene_context_of(meta)`
                    )->dict:
     "The pipeline's proposals dict of a picture with given boxes (+ the whole-picture `scene` box when `classes` has it)"
-    from vsr_cic.features import RegionFeaturizer, class_probs, load_image, class_features
+    from vsr_cic.features import RegionFeaturizer, class_probs, load_image, class_features, scene_context
     img = load_image(image)
     H, W = img.shape[:2]
     b, names = np.asarray(boxes, np.float32).reshape(-1, 4), list(names)
@@ -121,7 +125,8 @@ def photo_proposals(image:np.ndarray,             # (H, W, 3) uint8 picture
     if SCENE_CLASS in classes: b, names = np.concatenate([b, [[0, 0, W, H]]]).astype(np.float32), names + [SCENE_CLASS]
     cp = class_probs(names, classes, where=f'photo {image_id!r}')                      # (N, C)
     if feature_kind == 'cnn': feats, = (featurizer or RegionFeaturizer('cpu'))([img], [b])   # (N, D)
-    else: feats = class_features(cp, b, (W, H), feature_kind)                               # (N, C) or (N, C + 5)
+    else: feats = scene_context(class_features(cp, b, (W, H), feature_kind), cp,             # (N, C) or (N, C + 5)
+                                list(classes).index(SCENE_CLASS) if SCENE_CLASS in classes else None, scene_context_weight)
     return {
         "image_id": image_id,
         "features": feats,

@@ -4,7 +4,7 @@
 
 # %% ../nbs/25_real_captions.ipynb #a3a3390e
 from __future__ import annotations
-import json, time
+import json, re, time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -16,13 +16,14 @@ from .data import BACKGROUND
 from .loader import frame_roles
 from .vsr import VERB
 from .captioner import shift_where
+from .features import SCENE_CONTEXT
 
 # %% auto #0
 __all__ = ['SLOT_WORDS_Q', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS', 'concat_records', 'sample_records',
            'coco_test_files', 'photo_test_set', 'merge_identical_regions', 'slot_word_limit', 'SlotWordCap',
-           'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate', 'caption_keys', 'key_score', 'RetrievalIndex',
-           'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job', 'cpu_seconds', 'load_photo_spec',
-           'coco_photo_pipeline', 'own_photo']
+           'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate', 'caption_keys', 'grounding_keys', 'key_score',
+           'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job', 'cpu_seconds',
+           'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
 
 # %% ../nbs/25_real_captions.ipynb #62d86adc
 def concat_records(parts:Mapping[str, Records])->Records:
@@ -86,7 +87,9 @@ def coco_test_files(image_dir,                 # a folder of COCO-format photos 
 # %% ../nbs/25_real_captions.ipynb #fe193975
 def photo_test_set(captions_json, instances_json, image_dir, out_dir,
                    classes:Sequence[str],     # the training dataset's classes (its `meta['classes']`, `scene` last)
-                   feature_kind:str='class', srl=None, progress:bool=False)->tuple[Path, dict]:
+                   feature_kind:str='class', srl=None, progress:bool=False,
+                   scene_context_weight:float=SCENE_CONTEXT, # the training data's `vsr_cic.features.scene_context_of(meta)`
+                  )->tuple[Path, dict]:
     "(dataset folder, build report) of held-out COCO-format photos, in the training classes, with the scene proposal"
     from vsr_cic.readers import read_coco
     from vsr_cic.build import build
@@ -103,7 +106,8 @@ def photo_test_set(captions_json, instances_json, image_dir, out_dir,
         progress=progress,
         classes=[c for c in classes if c != SCENE_CLASS],
     )
-    path = add_scene_region(out/'boxes', out/'scene') if SCENE_CLASS in classes else out/'boxes'
+    path = (add_scene_region(out/'boxes', out/'scene', scene_context_weight=scene_context_weight) if SCENE_CLASS in classes
+            else out/'boxes')
     return path, rep
 
 # %% ../nbs/25_real_captions.ipynb #6f2f4da4
@@ -179,11 +183,15 @@ def unseen_bigram_rate(captions:Sequence[Sequence[str]], corpus_bigrams:set)->fl
 # %% ../nbs/25_real_captions.ipynb #b383171f
 VERB_W, CLASS_W, CONSENSUS_K = 3.0, 2.0, 30
 
+def _set_class_names(data, image_id:str)->list[str]:
+    "Class name of each proposal set of an image (its first proposal's `cls_prob` argmax)"
+    im, cls = data.images[image_id], data.meta['classes']
+    f = data.features(image_id)['cls_prob'] if im['sets'] else None
+    return [cls[int(f[s[0]].argmax())] for s in im['sets']] if f is not None else []
+
 def caption_keys(rec:Mapping, data)->list[tuple]:
     "Per frame: (verb, {role: (entities, frozenset of grounded classes)})"
-    im, cls = data.images[rec['image_id']], data.meta['classes']
-    f = data.features(rec['image_id'])['cls_prob'] if im['sets'] else None
-    set_cls = [cls[int(f[s[0]].argmax())] for s in im['sets']] if f is not None else []
+    set_cls = _set_class_names(data, rec['image_id'])
     out = []
     for k, fr in enumerate(rec['frames']):
         roles = {}
@@ -194,6 +202,21 @@ def caption_keys(rec:Mapping, data)->list[tuple]:
                 c | {set_cls[e["set"]] for e in a["entities"] if e.get("set") is not None},
             )
         out.append((fr['verb'], roles))
+    return out
+
+def grounding_keys(pred:Mapping, data)->list[tuple]:
+    "`caption_keys` of a pipeline prediction: its controls' roles, with the classes of the sets *its* grounding chose"
+    set_cls = _set_class_names(data, pred['image_id'])
+    out = []
+    for k, (verb, structure) in enumerate(pred['controls']):
+        g = pred['grounding'][k] if pred.get('grounding') else [(r, None) for r in structure]
+        roles = {}
+        for sub, s in g:
+            r = re.sub(r'-\d+$', '', sub)                        # sub-roles ARG1-1, ARG1-2 are entities of ARG1
+            if r == VERB: continue
+            n, c = roles.get(r, (0, frozenset()))
+            roles[r] = (n + 1, c | ({set_cls[s]} if s is not None else set()))
+        out.append((verb, roles))
     return out
 
 def key_score(q:list, k:list)->float:
@@ -217,9 +240,9 @@ class RetrievalIndex:
         for i, k in enumerate(self.keys): self.by_verb.setdefault(k[0][0], []).append(i)
         self.all = list(range(len(self.caps)))
 
-    def query(self, rec:Mapping, data)->dict:
-        "The best-matching training caption record for a caption record of `data` (its VSRs and ground-truth sets)"
-        q = caption_keys(rec, data)
+    def query(self, rec:Mapping, data, keys:list|None=None)->dict:
+        "The best-matching training caption for a caption record of `data` (its VSRs and ground-truth sets, or `keys`)"
+        q = keys or caption_keys(rec, data)
         cand = self.by_verb.get(q[0][0]) or self.all
         sc = np.array([key_score(q, self.keys[i]) for i in cand])
         best = [cand[i] for i in np.flatnonzero(sc == sc.max())][:CONSENSUS_K]
@@ -227,13 +250,18 @@ class RetrievalIndex:
         agree = [sum(len(a & b) for b in bg) for a in bg]
         return self.caps[best[int(np.argmax(agree))]]
 
-def retrieval_predictions(index:RetrievalIndex, data)->list[dict]:
+def retrieval_predictions(index:RetrievalIndex, data,
+                          grounded:Sequence[dict]|None=None, # a pipeline's predictions on `data`: query with *their*
+                         )->list[dict]:                      #   grounding (e.g. GSRL's) instead of the ground-truth sets
     "One prediction record per caption of `data` (tokens of the retrieved training caption), as `pipeline_predictions` gives"
     from vsr_cic.photos import vsrs_in_caption_order
     from vsr_cic.data import frame_structure
+    by_id = {p['caption_id']: p for p in grounded} if grounded is not None else {}
+    if grounded is not None and (miss := [c['caption_id'] for c in data.captions if c['caption_id'] not in by_id]):
+        raise ValueError(f"retrieval_predictions: no grounded prediction for {len(miss)} captions (e.g. {miss[:3]})")
     out = []
     for rec in data.captions:
-        hit = index.query(rec, data)
+        hit = index.query(rec, data, grounding_keys(by_id[rec['caption_id']], data) if by_id else None)
         out.append(
             {
                 "caption_id": rec["caption_id"],
@@ -397,10 +425,11 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
 def own_photo(pipe, spec, image_id:str='my_photo')->dict:
     "Add a user's photo (`load_photo_spec` input) to a pipeline's data; returns its proposals dict"
     from vsr_cic.photos import photo_proposals, WithPhotos
-    from vsr_cic.features import load_image, feature_kind_of
+    from vsr_cic.features import load_image, feature_kind_of, scene_context_of
     meta = pipe.data.meta
     pic, boxes, names, _ = load_photo_spec(spec, meta['classes'])
-    pp = photo_proposals(load_image(pic), boxes, names, meta['classes'], image_id, feature_kind=feature_kind_of(meta))
+    pp = photo_proposals(load_image(pic), boxes, names, meta['classes'], image_id, feature_kind=feature_kind_of(meta),
+                         scene_context_weight=scene_context_of(meta))
     base = pipe.data.base if isinstance(pipe.data, WithPhotos) else pipe.data
     old = dict(pipe.data.photos) if isinstance(pipe.data, WithPhotos) else {}
     files = {i: r['file'] for i, r in pipe.data.images.items() if i in old}
