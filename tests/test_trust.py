@@ -363,8 +363,13 @@ def test_ctrl_c_says_what_was_saved_and_how_to_resume(tmp_path):
         n[0] += 1
         if n[0] == 10: signal.raise_signal(signal.SIGINT)     # the user presses Ctrl-C during the 10th step
         return step(b)
-    msg = raises(lambda: fit(m, loader, smp, step_fn, opt, epochs=3, ckpt_dir=tmp_path, ckpt_every=4, progress=False),
-                 f"Saved: {tmp_path/'last.pt'} at step 8", 'run the same call again', kind=TrainingInterrupted)
+    # Python's own Ctrl-C handler, as in a terminal: a process started in the background by a non-interactive shell
+    # (`nohup … &`) inherits SIGINT ignored, where no Ctrl-C reaches any program; the test must not depend on that
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        msg = raises(lambda: fit(m, loader, smp, step_fn, opt, epochs=3, ckpt_dir=tmp_path, ckpt_every=4, progress=False),
+                     f"Saved: {tmp_path/'last.pt'} at step 8", 'run the same call again', kind=TrainingInterrupted)
+    finally: signal.signal(signal.SIGINT, old)
     assert 'interrupted at epoch 2, step 9' in msg
 
 def test_cli_ctrl_c_prints_the_message_and_exits_130(monkeypatch, capsys):
