@@ -27,8 +27,9 @@ from vsr_cic.srl_words import (
 )
 
 # %% auto #0
-__all__ = ['NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'is_predicate',
-           'split_locatives', 'frame_of', 'phrase_noun', 'verb_end', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
+__all__ = ['NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'SINGULAR_DETS', 'DEFINITE_DETS', 'QUANTITY_NOUNS', 'PARALLEL_MIN', 'CHUNK',
+           'subtree_span', 'span_head', 'is_predicate', 'split_locatives', 'frame_of', 'phrase_noun', 'verb_end',
+           'np_determiner', 'agrees_as_verb', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
 
 # %% ../nbs/04b_srl_rules.ipynb #00000006
 _PUNCT = ('PUNCT',)
@@ -420,6 +421,39 @@ def _ing_bases(w:str)->list[str]:
     if len(stem) > 2 and stem[-1] == stem[-2]: out.insert(0, stem[:-1])
     return out
 
+SINGULAR_DETS = frozenset('a an another each every one this that'.split())   # a singular noun phrase follows
+DEFINITE_DETS = frozenset('the his her its their my our your'.split())         # number unknown ('the sun', 'the signs')
+QUANTITY_NOUNS = frozenset('couple lot pair bunch group number few herd set variety dozen'.split())
+
+def _np_start(t)->int|None:
+    "Index of the determiner (or possessive, numeral) that opens the noun phrase ending at noun `t`; None without one"
+    for k in range(t.i - 1, -1, -1):
+        x = t.doc[k]
+        if x.pos_ in ('DET', 'NUM') or x.tag_ == 'PRP$': return k
+        if x.pos_ not in ('ADJ', 'NOUN', 'PROPN', 'ADV') and x.tag_ not in ('VBN', 'HYPH'): return None
+    return None
+
+def np_determiner(t)->str|None:
+    "The lower-cased determiner (or possessive, numeral) that opens the noun phrase ending at noun `t`; None without one"
+    k = _np_start(t)
+    return None if k is None else t.doc[k].lower_
+
+def agrees_as_verb(t, prev)->bool:
+    """Could noun-tagged `t` be the finite verb of noun `prev` by number agreement? An *-s* form needs a singular
+    subject that a determiner marks as one ('a horse [drinks]', not 'pizza [boxes]', 'two shot [glasses]'; after 'the'
+    only a person or an animal: 'the dog [runs]', not 'the street [signs]'); a base form needs a plural one
+    ('fans [watch]', 'a boy and a girl [drink]', not 'a tennis [ball]'), not after a preposition or a singular
+    determiner ('at a friends [house]')"""
+    if prev.lower_ in QUANTITY_NOUNS: return False
+    if t.lower_.endswith('s'):
+        if prev.tag_ != 'NN': return False
+        det = np_determiner(prev)
+        return det in SINGULAR_DETS or det in DEFINITE_DETS and _animate(prev)
+    k = _np_start(prev)
+    if prev.tag_ == 'NN':   # a coordinated subject of people or animals ('a dog [walk]', never 'a wine [bottle]')
+        return k is not None and k > 0 and t.doc[k - 1].lower_ == 'and' and _animate(prev)
+    return prev.tag_ == 'NNS' and prev.dep_ != 'pobj' and np_determiner(prev) not in SINGULAR_DETS
+
 def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
     "(index, lemma) of a verb the tagger read as a noun in a sentence without a main verb (`a horse [drinks] in a field`)"
     if lexicon is None: return None
@@ -435,6 +469,7 @@ def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
         if w.endswith('ing'):  # 'a zebra [standing] on a field': only after a person or animal, never 'office building'
             if t.tag_ != 'NN' or len(w) < 6 or not _animate(prev): continue
             bases = _ing_bases(w)
+        elif not agrees_as_verb(t, prev): continue   # a compound noun: 'a baseball [bat]', 'railroad [tracks]'
         elif w.endswith('ies'): bases = [w[:-3] + 'y']
         elif w.endswith('es'): bases = [w[:-2], w[:-1]]
         else: bases = [w[:-1]] if w.endswith('s') else [w]
