@@ -345,7 +345,7 @@ class LearnedSRL(SpacySRL):
         jobs, allrows = [], []
         for d in docs:
             for t in d:
-                if not is_predicate(t): continue
+                if not is_predicate(t, self.lexicon): continue
                 rule, rs, roles, rows = predicate_rows(t, self.lexicon)
                 keep = roleset_driven(roles, rule, t.i)
                 forced = {k: keep[(s, e)] for k, (s, e, _) in enumerate(rows) if (s, e) in keep}

@@ -28,8 +28,8 @@ from vsr_cic.srl_words import (
 
 # %% auto #0
 __all__ = ['NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'SINGULAR_DETS', 'DEFINITE_DETS', 'QUANTITY_NOUNS', 'PARALLEL_MIN', 'CHUNK',
-           'subtree_span', 'span_head', 'is_predicate', 'split_locatives', 'frame_of', 'phrase_noun', 'verb_end',
-           'np_determiner', 'agrees_as_verb', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
+           'subtree_span', 'span_head', 'lexicon_lemma', 'is_predicate', 'split_locatives', 'frame_of', 'phrase_noun',
+           'verb_end', 'np_determiner', 'agrees_as_verb', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
 
 # %% ../nbs/04b_srl_rules.ipynb #00000006
 _PUNCT = ('PUNCT',)
@@ -78,12 +78,32 @@ def span_head(doc, start:int, end:int)->int:
     return t.i
 
 # %% ../nbs/04b_srl_rules.ipynb #00000008
-def is_predicate(t)->bool:
-    "Does token `t` head a frame?"
+_SUFFIXES = (('ied', 'y'), ('ies', 'y'), ('ing', ''), ('ing', 'e'), ('ed', ''), ('ed', 'e'), ('es', ''), ('s', ''), ('d', ''))
+
+def lexicon_lemma(word:str, lemma:str, lexicon:Lexicon|None)->str|None:
+    """The lexicon's lemma of a verb form: spaCy's lemma (silent *e* repaired), else one read off the word's ending
+    (spaCy guesses `backflippe` for *backflipped*); a particle verb's base counts ('black' of black_out.03). None when
+    PropBank has no such verb; without a lexicon, spaCy's lemma"""
+    l = verb_lemma(word, lemma, lexicon)
+    if lexicon is None: return l
+    bases = getattr(lexicon, '_particle_bases', None)
+    if bases is None: bases = lexicon._particle_bases = {k.split('_')[0] for k in lexicon.by_lemma if '_' in k}
+    if l in lexicon or l in bases: return l
+    w = word.lower()
+    for suf, add in _SUFFIXES:
+        if not w.endswith(suf) or len(w) <= len(suf) + 1: continue
+        b = w[:-len(suf)] + add
+        for x in (b, b[:-1]) if len(b) > 2 and b[-1] == b[-2] else (b,):   # 'backflipped' -> backflip
+            if x in lexicon or x in bases: return x
+    return None
+
+def is_predicate(t, lexicon:Lexicon|None=None)->bool:
+    "Does token `t` head a frame? (With a `lexicon`, only verbs it knows: 'a microwave [oven]' tagged VERB is none)"
     if t.dep_ in ('aux', 'auxpass'): return False
+    if t.lemma_.lower() == 'be': return False   # copular and existential *be* head no frame (the gold sets' convention)
     # a bare participle before its noun is an adjective ('a [painted] wall'); 'a snow [covered] street' keeps its frame
     if t.dep_ == 'amod' and t.i < t.head.i and not any(True for _ in t.children): return False
-    if t.pos_ == 'VERB': return True
+    if t.pos_ == 'VERB': return lexicon is None or lexicon_lemma(t.text, t.lemma_, lexicon) is not None
     return (
         t.pos_ == "AUX"
         and t.tag_.startswith("VB")
@@ -115,7 +135,7 @@ class _Verb:
     "A predicate with its lemma, roleset and roles"
     def __init__(self, p, lexicon:Lexicon|None):
         self.p, self.lex = p, lexicon
-        self.lemma = verb_lemma(p.text, p.lemma_, lexicon)
+        self.lemma = lexicon_lemma(p.text, p.lemma_, lexicon) or verb_lemma(p.text, p.lemma_, lexicon)
         self.has_obj = any(
             c.dep_ in ("dobj", "dative")
             and not (c.left_edge.i > 0 and p.doc[c.left_edge.i - 1].lower_ in ("and", "or"))
@@ -551,7 +571,7 @@ class SpacySRL(SRL):
         return docs
     def parse_doc(self, doc)->Parse:
         "Frames of one parsed spaCy doc"
-        return Parse([t.text for t in doc], [frame_of(t, self.lexicon) for t in doc if is_predicate(t)])
+        return Parse([t.text for t in doc], [frame_of(t, self.lexicon) for t in doc if is_predicate(t, self.lexicon)])
     def _parse_serial(self, items, batch_size): return [self.parse_doc(d) for d in self.docs(items, batch_size)]
     def _parse_many(self, items, batch_size):
         "Serial below `PARALLEL_MIN` sentences (or with one process), else `parallel_parse` (same frames, fork only)"

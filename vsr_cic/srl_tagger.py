@@ -237,7 +237,7 @@ def tag_docs(model:SpanTagger, lex:Lexicon, docs, batch_size:int=256)->list[Pars
             raise SRLError(f"doc {d.text[:40]!r} has token vectors of shape {T.shape}, "
                            f"the tagger needs ({len(d)}, {model.tensor_dim})")
         for t in d:
-            if not is_predicate(t): continue
+            if not is_predicate(t, lex): continue
             rule = frame_of(t, lex)
             roles = lex.roles(rule.roleset)
             S, D = token_features(t, rule, roles)
