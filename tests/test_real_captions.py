@@ -76,6 +76,17 @@ def test_train_a_step_and_caption(tiny):
     assert len(ok) + failed == len(preds) and ok, preds   # a verb the tiny corpus never saw is the only reason to fail
     sets = test.images[one]['sets']
     assert all(j is None or 0 <= j < len(sets) for p in ok for g in p['grounding'] for _, j in g)
+    pipe.joint_grounding = True                                         # one assignment per VSR: roles share only the scene
+    from vsr_cic.pipeline import image_proposals
+    shared = pipe.shared_sets(image_proposals(test, one))
+    assert shared == [k == len(sets) - 1 for k in range(len(sets))]     # the whole-picture proposal is last
+    joint, failed_j = pipeline_predictions(pipe, test, None, 'gsrl', 'ssp', beam=1)
+    assert failed_j == failed
+    for p in joint:
+        for g in p['grounding'] or []:
+            objs = [j for s, j in g if s != 'V' and j is not None and not shared[j]]
+            assert len(objs) == len(set(objs)), g                       # no set but the scene serves two sub-roles
+    pipe.joint_grounding = False
     from vsr_cic.real_captions import SlotWordCap, slot_word_limit
     k = slot_word_limit(data)                                           # the training captions' sub-role length limit
     assert 1 <= k <= max(sl['span'][1] - sl['span'][0] for c in data.captions for sl in c['slots'])

@@ -5,6 +5,8 @@
 # %% ../nbs/11_gsrl.ipynb #00000002
 from __future__ import annotations
 from dataclasses import dataclass
+from typing import Sequence
+import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
@@ -12,7 +14,7 @@ from .vsr import ROLE_VOCAB
 
 # %% auto #0
 __all__ = ['GSRL_MLP_LAYERS', 'BOTTOM_UP_DIM', 'WORD_DIM', 'HIDDEN_DIM', 'DROPOUT', 'masked_mean', 'GSRLConfig', 'GSRL',
-           'gsrl_loss', 'ground']
+           'gsrl_loss', 'ground', 'ground_joint']
 
 # %% ../nbs/11_gsrl.ipynb #00000006
 def masked_mean(x:torch.Tensor,    # (..., L, D) values
@@ -124,3 +126,27 @@ def ground(logits:torch.Tensor,            # (B, M, N) GSRL logits
     rank = torch.arange(k, device=logits.device)                                         # (k,)
     keep = (rank < counts[:, :, None]) & torch.isfinite(scores)                          # (B, M, k)
     return torch.where(keep, idx, torch.full_like(idx, -1))
+
+# %% ../nbs/11_gsrl.ipynb #3f8bbba3
+def ground_joint(logits:torch.Tensor,        # (M, N) GSRL logits of one VSR's roles
+                 counts:Sequence[int],       # n_i, sub-roles per role
+                 shared:Sequence[bool]|None=None, # (N,) sets any number of sub-roles may take (the whole-picture scene)
+                )->list[list[int]]:          # per role, its n_i set indices (best first)
+    "One VSR's grounding as one assignment: each set serves at most one sub-role unless `shared`; summed log-sigmoid scores maximal"
+    from scipy.optimize import linear_sum_assignment
+    M, N = logits.shape
+    if len(counts) != M: raise ValueError(f"ground_joint: {M} roles of logits but {len(counts)} counts")
+    shared = [False] * N if shared is None else [bool(x) for x in shared]
+    if len(shared) != N: raise ValueError(f"ground_joint: {N} sets but shared has {len(shared)} entries")
+    lp = F.logsigmoid(logits.detach().float().cpu()).numpy()                            # (M, N)
+    rows = [m for m, n in enumerate(counts) for _ in range(int(n))]
+    cols = [j for j in range(N) if np.isfinite(lp[:, j]).any() for _ in range(len(rows) if shared[j] else 1)]
+    out = [[] for _ in range(M)]
+    if rows and cols:
+        S = np.where(np.isfinite(lp), lp, -1e9)[np.ix_(rows, cols)]                     # (sub-roles, columns)
+        for i, c in zip(*linear_sum_assignment(S, maximize=True)): out[rows[i]].append(cols[c])
+    for m, n in enumerate(counts):   # more sub-roles than sets: reuse the role's best
+        best = [int(j) for j in np.argsort(-lp[m]) if np.isfinite(lp[m, j])]
+        while len(out[m]) < int(n) and best: out[m].append(best[len(out[m]) % len(best)])
+        out[m].sort(key=lambda j: -lp[m, j])
+    return out

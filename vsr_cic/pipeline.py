@@ -11,7 +11,8 @@ from typing import Mapping, Sequence
 import torch
 from .core import MAX_REGIONS_PER_SET, get_device
 from .vsr import VSR, VERB, ROLE_VOCAB, parse_subrole, subrole_names
-from .gsrl import GSRL, ground
+from .gsrl import GSRL, ground, ground_joint
+from .photos import SCENE_CLASS
 from .slevel import SLevelPlanner, SinkhornSLevel
 from .rlevel import RLevelPlanner
 from .planner import SemanticStructurePlanner
@@ -105,9 +106,11 @@ class Pipeline:
                  device='cpu', missing:dict|None=None, constrain_verbs:bool=True,
                  complete:bool=True,     # the end-of-caption rule (`vsr_cic.decoding`); from_dirs: the captioner's preset
                  no_repeat:bool=False,   # decoding rule: never repeat the previous word or 2-gram (`vsr_cic.decoding`)
-                 no_unk:bool=False):     # decoding rule: never say <unk> where another word is allowed
+                 no_unk:bool=False,      # decoding rule: never say <unk> where another word is allowed
+                 joint_grounding:bool=False): # GSRL: one assignment per VSR (`vsr_cic.gsrl.ground_joint`) instead of per role
         self.gsrl, self.captioner, self.data, self.device = gsrl, captioner, data, torch.device(device)
         self.complete, self.no_repeat, self.no_unk = complete, no_repeat, no_unk
+        self.joint_grounding = joint_grounding
         self.ssp = SemanticStructurePlanner(slevel, rlevel) if slevel is not None else None
         self.vocabs, self.missing = vocabs or {}, dict(missing or {})
         self.verb_words = None
@@ -178,14 +181,24 @@ class Pipeline:
         logits = self.gsrl(verb, torch.tensor([ROLE_VOCAB.encode(roles)], device=dev), F.mean(0, keepdim=True),
                            sf[None])  # (1, M, N)
         counts = torch.tensor([[n for _, n in vsr.roles]], device=dev)
-        idx, prob = ground(logits, counts)[0], torch.sigmoid(logits[0])                    # (M, k), (M, N)
+        prob = torch.sigmoid(logits[0])                                                     # (M, N)
+        if getattr(self, 'joint_grounding', False):
+            idx = ground_joint(logits[0], [n for _, n in vsr.roles], self.shared_sets(image))
+        else: idx = ground(logits, counts)[0].tolist()                                      # (M, k)
         out = {}
         for m, (r, n) in enumerate(vsr.roles):
-            sets = [j for j in idx[m].tolist() if j >= 0] or [int(logits[0, m].argmax())]
+            sets = [j for j in idx[m] if j >= 0] or [int(logits[0, m].argmax())]
             # fewer sets than sub-roles: reuse the best
             sets = (sets * n)[:n]
             out[r] = [(j, float(prob[m, j])) for j in sets]
         return out
+
+    def shared_sets(self, image:Mapping)->list[bool]:
+        "Per proposal set: is it the whole-picture scene (`vsr_cic.photos.SCENE_CLASS`), which several roles may share?"
+        classes = list(getattr(self.data, 'meta', {}).get('classes', [])) if self.data is not None else []
+        if SCENE_CLASS not in classes or not len(image.get('cls_prob', [])): return [False] * len(image['sets'])
+        cp, k = torch.as_tensor(image['cls_prob'], dtype=torch.float32), classes.index(SCENE_CLASS)
+        return [int(cp[list(s)].mean(0).argmax()) == k for s in image['sets']]
 
     def feature_widths(self, image:Mapping)->dict:
         "The feature widths D each loaded component accepts (GSRL: D, or D + C when trained with class probabilities appended)"

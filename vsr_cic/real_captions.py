@@ -418,6 +418,7 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     m = run/'metrics.json'                                  # decode as the run did (its decoding rules)
     settings = json.loads(m.read_text()).get('settings', {}) if m.exists() else {}
     pipe.no_repeat, pipe.no_unk = bool(settings.get('no_repeat', False)), bool(settings.get('no_unk', False))
+    pipe.joint_grounding = bool(settings.get('joint_grounding', False))
     k = settings.get('slot_word_limits', {}).get('ours')           # and its sub-role word limit
     if k: pipe.captioner = SlotWordCap(pipe.captioner, k)
     return pipe, ''
