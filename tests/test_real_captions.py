@@ -102,7 +102,7 @@ def nb_run(shared_data, tmp_path_factory):
     out = tmp/'run'
     run_notebook('real_captions.ipynb', tmp, out_dir=str(out), n_captions=400, epochs_gsrl=1, epochs_planner=1, epochs_r=1,
                  epochs_xe=1, epochs_verbs=1, hidden=16, beam=1, test_limit=4, n_figure=2, train_visual_small=False,
-                 visual_small_dir=str(tmp/'none'), device='cpu')
+                 visual_small_dir=str(tmp/'none'), device='cpu', figure_path=str(out/'real_captions.png'))   # the run's own figure: no copy onto itself
     return out, json.loads((out/'metrics.json').read_text())
 
 
