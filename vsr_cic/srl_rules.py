@@ -142,6 +142,8 @@ class _Verb:
             for c in p.children
         )  # an object right after 'and' is a stray conjunct
         self.passive = _passive(p)
+        if self.lemma == 'lay' and not self.has_obj and not self.passive and lexicon is not None and 'lie' in lexicon:
+            self.lemma = 'lie'   # captions say 'a dog laying on a couch' for lying: lie.07 (ARG1 entity, ARG2 location)
         self.roleset, self.roles = None, {}
         if lexicon is not None:
             prt = [c.lower_ for c in p.children if c.dep_ == 'prt']
