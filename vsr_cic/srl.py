@@ -82,6 +82,7 @@ class Lexicon:
         for rid, r in rolesets.items(): self.by_lemma.setdefault(r['lemma'].lower(), []).append(rid)
         key = lambda rid: int(re.sub(r'\D', '', rid.rsplit('.', 1)[-1]) or 999)
         for v in self.by_lemma.values(): v.sort(key=key)
+        self.particle_bases = {k.split('_')[0] for k in self.by_lemma if '_' in k}   # 'black' of black_out.03
     def __contains__(self, lemma): return lemma in self.by_lemma
     def __len__(self): return len(self.rolesets)
     def __repr__(self): return f"Lexicon({len(self)} rolesets, {len(self.by_lemma)} lemmas)"

@@ -86,8 +86,7 @@ def lexicon_lemma(word:str, lemma:str, lexicon:Lexicon|None)->str|None:
     PropBank has no such verb; without a lexicon, spaCy's lemma"""
     l = verb_lemma(word, lemma, lexicon)
     if lexicon is None: return l
-    bases = getattr(lexicon, '_particle_bases', None)
-    if bases is None: bases = lexicon._particle_bases = {k.split('_')[0] for k in lexicon.by_lemma if '_' in k}
+    bases = lexicon.particle_bases
     if l in lexicon or l in bases: return l
     w = word.lower()
     for suf, add in _SUFFIXES:
