@@ -17,9 +17,9 @@ from .data import BOX_TOL
 
 # %% auto #0
 __all__ = ['CNN_NAME', 'CNN_SIZE', 'CNN_MEAN', 'CNN_SCALE', 'FEAT_DIM', 'FEATURE_KINDS', 'BOX_GEOMETRY', 'SCENE_CONTEXT',
-           'FEATURE_KEYS', 'load_cnn', 'load_image', 'to_input', 'roi_align', 'check_picture_boxes', 'RegionFeaturizer',
-           'class_probs', 'check_feature_kind', 'feature_kind_of', 'class_features', 'scene_context_of',
-           'scene_context', 'done_ids', 'extract_features', 'read_features']
+           'SCENE_CLASS', 'FEATURE_KEYS', 'load_cnn', 'load_image', 'to_input', 'roi_align', 'check_picture_boxes',
+           'RegionFeaturizer', 'class_probs', 'check_feature_kind', 'feature_kind_of', 'class_features',
+           'scene_context_of', 'scene_context', 'done_ids', 'extract_features', 'read_features']
 
 # %% ../nbs/06_features.ipynb #00000006
 CNN_NAME = 'efficientnet-lite0'
@@ -203,6 +203,7 @@ def class_features(cls_prob:np.ndarray,      # (N, C) class scores, column 0 = b
 
 # %% ../nbs/06_features.ipynb #9a26dac7
 SCENE_CONTEXT = 0.5   # default scene-context weight of text-only class datasets (`vsr_cic.build.build_text_proposals`)
+SCENE_CLASS = 'scene'   # class of the whole-picture proposal (`vsr_cic.photos.add_scene_region`, `build_text_proposals`)
 
 def scene_context_of(meta:dict)->float:
     "The scene-context weight a dataset's `meta.json` records (0: plain one-hot scene rows)"

@@ -13,12 +13,12 @@ from .data import load_dataset, write_dataset, group_proposals, frame_structure
 from .loader import frame_roles
 
 # %% auto #0
-__all__ = ['SCENE_CLASS', 'SAMPLE_PHOTOS', 'PHOTO_SPLIT', 'TEXT_IN', 'scene_caption', 'add_scene_region', 'sample_photo',
-           'photo_proposals', 'WithPhotos', 'vsrs_in_caption_order', 'pipeline_predictions', 'photo_figure',
-           'save_small_png', 'photo_pipeline', 'photo_preview']
+__all__ = ['SAMPLE_PHOTOS', 'PHOTO_SPLIT', 'TEXT_IN', 'scene_caption', 'add_scene_region', 'sample_photo', 'photo_proposals',
+           'WithPhotos', 'vsrs_in_caption_order', 'pipeline_predictions', 'photo_figure', 'save_small_png',
+           'photo_pipeline', 'photo_preview']
 
 # %% ../nbs/24_photos.ipynb #00000005
-SCENE_CLASS = 'scene'   # class of the whole-picture proposal added by `add_scene_region`
+from .features import SCENE_CLASS   # class of the whole-picture proposal added by `add_scene_region`
 
 def _scene_row(C:int)->np.ndarray: # -> (1, C + 1)
     return np.eye(C + 1, dtype=np.float32)[None, C]

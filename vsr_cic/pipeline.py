@@ -12,7 +12,7 @@ import torch
 from .core import MAX_REGIONS_PER_SET, get_device
 from .vsr import VSR, VERB, ROLE_VOCAB, parse_subrole, subrole_names
 from .gsrl import GSRL, ground, ground_joint
-from .photos import SCENE_CLASS
+from .features import SCENE_CLASS
 from .slevel import SLevelPlanner, SinkhornSLevel
 from .rlevel import RLevelPlanner
 from .planner import SemanticStructurePlanner
@@ -194,7 +194,7 @@ class Pipeline:
         return out
 
     def shared_sets(self, image:Mapping)->list[bool]:
-        "Per proposal set: is it the whole-picture scene (`vsr_cic.photos.SCENE_CLASS`), which several roles may share?"
+        "Per proposal set: is it the whole-picture scene (`vsr_cic.features.SCENE_CLASS`), which several roles may share?"
         classes = list(getattr(self.data, 'meta', {}).get('classes', [])) if self.data is not None else []
         if SCENE_CLASS not in classes or not len(image.get('cls_prob', [])): return [False] * len(image['sets'])
         cp, k = torch.as_tensor(image['cls_prob'], dtype=torch.float32), classes.index(SCENE_CLASS)
