@@ -19,11 +19,12 @@ from .captioner import shift_where
 from .features import SCENE_CONTEXT
 
 # %% auto #0
-__all__ = ['SLOT_WORDS_Q', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS', 'concat_records', 'sample_records',
-           'coco_test_files', 'photo_test_set', 'merge_identical_regions', 'slot_word_limit', 'SlotWordCap',
-           'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate', 'caption_keys', 'grounding_keys', 'key_score',
-           'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job', 'cpu_seconds',
-           'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
+__all__ = ['SLOT_WORDS_Q', 'SLOT_END_RATE', 'SLOT_EXTRA_WORDS', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS',
+           'concat_records', 'sample_records', 'coco_test_files', 'photo_test_set', 'merge_identical_regions',
+           'slot_word_limit', 'slot_end_mask', 'SlotWordCap', 'has_repeat', 'repeat_rate', 'bigrams',
+           'unseen_bigram_rate', 'caption_keys', 'grounding_keys', 'key_score', 'RetrievalIndex',
+           'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job', 'cpu_seconds', 'load_photo_spec',
+           'coco_photo_pipeline', 'own_photo']
 
 # %% ../nbs/25_real_captions.ipynb #62d86adc
 def concat_records(parts:Mapping[str, Records])->Records:
@@ -135,12 +136,37 @@ def slot_word_limit(data, q:float=SLOT_WORDS_Q, split:str='train')->int:
     if not n: raise ValueError(f"no {split!r} captions with non-verb sub-roles to measure")
     return int(np.quantile(n, q, method='inverted_cdf'))
 
+SLOT_END_RATE = 0.1    # `slot_end_mask`: a word that ends fewer than this share of its non-verb sub-role uses leaves a phrase open
+SLOT_EXTRA_WORDS = 2   # `SlotWordCap`: words a capped sub-role may add while its phrase is open (chosen on validation)
+
+def slot_end_mask(data, words, # the training dataset; the captioner's word vocabulary (`itos`)
+                  split:str='train', min_count:int=20, # words seen fewer times in non-verb sub-roles may end one
+                  rate:float=SLOT_END_RATE)->torch.Tensor: # (V,) bool: True = the word leaves its phrase open
+    "Words that (almost) never end a non-verb sub-role in training (`a`, `of`, `the`, `black`), counted as the captioner is taught: a word before a slot belongs to that slot"
+    inside, end = Counter(), Counter()
+    for c in data.captions:
+        if data.images[c['image_id']]['split'] != split or not c['slots']: continue
+        slots, k = c['slots'], 0
+        for t, w in enumerate(x.lower() for x in c['tokens']):
+            while k < len(slots) - 1 and t >= slots[k]['span'][1]: k += 1
+            if any(lab == VERB for _, lab in slots[k]['labels']): continue
+            inside[w] += 1
+            end[w] += t == slots[k]['span'][1] - 1
+    return torch.tensor([inside[w] >= min_count and end[w] < rate * inside[w] for w in words.itos], dtype=torch.bool)
+
 class SlotWordCap(torch.nn.Module):
     "Decoding view of a role-shift captioner whose gate must shift once `max_words` words are said in a sub-role"
-    def __init__(self, model, max_words:int):
+    def __init__(self, model, max_words:int,
+                 no_end:torch.Tensor|None=None, # (V,) bool `slot_end_mask`: a non-verb sub-role at its limit waits while the next word is one of these
+                 extra:int=SLOT_EXTRA_WORDS):   # ... for at most this many more words, then may not end on one
         if int(max_words) < 1: raise ValueError(f"max_words must be a positive number of words, got {max_words}")
+        if int(extra) < 0: raise ValueError(f"extra must be a number of words >= 0, got {extra}")
         super().__init__()
-        self.inner, self.max_words = model, int(max_words)
+        self.inner, self.max_words, self.extra = model, int(max_words), int(extra)
+        V = model.vocab_size
+        if no_end is not None and tuple(no_end.shape) != (V,):
+            raise ValueError(f"no_end must be a ({V},) mask over the captioner's vocabulary, got shape {tuple(no_end.shape)}")
+        self.register_buffer('no_end', no_end.bool() if no_end is not None else torch.zeros(V, dtype=torch.bool))
         self.train(model.training)
 
     def __getattr__(self, k):
@@ -158,6 +184,11 @@ class SlotWordCap(torch.nn.Module):
         wl, gate, inner, tr = self.inner.step(prev_word, ptr, tuple(inner), ctx)
         n = torch.where(ptr == last, n + 1, torch.ones_like(n))          # words in this sub-role, this one included
         full = n >= self.max_words
+        nonverb = ~ctx.slot_is_verb.gather(1, ptr.clamp(max=ctx.slot_is_verb.shape[1] - 1)[:, None])[:, 0]
+        hard = n >= self.max_words + self.extra
+        full = full & ~(~hard & nonverb & self.no_end[wl.argmax(1)])    # the phrase is open ('a herd of'): wait a word
+        ban = (full & nonverb)[:, None] & self.no_end[None]                # the last word must close it
+        wl = wl.masked_fill(ban & (~ban & torch.isfinite(wl)).any(1, keepdim=True), float('-inf'))   # never every word
         if self.inner.has_gate: gate = shift_where(gate, full)
         return wl, gate, (*inner, ptr, n), tr
 
@@ -412,6 +443,7 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     if missing:
         return None, f"no real_captions run in {run} (missing {', '.join(missing)}): run nbs/real_captions.ipynb first"
     pipe = Pipeline.from_dirs(run/'gsrl', run/'planner', run/'captioner', device, data_dir=run/'data'/'train')
+    train = pipe.data                                       # the training captions (the sub-role rules are counted on them)
     pipe.data = merge_identical_regions(
         load_dataset(run / "photos" / "scene")
     )  # photos looked up here (one row per class set)
@@ -420,7 +452,8 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     pipe.no_repeat, pipe.no_unk = bool(settings.get('no_repeat', False)), bool(settings.get('no_unk', False))
     pipe.joint_grounding = bool(settings.get('joint_grounding', False))
     k = settings.get('slot_word_limits', {}).get('ours')           # and its sub-role word limit
-    if k: pipe.captioner = SlotWordCap(pipe.captioner, k)
+    no_end = slot_end_mask(train, pipe.vocabs['captioner']) if settings.get('slot_end_rule') else None
+    if k: pipe.captioner = SlotWordCap(pipe.captioner, k, no_end)
     return pipe, ''
 
 def own_photo(pipe, spec, image_id:str='my_photo')->dict:
