@@ -442,6 +442,13 @@ def _ing_bases(w:str)->list[str]:
     if len(stem) > 2 and stem[-1] == stem[-2]: out.insert(0, stem[:-1])
     return out
 
+def _s_bases(w:str)->list[str]:
+    "Possible base forms of an -s word, likeliest first (`drinks` → drink, `stares` → stare before star, `watches` → watch, `carries` → carry)"
+    if w.endswith('ies'): return [w[:-3] + 'y']
+    if w.endswith('es'):   # -es is the ending only after a sibilant or -o ('watches', 'boxes', 'goes'); else -s ('stares')
+        return [w[:-2], w[:-1]] if w[:-2].endswith(('s', 'x', 'z', 'ch', 'sh', 'o')) else [w[:-1], w[:-2]]
+    return [w[:-1]] if w.endswith('s') else [w]
+
 SINGULAR_DETS = frozenset('a an another each every one this that'.split())   # a singular noun phrase follows
 DEFINITE_DETS = frozenset('the his her its their my our your'.split())         # number unknown ('the sun', 'the signs')
 QUANTITY_NOUNS = frozenset('couple lot pair bunch group number few herd set variety dozen'.split())
@@ -491,9 +498,7 @@ def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
             if t.tag_ != 'NN' or len(w) < 6 or not _animate(prev): continue
             bases = _ing_bases(w)
         elif not agrees_as_verb(t, prev): continue   # a compound noun: 'a baseball [bat]', 'railroad [tracks]'
-        elif w.endswith('ies'): bases = [w[:-3] + 'y']
-        elif w.endswith('es'): bases = [w[:-2], w[:-1]]
-        else: bases = [w[:-1]] if w.endswith('s') else [w]
+        else: bases = _s_bases(w)
         lemma = next((b for b in bases if b in lexicon), None)
         if lemma is not None: return t.i, lemma
     return None
