@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Sequence
 import numpy as np
 from .srl import SRL, Arg, Frame, Parse, Lexicon, SRLError, load_lexicon, asset_path
-from .srl_rules import SpacySRL, frame_of, is_predicate, subtree_span, _passive
+from .srl_rules import SpacySRL, frame_of, is_predicate, subtree_span, _passive, shared_trailing_pps, phrase_noun
 from .srl_words import PLACE_NOUNS, ANIMATE, TIME_NOUNS, LOC_PREPS, PREP_KEYWORDS
 from .vsr import ROLES
 
 # %% auto #0
 __all__ = ['NONE', 'SKIP_DEPS', 'LOC_WORDS', 'MODEL_FILE', 'REL_TAGS', 'candidates', 'roleset_features', 'features',
            'roleset_driven', 'predicate_rows', 'ArgLabeller', 'decode', 'conflicts_dropped', 'training_rows',
-           'train_labeller', 'training_docs', 'train_from_shared', 'LearnedSRL']
+           'train_labeller', 'training_docs', 'train_from_shared', 'relative_roles', 'LearnedSRL']
 
 # %% ../nbs/04d_srl_learned.ipynb #a6
 NONE = 'NONE'                    # label of a candidate span that is no argument
@@ -63,9 +63,10 @@ def features(p, s:int, e:int, rule:str|None, roleset:str|None, roles:dict, passi
     "Sparse string features of candidate span `doc[s:e]` as an argument of predicate `p`"
     doc = p.doc
     top = _top(doc, s, e)
-    if top.head.i == p.i and top.i != p.i: rel = 'c:' + top.dep_
+    if top.head.i == p.i and top.i != p.i or top in shared_trailing_pps(p): rel = 'c:' + top.dep_   # a shared PP reads as its own
     elif p.head.i == top.i: rel = 'h:' + p.dep_
     elif top.head.i == p.head.i: rel = 'sib:' + top.dep_
+    elif p.dep_ == 'acl' and phrase_noun(p.head).i == top.i: rel = 'h:' + p.dep_   # 'a couple of cars [parked]': the whole phrase
     else: rel = 'far:' + top.dep_
     first = doc[s]
     to = (next((k for k in first.children if k.lower_ == 'to' and k.dep_ == 'prep'), None)
@@ -324,6 +325,14 @@ def train_from_shared(examples:str|Path|None=None, # PropBank examples .jsonl; N
 # %% ../nbs/04d_srl_learned.ipynb #a16
 REL_TAGS = ('WDT', 'WP', 'WP$')   # relative pronouns: their R-ARGn repeats the antecedent's role
 
+def relative_roles(p, args:list[Arg])->list[Arg]:
+    "A relative clause's pronoun takes its antecedent's role (`[ARG1 a dog] [ARG1 that] is [V standing]`: R-ARG1 in CoNLL)"
+    if p.dep_ != 'relcl': return args
+    ante = next((a for a in args if a.start <= p.head.i < a.end), None)
+    if ante is None: return args
+    return [Arg(ante.role, a.start, a.end, a.head) if a.end - a.start == 1 and p.doc[a.start].tag_ in REL_TAGS and a is not ante
+            else a for a in args]
+
 class LearnedSRL(SpacySRL):
     "Rule-found predicates and candidate spans, labelled by a linear model trained on the PropBank frame examples"
     name = 'learned'
@@ -356,6 +365,7 @@ class LearnedSRL(SpacySRL):
         frames = {}
         for d, i, rule, rs, roles, rows, o, forced, free in jobs:
             args = decode(rows, L[o:o + len(rows)], self.model.labels, roles, i, forced, free) if rows else []
+            args = relative_roles(d[i], args)
             frames.setdefault(id(d), []).append(Frame(rule.verb, i, args, rs, rule.v_end))
         return [Parse([t.text for t in d], frames.get(id(d), [])) for d in docs]
     def _parse_serial(self, items, batch_size): return self.parse_docs(self.docs(items, batch_size))

@@ -27,9 +27,10 @@ from vsr_cic.srl_words import (
 )
 
 # %% auto #0
-__all__ = ['NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'SINGULAR_DETS', 'DEFINITE_DETS', 'QUANTITY_NOUNS', 'PARALLEL_MIN', 'CHUNK',
-           'subtree_span', 'span_head', 'lexicon_lemma', 'is_predicate', 'split_locatives', 'frame_of', 'phrase_noun',
-           'verb_end', 'np_determiner', 'agrees_as_verb', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
+__all__ = ['PARTICIPLES_T', 'NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'SINGULAR_DETS', 'DEFINITE_DETS', 'QUANTITY_NOUNS',
+           'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'lexicon_lemma', 'is_predicate', 'split_locatives',
+           'shared_trailing_pps', 'frame_of', 'phrase_noun', 'verb_end', 'np_determiner', 'agrees_as_verb',
+           'verbless_candidate', 'parallel_parse', 'SpacySRL']
 
 # %% ../nbs/04b_srl_rules.ipynb #00000006
 _PUNCT = ('PUNCT',)
@@ -114,7 +115,18 @@ def _passive(p)->bool:
     if any(c.dep_ in ('auxpass', 'nsubjpass', 'csubjpass') for c in p.children): return True
     if p.tag_ == 'VBN' and p.dep_ in ('acl', 'amod'): return True
     if p.tag_ == 'VBN' and p.dep_ == 'conj' and not any(c.dep_ == 'aux' for c in p.children): return _passive(p.head)
-    return False
+    return _reduced_relative_root(p)
+
+PARTICIPLES_T = frozenset('cut set put hung built made laid spread split left'.split())   # participles without -ed / -en
+
+def _reduced_relative_root(p)->bool:
+    """A caption's participle the tagger read as a past-tense main verb: a thing, then the verb with no object or
+    auxiliary ('a flat screen [mounted] to a wall', 'a pizza [cut] into slices'): passive, its subject ARG1"""
+    if p.tag_ not in ('VBD', 'VBN') or p.dep_ != 'ROOT': return False
+    if not (p.lower_.endswith(('ed', 'en')) or p.lower_ in PARTICIPLES_T): return False
+    if any(c.dep_ in ('aux', 'auxpass', 'dobj', 'dative', 'ccomp', 'xcomp', 'attr', 'acomp') for c in p.children): return False
+    subj = next((c for c in p.children if c.dep_ == 'nsubj' and c.i < p.i), None)
+    return subj is not None and subj.pos_ in ('NOUN', 'PROPN') and not _animate(subj)
 
 def _animate(t)->bool:
     "Is token `t` a person or an animal (a pronoun other than *it*, a proper name, or a known person / animal noun)?"
@@ -155,6 +167,11 @@ class _Verb:
     def subject_role(self, subj=None)->str:
         "ARG0 for agents; ARG1 for passives and for verbs whose subject is a theme; the roleset's non-agentive role for a thing"
         if self.passive: return 'ARG1'
+        if subj is not None and _animate(subj) and not self.has_obj and self.roles and 'ARG0' not in self.roles:
+            # 'children [jumping]': jump.03 (ARG0 'agent of motion'), not jump.01 ('prices jumped')
+            alt = next((r for r in self.lex.by_lemma.get(self.lemma, []) if r != self.roleset
+                        and 'agent of motion' in self.lex.roles(r).get('ARG0', '').lower()), None)
+            if alt is not None: self.roleset, self.roles = alt, self.lex.roles(alt)
         # 'a kite [flying]': fly.01 ARG2
         if self.roles and subj is not None and not self.has_obj and not _animate(subj):
             r = next((r for r, d in self.roles.items() if r != 'ARG0' and 'non-agentive' in d.lower()), None)
@@ -269,6 +286,16 @@ def split_locatives(doc, tok, s:int, e:int)->list[tuple[int, int]]:
     inner = split_locatives(doc, obj, pp, e) if obj is not None else [(pp, e)]
     return [*split_locatives(doc, tok, s, np_end), (pp, inner[0][1]), *inner[1:]]
 
+def shared_trailing_pps(p)->list:
+    """Prepositional phrases after the last of a verb's conjoined verbs that the verb shares: it says nothing after itself
+    ('people [sitting] and talking [in a room]', 'sitting or laying down [on a bench] [near a fountain]')"""
+    conj = [c for c in p.children if c.dep_ == 'conj' and c.pos_ == 'VERB' and c.i > p.i]
+    if not conj or p.pos_ != 'VERB' or any(c.i > p.i and c.dep_ not in ('cc', 'conj', 'punct') for c in p.children): return []
+    last = conj[-1]
+    while (more := [c for c in last.children if c.dep_ == 'conj' and c.pos_ == 'VERB']): last = more[-1]
+    if any(c.dep_ in ('dobj', 'dative', 'ccomp', 'xcomp') for c in last.children): return []   # 'sitting and eating [a cake]'
+    return [c for c in last.children if c.dep_ == 'prep' and c.i > last.i and c.lower_ in LOC_PREPS]
+
 def frame_of(p, lexicon:Lexicon|None=None)->Frame:
     "The PropBank frame of predicate token `p` (a spaCy token)"
     v, doc = _Verb(p, lexicon), p.doc
@@ -280,7 +307,7 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
     def add_np(role, c, noun=None):
         "An argument headed by noun `noun` (default `c`): conjuncts joined, trailing locative PPs split off as LOC"
         noun = noun if noun is not None else c
-        s, e = subtree_span(c)
+        s, e = subtree_span(c, exclude=_phrase_participle(c))
         if noun.pos_ not in ('NOUN', 'PROPN', 'PRON', 'NUM'): return add(role, s, e)
         s, e = _extend_conj(doc, noun, s, e)
         spans = split_locatives(doc, noun, s, e)
@@ -289,6 +316,9 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
     subj = v.subject_role(_subject_token(p))
     has_subj = _dependent_args(p, v, subj, add, add_np, used)
     _implicit_subject(p, v, subj, has_subj, add)
+    for c in shared_trailing_pps(p):   # 'sitting and standing [on a field]': the conjuncts share it
+        pobj = next((k for k in c.children if k.dep_ in ('pobj', 'pcomp')), None)
+        add_np(v.prep_role(c.lower_, pobj, used), c, pobj) if pobj is not None else add(v.prep_role(c.lower_, None, used), *subtree_span(c))
     if p.dep_ in ('acl', 'relcl') and p.head.dep_ not in ('ROOT',):
         # a participle inside a clause: scene locations belong to the main verb
         args = [a for a in args if not (a.role == 'LOC' and a.end == p.right_edge.i + 1 and _is_place_pp(doc, a))]
@@ -373,6 +403,11 @@ def phrase_noun(n):
             n = h.head   # 'a woman wearing [a jacket] standing': the woman stands
             continue
         return n
+
+def _phrase_participle(c):
+    "The participle hung on object `c` of a participle that `phrase_noun` gives the whole phrase ('a woman wearing [a jacket] [standing]'), or None"
+    if c.dep_ != 'dobj' or phrase_noun(c).i == c.i: return None
+    return next((k for k in c.children if k.dep_ == 'acl' and k.tag_ == 'VBG' and k.i > c.i), None)
 
 def _implicit_subject(p, v:_Verb, subj:str, has_subj:bool, add):
     "The subject `p` has no dependent for: the noun a participle modifies, a relative clause's head, a governing verb's"
