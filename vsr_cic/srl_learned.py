@@ -11,7 +11,7 @@ from typing import Sequence
 import numpy as np
 from .srl import SRL, Arg, Frame, Parse, Lexicon, SRLError, load_lexicon, asset_path
 from .srl_rules import SpacySRL, frame_of, is_predicate, subtree_span, _passive, shared_trailing_pps, phrase_noun
-from .srl_words import PLACE_NOUNS, ANIMATE, TIME_NOUNS, LOC_PREPS, PREP_KEYWORDS
+from .srl_words import PLACE_NOUNS, ANIMATE, TIME_NOUNS, LOC_PREPS, PREP_KEYWORDS, PREP_ROLE
 from .vsr import ROLES
 
 # %% auto #0
@@ -179,6 +179,10 @@ def _next_label(prob:np.ndarray, labels:list[str], used:set, none:int)->str|None
         if not (labels[j].startswith('ARG') and labels[j] in used): return labels[j]
     return None
 
+def _prep_of(feats:list[str])->str:
+    "The preposition a candidate's features name ('' for none)"
+    return next((f[5:] for f in feats if f.startswith('prep=')), '')
+
 def decode(rows, logits:np.ndarray, labels:list[str], roles:dict, p_index:int,
            forced:dict|None=None, # {row: label} kept whatever the scores say
            free:Sequence[int]=())->list[Arg]: # rows a numbered role may repeat on (relative pronouns: `R-ARGn`)
@@ -201,7 +205,9 @@ def decode(rows, logits:np.ndarray, labels:list[str], roles:dict, p_index:int,
         if s <= p_index < e or any(s < e2 and s2 < e for s2, e2 in taken): continue
         once = s > p_index and k not in free
         lab = labels[best[k]]
-        if once and lab in used: lab = _next_label(prob[k], labels, used, none)   # taken nearer: the next best
+        if once and lab in used:   # taken nearer: the next best; a place phrase the model took for a numbered role is LOC
+            lab = _next_label(prob[k], labels, used, none)
+            if lab is None and 'LOC' in labels and PREP_ROLE.get(_prep_of(rows[k][2])) == 'LOC': lab = 'LOC'
         if lab is None: continue
         if once and lab.startswith('ARG'): used.add(lab)
         taken.append((s, e))
@@ -357,6 +363,7 @@ class LearnedSRL(SpacySRL):
                 if not is_predicate(t, self.lexicon): continue
                 rule, rs, roles, rows = predicate_rows(t, self.lexicon)
                 keep = roleset_driven(roles, rule, t.i)
+                if t.dep_ == 'amod': keep = {(a.start, a.end): a.role for a in rule.args}   # 'a snow [covered] street': the rules' reading
                 forced = {k: keep[(s, e)] for k, (s, e, _) in enumerate(rows) if (s, e) in keep}
                 free = {k for k, (s, e, _) in enumerate(rows) if e - s == 1 and d[s].tag_ in REL_TAGS}
                 jobs.append((d, t.i, rule, rs, roles, rows, len(allrows), forced, free))

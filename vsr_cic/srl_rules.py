@@ -374,6 +374,8 @@ def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
             if c.tag_ in ('WRB',) and p.dep_ == 'relcl': continue
             sentential = c.i + 1 < len(doc) and doc[c.i + 1].text == ',' and c.i < p.i   # 'Amazingly, …'
             add(ADV_ROLE.get(w, 'MNR' if w.endswith('ly') and not sentential else 'ADV'), *subtree_span(c))
+        elif d == 'npadvmod' and p.dep_ == 'amod' and p.tag_ == 'VBN' and c.i == p.i - 1 and c.pos_ == 'NOUN':
+            add('ARG2' if 'ARG2' in v.roles else 'MNR', c.i, c.i + 1)   # 'a [snow] covered street': cover.01 ARG2 'covered with'
         elif d == 'npadvmod':
             time = w in TIME_NOUNS or c.lemma_ in TIME_NOUNS
             add('TMP' if time else 'EXT' if c.pos_ == 'NUM' else 'ADV', *subtree_span(c))
