@@ -364,6 +364,7 @@ class LearnedSRL(SpacySRL):
                 rule, rs, roles, rows = predicate_rows(t, self.lexicon)
                 keep = roleset_driven(roles, rule, t.i)
                 if t.dep_ == 'amod': keep = {(a.start, a.end): a.role for a in rule.args}   # 'a snow [covered] street': the rules' reading
+                keep.update({(a.start, a.end): a.role for a in rule.args if a.end - a.start == 1 and d[a.start].dep_ == 'prt'})   # 'kneeling [DIR down]'
                 forced = {k: keep[(s, e)] for k, (s, e, _) in enumerate(rows) if (s, e) in keep}
                 free = {k for k, (s, e, _) in enumerate(rows) if e - s == 1 and d[s].tag_ in REL_TAGS}
                 jobs.append((d, t.i, rule, rs, roles, rows, len(allrows), forced, free))

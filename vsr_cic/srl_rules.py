@@ -27,10 +27,10 @@ from vsr_cic.srl_words import (
 )
 
 # %% auto #0
-__all__ = ['PARTICIPLES_T', 'NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'SINGULAR_DETS', 'DEFINITE_DETS', 'QUANTITY_NOUNS',
-           'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'lexicon_lemma', 'is_predicate', 'split_locatives',
-           'shared_trailing_pps', 'frame_of', 'phrase_noun', 'verb_end', 'np_determiner', 'agrees_as_verb',
-           'verbless_candidate', 'parallel_parse', 'SpacySRL']
+__all__ = ['PARTICIPLES_T', 'PARTICLE_ROLE', 'NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'SINGULAR_DETS', 'DEFINITE_DETS',
+           'QUANTITY_NOUNS', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'lexicon_lemma', 'is_predicate',
+           'split_locatives', 'shared_trailing_pps', 'frame_of', 'phrase_noun', 'verb_end', 'np_determiner',
+           'agrees_as_verb', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
 
 # %% ../nbs/04b_srl_rules.ipynb #00000006
 _PUNCT = ('PUNCT',)
@@ -296,6 +296,8 @@ def shared_trailing_pps(p)->list:
     if any(c.dep_ in ('dobj', 'dative', 'ccomp', 'xcomp') for c in last.children): return []   # 'sitting and eating [a cake]'
     return [c for c in last.children if c.dep_ == 'prep' and c.i > last.i and c.lower_ in LOC_PREPS]
 
+PARTICLE_ROLE = {'together': 'MNR', 'apart': 'MNR'}   # a particle without a phrasal roleset: DIR unless listed here
+
 def frame_of(p, lexicon:Lexicon|None=None)->Frame:
     "The PropBank frame of predicate token `p` (a spaCy token)"
     v, doc = _Verb(p, lexicon), p.doc
@@ -324,8 +326,14 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
         args = [a for a in args if not (a.role == 'LOC' and a.end == p.right_edge.i + 1 and _is_place_pp(doc, a))]
     args.sort(key=lambda a: (a.start, -a.end))
     args = _merge_coordinated(doc, args)
+    args = _merge_with_pp(doc, p, args)
     args = [a for a in args if not any(b is not a and b.start <= a.start and a.end <= b.end for b in args)]
-    return Frame(v.lemma, p.i, args, v.roleset, verb_end(p))
+    ve = verb_end(p)
+    if ve is not None and lexicon is not None and not (v.roleset or '').startswith(v.lemma + '_'):
+        # no phrasal roleset ('kneel_down'): the particle is a modifier, as PropBank labels it ('kneeling [DIR down]')
+        args = sorted(args + [Arg(PARTICLE_ROLE.get(doc[p.i + 1].lower_, 'DIR'), p.i + 1, ve, p.i + 1)], key=lambda a: a.start)
+        ve = None
+    return Frame(v.lemma, p.i, args, v.roleset, ve)
 
 def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
     "Add the arguments `p`'s own dependents give (`add` / `add_np` of `frame_of`); whether one of them is its subject"
@@ -452,6 +460,23 @@ def _is_place_pp(doc, a:Arg)->bool:
     "Is the argument a prepositional phrase about a place (`on a beach`)?"
     h = doc[a.head] if a.head is not None else doc[a.end - 1]
     return doc[a.start].pos_ in ('ADP', 'ADV') and (h.lower_ in PLACE_NOUNS or h.lemma_.lower() in PLACE_NOUNS)
+
+def _merge_with_pp(doc, p, args:list[Arg])->list[Arg]:
+    """A *with* phrase right after a place argument describes the place when what it brings is neither a person nor
+    theirs ('sitting [ARG2 at a table with some food]'; not 'stands at the top of a jump [with his skateboard]')"""
+    out = []
+    for a in args:
+        w = doc[a.start]
+        prev = out[-1] if out else None
+        if (prev is not None and w.lower_ == 'with' and w.head.i == p.i and prev.end == a.start and prev.start > p.i
+                and (prev.role == 'LOC' or prev.role.startswith('ARG') and prev.role not in ('ARG0', 'ARG1'))
+                and doc[prev.start].lower_ in LOC_PREPS):
+            obj = next((k for k in w.children if k.dep_ == 'pobj'), None)
+            if obj is not None and not _animate(obj) and not any(k.tag_ == 'PRP$' for k in obj.children):
+                out[-1] = Arg(prev.role, prev.start, a.end, prev.head)
+                continue
+        out.append(a)
+    return out
 
 def _merge_coordinated(doc, args:list[Arg])->list[Arg]:
     "Join `[X] and [Y]` when the parser split one coordinated argument into two (`hold [a cup] and [a book]`)"
