@@ -27,10 +27,10 @@ from vsr_cic.srl_words import (
 )
 
 # %% auto #0
-__all__ = ['PARTICIPLES_T', 'PARTICLE_ROLE', 'NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'SINGULAR_DETS', 'DEFINITE_DETS',
-           'QUANTITY_NOUNS', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'lexicon_lemma', 'is_predicate',
-           'split_locatives', 'shared_trailing_pps', 'frame_of', 'phrase_noun', 'verb_end', 'np_determiner',
-           'agrees_as_verb', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
+__all__ = ['PARTICIPLES_T', 'RELATIONAL_PREPS', 'PARTICLE_ROLE', 'NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'SINGULAR_DETS',
+           'DEFINITE_DETS', 'QUANTITY_NOUNS', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'lexicon_lemma',
+           'is_predicate', 'split_locatives', 'shared_trailing_pps', 'frame_of', 'phrase_noun', 'verb_end',
+           'np_determiner', 'agrees_as_verb', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
 
 # %% ../nbs/04b_srl_rules.ipynb #00000006
 _PUNCT = ('PUNCT',)
@@ -259,6 +259,8 @@ def _extend_conj(doc, tok, s:int, e:int)->tuple[int, int]:
         if c is not None: return s, _trim(doc, s, c.right_edge.i + 1)[1]
     return s, e
 
+RELATIONAL_PREPS = frozenset('next near beside behind'.split())   # 'X next to Y': a place given by a thing
+
 def _trailing_locative(doc, tok, s:int, e:int):
     "The first locative PP that ends the noun phrase of `tok` (`a dog [on the grass]`), or None"
     chain = _conj_chain(tok)
@@ -271,7 +273,8 @@ def _trailing_locative(doc, tok, s:int, e:int):
         )
         obj = next((k for k in c.subtree if k.dep_ == 'pobj'), None)
         place = obj is not None and (obj.lower_ in PLACE_NOUNS or obj.lemma_.lower() in PLACE_NOUNS)
-        if ok and place and c.head.i in heads and _trim(doc, c.left_edge.i, c.right_edge.i + 1)[1] >= e and c.left_edge.i > s:
+        beside = tok.dep_ == 'pobj' and w in RELATIONAL_PREPS   # 'on a platform [next to a train]': a second place, beside the first
+        if ok and (place or beside) and c.head.i in heads and _trim(doc, c.left_edge.i, c.right_edge.i + 1)[1] >= e and c.left_edge.i > s:
             return c
     return None
 
@@ -377,7 +380,11 @@ def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
         elif d == 'advmod':
             if w in ('next', 'close') or any(k.dep_ == 'prep' for k in c.children) and w not in ADV_ROLE:
                 to = any(k.dep_ == 'prep' and k.lower_ == 'to' for k in c.children) and c.i > p.i
-                add(v.location_role(used) if to else 'LOC', *_extend_conj(doc, c, *subtree_span(c)))
+                s, e = _extend_conj(doc, c, *subtree_span(c))
+                obj = next((o for k in c.children if k.dep_ == 'prep' for o in k.children if o.dep_ == 'pobj'), None)
+                spans = split_locatives(doc, obj, s, e) if obj is not None else [(s, e)]   # 'next to a girl [on a beach]'
+                add(v.location_role(used) if to else 'LOC', *spans[0])
+                for ps, pe in spans[1:]: add('LOC', ps, pe)
                 continue
             if c.tag_ in ('WRB',) and p.dep_ == 'relcl': continue
             sentential = c.i + 1 < len(doc) and doc[c.i + 1].text == ',' and c.i < p.i   # 'Amazingly, …'
@@ -472,7 +479,9 @@ def _merge_with_pp(doc, p, args:list[Arg])->list[Arg]:
                 and (prev.role == 'LOC' or prev.role.startswith('ARG') and prev.role not in ('ARG0', 'ARG1'))
                 and doc[prev.start].lower_ in LOC_PREPS):
             obj = next((k for k in w.children if k.dep_ == 'pobj'), None)
-            if obj is not None and not _animate(obj) and not any(k.tag_ == 'PRP$' for k in obj.children):
+            if (obj is not None and not _animate(obj) and not any(k.tag_ == 'PRP$' for k in obj.children)
+                    and doc[a.end - 1].pos_ in ('NOUN', 'PROPN')   # not 'with a harness on' (a small clause)
+                    and (a.end == len(doc) or doc[a.end].pos_ not in ('ADP', 'ADV', 'PART'))):
                 out[-1] = Arg(prev.role, prev.start, a.end, prev.head)
                 continue
         out.append(a)
