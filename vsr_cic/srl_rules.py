@@ -419,6 +419,9 @@ def phrase_noun(n):
         if n.dep_ == 'dobj' and h.dep_ == 'acl' and h.tag_ == 'VBG' and h.head.pos_ in NOUN_POS:
             n = h.head   # 'a woman wearing [a jacket] standing': the woman stands
             continue
+        if n.dep_ == 'conj' and h.pos_ in NOUN_POS and h.i < n.i:
+            n = h        # 'a boy and [a man] playing': both play
+            continue
         return n
 
 def _phrase_participle(c):
