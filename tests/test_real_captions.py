@@ -5,6 +5,7 @@ import json, math
 from pathlib import Path
 import numpy as np
 import pytest
+import torch
 from conftest import run_notebook
 
 N_IMAGES = 40          # COCO val2017 images (5 captions each) in the tiny corpus
@@ -139,6 +140,20 @@ def _explore(tmp, photo_runs):
     texts = [str(o.get('data', {}).get('text/plain', '')) + str(o.get('data', {}).get('text/html', '')) + str(o.get('text', ''))
              for c in json.loads(nb.read_text())['cells'] for o in c.get('outputs', [])]
     return json.loads((tmp/'explore'/'run_config.json').read_text())['photo'], '\n'.join(texts)
+
+
+def test_photo_pipeline_decodes_as_the_run(nb_run):
+    "coco_photo_pipeline (the explorer's models) decodes as the run did: its sub-role limit and open-phrase words"
+    from vsr_cic.real_captions import coco_photo_pipeline, SlotWordCap, slot_end_mask
+    from vsr_cic.data import load_dataset
+    out, m = nb_run
+    assert m['settings']['slot_end_rule'] is True
+    pipe, why = coco_photo_pipeline(out)
+    assert why == '' and isinstance(pipe.captioner, SlotWordCap), why
+    assert pipe.captioner.max_words == m['settings']['slot_word_limits']['ours']
+    want = slot_end_mask(load_dataset(out/'data'/'train'), pipe.vocabs['captioner'])
+    assert want.any() and torch.equal(pipe.captioner.no_end, want)      # 'a', 'of', 'the' … leave a phrase open
+    assert pipe.captioner.no_end[pipe.vocabs['captioner'].stoi['a']]
 
 
 def test_explore_coco_photo(nb_run, tmp_path):
