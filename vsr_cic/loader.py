@@ -20,8 +20,8 @@ from .data import write_dataset, load_dataset, DataError, PackedRecords
 __all__ = ['CACHE_BYTES', 'SET_MEMO', 'TOY_D', 'TOY_CLASSES', 'TOY_IMAGES', 'TOY_CAPTIONS', 'BOS', 'EOS', 'WORD_SPECIALS',
            'GATE_PAD', 'GLOBAL', 'TASKS', 'FeatureStore', 'toy_features', 'make_toy_dataset', 'build_vocabs',
            'save_vocabs', 'load_vocabs', 'verb_forms', 'Limits', 'TaskDataset', 'frame_slots', 'frame_roles',
-           'GSRLDataset', 'SLevelDataset', 'RLevelDataset', 'CaptionDataset', 'to_device', 'box_position', 'densify',
-           'make_loader']
+           'GSRLDataset', 'SLevelDataset', 'RLevelDataset', 'word_slots', 'CaptionDataset', 'to_device', 'box_position',
+           'densify', 'make_loader']
 
 # %% ../nbs/02a_loader.ipynb #00000006
 CACHE_BYTES = 2**30   # default feature cache budget: bytes of float32 arrays in memory (per loader, workers together)
@@ -486,6 +486,19 @@ class RLevelDataset(TaskDataset):
 GATE_PAD = -100   # gate target on padding (torch's default ignore_index)
 GLOBAL = -1       # region index meaning "the global feature f̄" (verb slots)
 
+def word_slots(slots:list[dict], # a caption's slots (non-empty, in caption order)
+               n_tokens:int,      # its number of tokens
+               verb_one_word:bool=False, # words just before a verb slot join the previous slot
+              )->list[int]:       # per token, the index of the slot it is generated under
+    "The slot each word of a caption is taught under: a word between two slots belongs to the next one (`is` to the verb's, `on` to the place's)"
+    out, k = [], 0
+    for t in range(n_tokens):
+        while k < len(slots) - 1 and t >= slots[k]['span'][1]: k += 1
+        before_verb = (verb_one_word and k > 0 and t < slots[k]['span'][0]
+                       and any(l[1] == VERB for l in slots[k]['labels']))
+        out.append(k - 1 if before_verb else k)
+    return out
+
 class CaptionDataset(TaskDataset):
     "Captions with their slot sequence, regions and role-shift gate targets (role-shift captioner, paper §3.1.3)"
     task, image_keys = 'caption', ('img_feats', 'img_prop_mask', 'img_global')
@@ -509,13 +522,7 @@ class CaptionDataset(TaskDataset):
                                                                f"has span {s['span']}: slots must be non-empty, in "
                                                                f"caption order, within the {len(toks)} tokens")
             prev = e
-        wslot, k = [0], 0
-        for t in range(len(toks)):
-            while k < len(slots) - 1 and t >= slots[k]['span'][1]: k += 1
-            before_verb = (self.verb_one_word and k > 0 and t < slots[k]['span'][0]
-                           and any(l[1] == VERB for l in slots[k]['labels']))
-            wslot.append(k - 1 if before_verb else k)
-        wslot.append(len(slots) - 1)
+        wslot = [0, *word_slots(slots, len(toks), self.verb_one_word), len(slots) - 1]   # <bos>, the words, <eos>
         gate = [int(wslot[t+1] == wslot[t] + 1) for t in range(len(wslot) - 1)] + [0]
         W, V, info = self.vocab['words'], self.vocab['verbs'], []
         for s in slots:

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from .readers import Records
 from .data import BACKGROUND
-from .loader import frame_roles
+from .loader import frame_roles, word_slots
 from .vsr import VERB
 from .captioner import shift_where
 from .features import SCENE_CONTEXT
@@ -142,16 +142,15 @@ SLOT_EXTRA_WORDS = 2   # `SlotWordCap`: words a capped sub-role may add while it
 def slot_end_mask(data, words, # the training dataset; the captioner's word vocabulary (`itos`)
                   split:str='train', min_count:int=20, # words seen fewer times in non-verb sub-roles may end one
                   rate:float=SLOT_END_RATE)->torch.Tensor: # (V,) bool: True = the word leaves its phrase open
-    "Words that (almost) never end a non-verb sub-role in training (`a`, `of`, `the`, `black`), counted as the captioner is taught: a word before a slot belongs to that slot"
+    "Words that (almost) never end a non-verb sub-role in training (`a`, `of`, `the`, `black`), each word counted in its `word_slots` slot (a word between two slots in the next one; words a one-word verb shift moves back, `is` of `a man is sitting`, stay with the verb and are not counted)"
     inside, end = Counter(), Counter()
     for c in data.captions:
         if data.images[c['image_id']]['split'] != split or not c['slots']: continue
-        slots, k = c['slots'], 0
-        for t, w in enumerate(x.lower() for x in c['tokens']):
-            while k < len(slots) - 1 and t >= slots[k]['span'][1]: k += 1
+        slots = c['slots']
+        for t, (w, k) in enumerate(zip(c['tokens'], word_slots(slots, len(c['tokens'])))):
             if any(lab == VERB for _, lab in slots[k]['labels']): continue
-            inside[w] += 1
-            end[w] += t == slots[k]['span'][1] - 1
+            inside[w.lower()] += 1
+            end[w.lower()] += t == slots[k]['span'][1] - 1
     return torch.tensor([inside[w] >= min_count and end[w] < rate * inside[w] for w in words.itos], dtype=torch.bool)
 
 class SlotWordCap(torch.nn.Module):
