@@ -14,7 +14,7 @@ from .vsr import ROLE_VOCAB
 
 # %% auto #0
 __all__ = ['GSRL_MLP_LAYERS', 'BOTTOM_UP_DIM', 'WORD_DIM', 'HIDDEN_DIM', 'DROPOUT', 'masked_mean', 'GSRLConfig', 'GSRL',
-           'gsrl_loss', 'ground', 'ground_joint']
+           'gsrl_loss', 'gsrl_listwise_loss', 'ground', 'ground_joint']
 
 # %% ../nbs/11_gsrl.ipynb #00000006
 def masked_mean(x:torch.Tensor,    # (..., L, D) values
@@ -111,6 +111,24 @@ def gsrl_loss(logits:torch.Tensor,              # (B, M, N) from `GSRL.forward`
     if reduction == 'sum': return l
     if reduction == 'mean': return l / valid.sum().clamp_min(1)
     raise ValueError(f"gsrl_loss: reduction must be 'mean' or 'sum', got {reduction!r}")
+
+# %% ../nbs/11_gsrl.ipynb #63b23b83
+def gsrl_listwise_loss(logits:torch.Tensor,              # (B, M, N) or (B, N) from `GSRL.forward`
+                       target:torch.Tensor,              # same shape, 0/1: is set j grounded to role i
+                       role_mask:torch.Tensor|None=None, # (B, M) bool, True for real roles
+                       set_mask:torch.Tensor|None=None,  # (B, N) bool, True for real sets (default: finite logits)
+                      )->torch.Tensor:                   # scalar, mean over roles with a grounded set
+    "Per role: cross-entropy of a softmax over the real sets against the grounded sets (target spread evenly)"
+    if logits.dim() == 2: logits, target = logits[:, None], target[:, None]            # one role per row: (B, 1, N)
+    if logits.shape != target.shape:
+        raise ValueError(f"gsrl_listwise_loss: logits {tuple(logits.shape)} and target {tuple(target.shape)} differ")
+    valid = torch.isfinite(logits) if set_mask is None else set_mask.bool()[:, None].expand_as(logits)  # (B, M, N)
+    t = target.float() * valid                                                          # (B, M, N) no target on padding
+    n_pos = t.sum(-1)                                                                   # (B, M)
+    real = n_pos > 0 if role_mask is None else (n_pos > 0) & role_mask.bool()           # (B, M)
+    logp = torch.log_softmax(logits.masked_fill(~valid, float('-inf')), -1).masked_fill(~valid, 0.)  # (B, M, N)
+    per_role = -(t * logp).sum(-1) / n_pos.clamp_min(1)                                # (B, M)
+    return (per_role * real).sum() / real.sum().clamp_min(1)
 
 # %% ../nbs/11_gsrl.ipynb #0000000d
 def ground(logits:torch.Tensor,            # (B, M, N) GSRL logits

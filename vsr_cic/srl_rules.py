@@ -28,9 +28,9 @@ from vsr_cic.srl_words import (
 
 # %% auto #0
 __all__ = ['PARTICIPLES_T', 'RELATIONAL_PREPS', 'PARTICLE_ROLE', 'NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'SINGULAR_DETS',
-           'DEFINITE_DETS', 'QUANTITY_NOUNS', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head', 'lexicon_lemma',
-           'is_predicate', 'split_locatives', 'shared_trailing_pps', 'frame_of', 'phrase_noun', 'verb_end',
-           'np_determiner', 'agrees_as_verb', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
+           'DEFINITE_DETS', 'QUANTITY_NOUNS', 'PROXY_PARTICIPLE', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head',
+           'lexicon_lemma', 'is_predicate', 'split_locatives', 'shared_trailing_pps', 'frame_of', 'phrase_noun',
+           'verb_end', 'np_determiner', 'agrees_as_verb', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
 
 # %% ../nbs/04b_srl_rules.ipynb #00000006
 _PUNCT = ('PUNCT',)
@@ -556,6 +556,10 @@ def agrees_as_verb(t, prev)->bool:
         return k is not None and k > 0 and t.doc[k - 1].lower_ == 'and' and _animate(prev)
     return prev.tag_ == 'NNS' and prev.dep_ != 'pobj' and np_determiner(prev) not in SINGULAR_DETS
 
+def _acl_participle(t)->bool:
+    "A noun-tagged past participle the parser attached to a noun as a clause ('a clock [set] on …', 'a cake [sliced] into …')"
+    return t.dep_ == 'acl' and t.tag_ == 'NN' and (t.lower_ in PARTICIPLES_T or t.lower_.endswith(('ed', 'en')))
+
 def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
     "(index, lemma) of a verb the tagger read as a noun in a sentence without a main verb (`a horse [drinks] in a field`)"
     if lexicon is None: return None
@@ -568,19 +572,26 @@ def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
         if t.tag_ not in ('NNS', 'NN', 'VBZ', 'VBP') or prev.pos_ != 'NOUN' or not t.is_lower or not prev.is_lower:
             continue
         if nxt is not None and nxt.pos_ not in ('ADP', 'DET', 'PUNCT', 'NUM', 'ADV', 'PRON'): continue
-        if w.endswith('ing'):  # 'a zebra [standing] on a field': only after a person or animal, never 'office building'
-            if t.tag_ != 'NN' or len(w) < 6 or not _animate(prev): continue
+        if w.endswith('ing'):  # 'a zebra [standing] on a field': after a person or animal, never 'office building' —
+            # or where the parser itself made the word a clause of a noun ('a man in a blue shirt [skiing] down …')
+            if t.tag_ != 'NN' or len(w) < 6 or not (_animate(prev) or t.dep_ == 'acl'): continue
             bases = _ing_bases(w)
+        elif _acl_participle(t):   # 'a large clock [set] on top of a plate' (the parser's clause, the tagger's noun)
+            bases = [lexicon_lemma(t.text, t.lemma_, lexicon) or w]
         elif not agrees_as_verb(t, prev): continue   # a compound noun: 'a baseball [bat]', 'railroad [tracks]'
         else: bases = _s_bases(w)
         lemma = next((b for b in bases if b in lexicon), None)
         if lemma is not None: return t.i, lemma
     return None
 
+PROXY_PARTICIPLE = 'placed'   # stands in for a participle the tagger read as a noun
+
 def _proxy_words(doc, i:int)->list[str]:
     "The doc's words with token `i` replaced by an unambiguous verb of the same shape"
     obj = i + 1 < len(doc) and doc[i + 1].pos_ in ('DET', 'NUM', 'ADJ', 'PRON')
-    proxy = PROXY_ING[obj] if doc[i].lower_.endswith('ing') else PROXY_VERBS[(obj, doc[i].lower_.endswith('s'))]
+    if doc[i].lower_.endswith('ing'): proxy = PROXY_ING[obj]
+    elif _acl_participle(doc[i]): proxy = PROXY_PARTICIPLE
+    else: proxy = PROXY_VERBS[(obj, doc[i].lower_.endswith('s'))]
     return [t.text if t.i != i else proxy for t in doc]
 
 def _rewrap(parsed, original, i:int, lemma:str):

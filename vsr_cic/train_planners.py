@@ -18,15 +18,15 @@ from .vsr import ROLE_VOCAB, VSR, Vocab
 from .loader import (build_vocabs, save_vocabs, Limits, GSRLDataset, SLevelDataset, RLevelDataset, make_loader,
                             densify, to_device, frame_roles)
 from .train import fit, EpochBatchSampler, load_checkpoint
-from .gsrl import GSRL, gsrl_loss, ground
+from .gsrl import GSRL, gsrl_loss, gsrl_listwise_loss, ground
 from .slevel import SLevelPlanner, SinkhornSLevel, is_ordering, as_target
 from .rlevel import RLevelPlanner, rlevel_loss
 
 # %% auto #0
 __all__ = ['GSRL_LR', 'SSP_LR', 'PAPER_GSRL_LR', 'PAPER_SSP_LR', 'GSRL_DECAY', 'SSP_DECAY', 'DECAY_EVERY', 'PAPER_EPOCHS',
-           'COUNT_KEYS', 'has_features', 'gsrl_forward', 'gsrl_step', 'chosen_mask', 'eval_gsrl', 'set_classes',
-           'GroundingPrior', 'GSRLClsDataset', 'train_gsrl', 'vsr_key', 'pair_correct', 'eval_slevel', 'seen_vsrs',
-           'StructureBaseline', 'slevel_step', 'train_slevel', 'rlevel_args', 'rlevel_step', 'eval_rlevel',
+           'GSRL_LOSSES', 'COUNT_KEYS', 'has_features', 'gsrl_forward', 'gsrl_step', 'chosen_mask', 'eval_gsrl',
+           'set_classes', 'GroundingPrior', 'GSRLClsDataset', 'train_gsrl', 'vsr_key', 'pair_correct', 'eval_slevel',
+           'seen_vsrs', 'StructureBaseline', 'slevel_step', 'train_slevel', 'rlevel_args', 'rlevel_step', 'eval_rlevel',
            'train_rlevel', 'train_planner', 'metric_history', 'top_structures', 'common_vsrs', 'novel_vsrs',
            'structures_html']
 
@@ -66,11 +66,17 @@ def gsrl_forward(model, b):
     "GSRL logits (B, N) of a (densified) role-query batch"
     return model(b['verb'], b['role'], b['global_feat'], b['set_feats'], b['set_mask'])
 
-def gsrl_step(model, device, pos_weight:float|None=None)->Callable:
-    "Step function for `fit`: BCE of the role-query batch (Eq. 11)"
+GSRL_LOSSES = ('bce', 'listwise')   # Eq. 11 per (role, set) pair; or a softmax over each role's sets (`gsrl_listwise_loss`)
+
+def gsrl_step(model, device, pos_weight:float|None=None, loss:str='bce')->Callable:
+    "Step function for `fit`: BCE of the role-query batch (Eq. 11), or the listwise loss"
+    if loss not in GSRL_LOSSES: raise ValueError(f"GSRL loss must be one of {GSRL_LOSSES}, got {loss!r}")
+    if loss == 'listwise' and pos_weight is not None:
+        raise ValueError(f"pos_weight={pos_weight!r} weighs Eq. 11's positive pairs; the listwise loss has none")
     def step(b):
-        b = densify(to_device(b, device))
-        return {'loss': gsrl_loss(gsrl_forward(model, b), b['target'], set_mask=b['set_mask'], pos_weight=pos_weight)}
+        b = densify(to_device(b, device)); lg = gsrl_forward(model, b)
+        if loss == 'listwise': return {'loss': gsrl_listwise_loss(lg, b['target'], set_mask=b['set_mask'])}
+        return {'loss': gsrl_loss(lg, b['target'], set_mask=b['set_mask'], pos_weight=pos_weight)}
     return step
 
 def chosen_mask(sets:torch.Tensor, # (B, k) set indices, -1 = none (from `ground`)
@@ -161,8 +167,10 @@ def train_gsrl(data_dir=None, out_dir='runs/train_gsrl', epochs:int=6, lr:float=
                pos_weight:float|None=None, stop_after:int|None=None, progress:bool=False,
                num_threads:int|None=NUM_THREADS,
                with_cls:bool=False, # append class probabilities to the set features (`GSRLClsDataset`; not in the paper)
+               loss:str='bce',      # 'bce' (Eq. 11) or 'listwise' (softmax over each role's sets, `gsrl_listwise_loss`; not in the paper)
               )->dict:
-    "Train GSRL (BCE, Adam, ×0.5 every 3 epochs), keep the best val checkpoint, and return test metrics"
+    "Train GSRL (Eq. 11 BCE or listwise, Adam, ×0.5 every 3 epochs), keep the best val checkpoint, and return test metrics"
+    if loss not in GSRL_LOSSES: raise ValueError(f"train_gsrl: loss must be one of {GSRL_LOSSES}, got {loss!r}")
     t0 = time.time()
     out, path, dev = start_run(data_dir, out_dir, seed, world_images, device, num_threads)
     data = load_dataset(path)
@@ -181,11 +189,11 @@ def train_gsrl(data_dir=None, out_dir='runs/train_gsrl', epochs:int=6, lr:float=
                dropout=dropout)
     torch.manual_seed(seed)
     model = GSRL(**cfg).to(dev)
-    st = _run(model, tr, 'gsrl', gsrl_step(model, dev, pos_weight),
+    st = _run(model, tr, 'gsrl', gsrl_step(model, dev, pos_weight, loss),
               lambda e: eval_gsrl(model, _eval_loader(va, 'gsrl', 256), dev),
               'grounding_acc', out/'gsrl', epochs, lr, GSRL_DECAY, batch_size, seed, stop_after, progress, 'gsrl',
               {'config': cfg})
-    m = {'dataset': str(path), 'epochs': st.epoch, 'steps': st.step, 'lr': lr, 'config': cfg, 'with_cls': with_cls,
+    m = {'dataset': str(path), 'epochs': st.epoch, 'steps': st.step, 'lr': lr, 'config': cfg, 'with_cls': with_cls, 'loss': loss,
          'val': eval_gsrl(model, _eval_loader(va, 'gsrl', 256), dev),
          'test': eval_gsrl(model, _eval_loader(te, 'gsrl', 256), dev),
          'baseline': GroundingPrior(tr).evaluate(te)}
