@@ -125,6 +125,8 @@ def test_notebook(nb_run):
     assert sum(m['training_captions']['sampled'].values()) >= 400 and m['wall_s'] > 0 and m['cpu_s'] > 0
     assert m['settings']['no_repeat'] and len(m['load_average']) == 3
     assert m['settings']['region_words'] and m['settings']['precompute']
+    assert m['settings']['gsrl_loss'] == 'listwise'                    # the default GSRL loss, recorded and used
+    assert json.loads((out/'gsrl'/'gsrl'/'history.json').read_text()) and m['components']['gsrl']['loss'] == 'listwise'
     assert m['settings']['max_slot_words'] == 'auto' and m['settings']['slot_word_limits']['ours'] >= 1   # every decoding method
     assert m['photos']['ours']['repeat_rate'] <= m['photos']['ours_no_rule']['repeat_rate']
     assert (out/'real_captions.png').read_bytes()[:4] == b'\x89PNG'

@@ -112,7 +112,7 @@ def gsrl_loss(logits:torch.Tensor,              # (B, M, N) from `GSRL.forward`
     if reduction == 'mean': return l / valid.sum().clamp_min(1)
     raise ValueError(f"gsrl_loss: reduction must be 'mean' or 'sum', got {reduction!r}")
 
-# %% ../nbs/11_gsrl.ipynb #63b23b83
+# %% ../nbs/11_gsrl.ipynb #841a2dff
 def gsrl_listwise_loss(logits:torch.Tensor,              # (B, M, N) or (B, N) from `GSRL.forward`
                        target:torch.Tensor,              # same shape, 0/1: is set j grounded to role i
                        role_mask:torch.Tensor|None=None, # (B, M) bool, True for real roles

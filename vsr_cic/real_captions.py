@@ -4,7 +4,7 @@
 
 # %% ../nbs/25_real_captions.ipynb #a3a3390e
 from __future__ import annotations
-import json, re, time
+import ast, json, re, time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -20,9 +20,9 @@ from .features import SCENE_CONTEXT
 
 # %% auto #0
 __all__ = ['SLOT_WORDS_Q', 'SLOT_END_RATE', 'SLOT_EXTRA_WORDS', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS',
-           'concat_records', 'sample_records', 'coco_test_files', 'photo_test_set', 'merge_identical_regions',
-           'slot_word_limit', 'slot_end_mask', 'SlotWordCap', 'has_repeat', 'repeat_rate', 'bigrams',
-           'unseen_bigram_rate', 'caption_keys', 'grounding_keys', 'key_score', 'RetrievalIndex',
+           'concat_records', 'sample_records', 'parse_n_captions', 'coco_test_files', 'photo_test_set',
+           'merge_identical_regions', 'slot_word_limit', 'slot_end_mask', 'SlotWordCap', 'has_repeat', 'repeat_rate',
+           'bigrams', 'unseen_bigram_rate', 'caption_keys', 'grounding_keys', 'key_score', 'RetrievalIndex',
            'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job', 'cpu_seconds', 'load_photo_spec',
            'coco_photo_pipeline', 'own_photo']
 
@@ -60,6 +60,23 @@ def sample_records(records:Records, n_captions:int|None, seed:int=0)->Records:
         n += per[iid]
     return replace(records, images=[im for im in records.images if im['image_id'] in keep],
                    captions=[c for c in records.captions if c['image_id'] in keep])
+
+# %% ../nbs/25_real_captions.ipynb #ef78d2d5
+def parse_n_captions(value, corpora:Sequence[str])->int|dict|None:
+    """`real_captions.ipynb`'s `n_captions`: None (all), a count over all corpora, or {corpus: count or None}. A string
+    (what `papermill -p` passes) is read as a Python literal: `-p n_captions "{'coco': None, 'flickr30k': 20000}"`"""
+    v = value
+    if isinstance(v, str):
+        try: v = ast.literal_eval(v.strip())
+        except (ValueError, SyntaxError): raise ValueError(f"n_captions={value!r} is not a Python literal (None, a count, or a dict)") from None
+    def count(x, where):
+        if x is None or (isinstance(x, int) and not isinstance(x, bool) and x > 0): return x
+        raise ValueError(f"n_captions{where} must be None or a positive int, got {x!r}")
+    if isinstance(v, dict):
+        bad = sorted(set(v) - set(corpora))
+        if bad: raise ValueError(f"n_captions names corpora {bad} that are not in corpora={list(corpora)}")
+        return {k: count(x, f'[{k!r}]') for k, x in v.items()}
+    return count(v, '')
 
 # %% ../nbs/25_real_captions.ipynb #645715f5
 def coco_test_files(image_dir,                 # a folder of COCO-format photos (or its parent, e.g. coco_mini/)
