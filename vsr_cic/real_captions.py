@@ -61,7 +61,7 @@ def sample_records(records:Records, n_captions:int|None, seed:int=0)->Records:
     return replace(records, images=[im for im in records.images if im['image_id'] in keep],
                    captions=[c for c in records.captions if c['image_id'] in keep])
 
-# %% ../nbs/25_real_captions.ipynb #ef78d2d5
+# %% ../nbs/25_real_captions.ipynb #9ac77ae5
 def parse_n_captions(value, corpora:Sequence[str])->int|dict|None:
     """`real_captions.ipynb`'s `n_captions`: None (all), a count over all corpora, or {corpus: count or None}. A string
     (what `papermill -p` passes) is read as a Python literal: `-p n_captions "{'coco': None, 'flickr30k': 20000}"`"""
