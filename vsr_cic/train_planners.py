@@ -68,11 +68,14 @@ def gsrl_forward(model, b):
 
 GSRL_LOSSES = ('bce', 'listwise')   # Eq. 11 per (role, set) pair; or a softmax over each role's sets (`gsrl_listwise_loss`)
 
-def gsrl_step(model, device, pos_weight:float|None=None, loss:str='bce')->Callable:
-    "Step function for `fit`: BCE of the role-query batch (Eq. 11), or the listwise loss"
+def _check_gsrl_loss(loss:str, pos_weight:float|None):
     if loss not in GSRL_LOSSES: raise ValueError(f"GSRL loss must be one of {GSRL_LOSSES}, got {loss!r}")
     if loss == 'listwise' and pos_weight is not None:
         raise ValueError(f"pos_weight={pos_weight!r} weighs Eq. 11's positive pairs; the listwise loss has none")
+
+def gsrl_step(model, device, pos_weight:float|None=None, loss:str='bce')->Callable:
+    "Step function for `fit`: BCE of the role-query batch (Eq. 11), or the listwise loss"
+    _check_gsrl_loss(loss, pos_weight)
     def step(b):
         b = densify(to_device(b, device)); lg = gsrl_forward(model, b)
         if loss == 'listwise': return {'loss': gsrl_listwise_loss(lg, b['target'], set_mask=b['set_mask'])}
@@ -170,7 +173,7 @@ def train_gsrl(data_dir=None, out_dir='runs/train_gsrl', epochs:int=6, lr:float=
                loss:str='bce',      # 'bce' (Eq. 11) or 'listwise' (softmax over each role's sets, `gsrl_listwise_loss`; not in the paper)
               )->dict:
     "Train GSRL (Eq. 11 BCE or listwise, Adam, ×0.5 every 3 epochs), keep the best val checkpoint, and return test metrics"
-    if loss not in GSRL_LOSSES: raise ValueError(f"train_gsrl: loss must be one of {GSRL_LOSSES}, got {loss!r}")
+    _check_gsrl_loss(loss, pos_weight)   # before any data is read
     t0 = time.time()
     out, path, dev = start_run(data_dir, out_dir, seed, world_images, device, num_threads)
     data = load_dataset(path)
