@@ -127,6 +127,9 @@ def test_notebook(nb_run):
     assert m['settings']['region_words'] and m['settings']['precompute']
     assert m['settings']['gsrl_loss'] == 'listwise'                    # the default GSRL loss, recorded and used
     assert json.loads((out/'gsrl'/'gsrl'/'history.json').read_text()) and m['components']['gsrl']['loss'] == 'listwise'
+    assert m['components']['gsrl']['corpora'] == m['settings']['gsrl_corpora'] == ['coco']   # GSRL learns from COCO's captions only
+    sub = [json.loads(l)['image_id'] for l in (out/'data'/'gsrl_train'/'images.jsonl').read_text().splitlines()]
+    assert sub and all(i.startswith('coco:') for i in sub) and m['training_captions']['sampled']['flickr30k'] > 0
     assert m['settings']['max_slot_words'] == 'auto' and m['settings']['slot_word_limits']['ours'] >= 1   # every decoding method
     assert m['photos']['ours']['repeat_rate'] <= m['photos']['ours_no_rule']['repeat_rate']
     assert (out/'real_captions.png').read_bytes()[:4] == b'\x89PNG'

@@ -4,7 +4,7 @@
 
 # %% ../nbs/25_real_captions.ipynb #a3a3390e
 from __future__ import annotations
-import ast, json, re, time
+import ast, json, os, re, time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -20,11 +20,11 @@ from .features import SCENE_CONTEXT
 
 # %% auto #0
 __all__ = ['SLOT_WORDS_Q', 'SLOT_END_RATE', 'SLOT_EXTRA_WORDS', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS',
-           'concat_records', 'sample_records', 'parse_n_captions', 'coco_test_files', 'photo_test_set',
-           'merge_identical_regions', 'slot_word_limit', 'slot_end_mask', 'SlotWordCap', 'has_repeat', 'repeat_rate',
-           'bigrams', 'unseen_bigram_rate', 'caption_keys', 'grounding_keys', 'key_score', 'RetrievalIndex',
-           'retrieval_predictions', 'photo_refs', 'photo_scores', 'Job', 'cpu_seconds', 'load_photo_spec',
-           'coco_photo_pipeline', 'own_photo']
+           'concat_records', 'sample_records', 'parse_n_captions', 'corpus_subset', 'gsrl_corpora_of',
+           'coco_test_files', 'photo_test_set', 'merge_identical_regions', 'slot_word_limit', 'slot_end_mask',
+           'SlotWordCap', 'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate', 'caption_keys',
+           'grounding_keys', 'key_score', 'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores',
+           'Job', 'cpu_seconds', 'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
 
 # %% ../nbs/25_real_captions.ipynb #62d86adc
 def concat_records(parts:Mapping[str, Records])->Records:
@@ -77,6 +77,49 @@ def parse_n_captions(value, corpora:Sequence[str])->int|dict|None:
         if bad: raise ValueError(f"n_captions names corpora {bad} that are not in corpora={list(corpora)}")
         return {k: count(x, f'[{k!r}]') for k, x in v.items()}
     return count(v, '')
+
+# %% ../nbs/25_real_captions.ipynb #d431bcbf
+def corpus_subset(data_dir,                 # a dataset folder whose ids carry corpus prefixes (`concat_records`)
+                  out_dir,                  # the subset's folder (written; its feature file stays data_dir's)
+                  corpora:Sequence[str],    # corpus names to keep, e.g. ['coco']
+                 )->Path:
+    "A dataset folder with only `corpora`'s images and captions, sharing `data_dir`'s feature file"
+    src, out = Path(data_dir), Path(out_dir)
+    meta = json.loads((src/'meta.json').read_text())
+    corpora = [corpora] if isinstance(corpora, str) else list(corpora)
+    keep = tuple(f'{c}:' for c in corpora)
+    images = [json.loads(l) for l in (src/'images.jsonl').read_text().splitlines() if l.strip()]
+    have = sorted({im['image_id'].split(':', 1)[0] for im in images if ':' in im['image_id']})
+    bad = [c for c in corpora if c not in have]
+    if not corpora or bad:
+        raise ValueError(f"corpus_subset: corpora {bad or corpora!r} not in {str(src)!r} (its corpora: {have})")
+    ids = {im['image_id'] for im in images if im['image_id'].startswith(keep)}
+    out.mkdir(parents=True, exist_ok=True)
+    def write(name, lines):
+        tmp = out/f'.{name}.tmp'
+        tmp.write_text(''.join(l + '\n' for l in lines))
+        tmp.replace(out/name)
+    write('images.jsonl', [json.dumps(im, separators=(',', ':')) for im in images if im['image_id'] in ids])
+    write('captions.jsonl', [l for l in (src/'captions.jsonl').read_text().splitlines()
+                             if l.strip() and json.loads(l)['image_id'] in ids])
+    feat = Path(os.path.relpath((src/meta.get('feature_file', 'features.hdf5')).resolve(), out.resolve()))
+    write('meta.json', [json.dumps({**meta, 'feature_file': feat.as_posix(), 'name': f"{meta.get('name', src.name)}-{'+'.join(corpora)}",
+                                    'subset_of': {'data': os.path.relpath(src.resolve(), out.resolve()), 'corpora': corpora}}, indent=1)])
+    return out
+
+# %% ../nbs/25_real_captions.ipynb #d83e6ca9
+def gsrl_corpora_of(value,                    # None (all), a corpus name, a list, or papermill's string of one
+                    corpora:Sequence[str],    # the corpora the run trains on
+                    known:Sequence[str]=('coco', 'flickr30k'), # every corpus name there is
+                   )->list[str]:
+    "`real_captions.ipynb`'s `gsrl_corpora`: the run's corpora GSRL trains on (named ones the run lacks are left out; none left: all)"
+    if isinstance(value, str):
+        v = value.strip()
+        value = None if v in ('', 'None') else ast.literal_eval(v) if v[0] in '[(' else [v]
+    want = list(corpora) if value is None else [value] if isinstance(value, str) else list(value)
+    bad = [c for c in want if c not in known]
+    if bad: raise ValueError(f"gsrl_corpora: unknown corpora {bad}: choose from {sorted(known)} (or None: all)")
+    return [c for c in corpora if c in want] or list(corpora)
 
 # %% ../nbs/25_real_captions.ipynb #645715f5
 def coco_test_files(image_dir,                 # a folder of COCO-format photos (or its parent, e.g. coco_mini/)
