@@ -179,6 +179,9 @@ if __name__ == '__main__':
               f"ref {g['greedy_cpu_s_ref']:.3f}; ref/ours {g['peer_greedy_vs_ref']:.3f} (>1 = ours faster); "
               f"per-round ratios {[round(x, 3) for x in g['greedy_round_ratios']]}; matmul GFLOP ours {g['greedy_gflop_ours']:.2f}, "
               f"ref {g['greedy_gflop_ref']:.2f} (ours/ref {g['greedy_gflop_ours'] / g['greedy_gflop_ref']:.3f})")
+        if a.json:
+            from common import dump, machine
+            dump({**g, 'machine': machine()}, a.json)
         sys.exit()
     r = run(a.quick, a.rounds, a.threads, a.batch, a.with_raw)
     print(table(f"Peer shape: width {WIDTH}, {REGIONS} regions x {FEAT_D}-d, vocab {VOCAB}, {WORDS} tokens, batch {r['peer_batch']}, "

@@ -374,6 +374,23 @@ class RoleShiftCaptioner(ControllableCaptioner):
         if getattr(self, '_x_cache', (None,))[0] != key: self._x_cache = (key, self._stack_x_weights())
         return self._x_cache[1]
 
+    def _word_term(self, prev_word, Ww)->torch.Tensor:
+        "x_t's word term W_w·E[y_{t-1}] (B, G); CPU decoding: a row of E·W_wᵀ, computed once per weight update for each word said"
+        W = getattr(self, '_x_cache', (None, (None,)))[1][0]
+        if self.training or torch.is_grad_enabled() or Ww._base is not W or Ww.is_cuda or torch.compiler.is_compiling():
+            return F.linear(self.drop(self.embed(prev_word)), Ww)
+        rows = getattr(self, '_word_rows', None)
+        if rows is None or rows[0] is not W:                          # new weights: forget every row
+            rows = self._word_rows = (W, Ww.new_empty(self.embed.num_embeddings, Ww.shape[0]),
+                                      torch.zeros(self.embed.num_embeddings, dtype=torch.bool, device=Ww.device))
+        _, T, have = rows
+        new = prev_word[~have[prev_word]]
+        if len(new):
+            new = new.unique()
+            T[new] = F.linear(self.embed.weight[new], Ww)
+            have[new] = True
+        return T[prev_word]
+
     def _stack_x_weights(self)->tuple:
         gates = [(self.W_is, self.W_hs)] + ([(self.W_ig, self.W_hg)] if self.has_gate else [])
         W = torch.cat([self.lstm1.weight_ih] + [wi.weight for wi, _ in gates])
@@ -432,7 +449,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
         H, (Ww, Wr) = self.hidden, ctx.x_weights
         if pre is not None: x = pre['x']                               # from `step_terms`
         else:
-            x = ctx.x_static + F.linear(self.drop(self.embed(prev_word)), Ww)
+            x = ctx.x_static + self._word_term(prev_word, Ww)
             if self.use_roles: x = x + ctx.x_slot[b, ptr]
         z = x + F.linear(torch.cat([h2, h1], 1), Wr)                   # (B, G): LSTM₁ gates i f g o, then sentinels
         i, f, g, o = z[:, :4 * H].chunk(4, 1)
