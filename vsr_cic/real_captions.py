@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 from .readers import Records
-from .data import BACKGROUND
+from .data import BACKGROUND, _read_jsonl, _write_jsonl
 from .loader import frame_roles, word_slots
 from .vsr import VERB
 from .captioner import shift_where
@@ -87,24 +87,20 @@ def corpus_subset(data_dir,                 # a dataset folder whose ids carry c
     src, out = Path(data_dir), Path(out_dir)
     meta = json.loads((src/'meta.json').read_text())
     corpora = [corpora] if isinstance(corpora, str) else list(corpora)
-    keep = tuple(f'{c}:' for c in corpora)
-    images = [json.loads(l) for l in (src/'images.jsonl').read_text().splitlines() if l.strip()]
+    images = list(_read_jsonl(src/'images.jsonl'))
     have = sorted({im['image_id'].split(':', 1)[0] for im in images if ':' in im['image_id']})
     bad = [c for c in corpora if c not in have]
     if not corpora or bad:
         raise ValueError(f"corpus_subset: corpora {bad or corpora!r} not in {str(src)!r} (its corpora: {have})")
-    ids = {im['image_id'] for im in images if im['image_id'].startswith(keep)}
+    ids = {im['image_id'] for im in images if im['image_id'].startswith(tuple(f'{c}:' for c in corpora))}
     out.mkdir(parents=True, exist_ok=True)
-    def write(name, lines):
-        tmp = out/f'.{name}.tmp'
-        tmp.write_text(''.join(l + '\n' for l in lines))
-        tmp.replace(out/name)
-    write('images.jsonl', [json.dumps(im, separators=(',', ':')) for im in images if im['image_id'] in ids])
-    write('captions.jsonl', [l for l in (src/'captions.jsonl').read_text().splitlines()
-                             if l.strip() and json.loads(l)['image_id'] in ids])
-    feat = Path(os.path.relpath((src/meta.get('feature_file', 'features.hdf5')).resolve(), out.resolve()))
-    write('meta.json', [json.dumps({**meta, 'feature_file': feat.as_posix(), 'name': f"{meta.get('name', src.name)}-{'+'.join(corpora)}",
-                                    'subset_of': {'data': os.path.relpath(src.resolve(), out.resolve()), 'corpora': corpora}}, indent=1)])
+    _write_jsonl(out/'images.jsonl', (im for im in images if im['image_id'] in ids))
+    _write_jsonl(out/'captions.jsonl', (c for c in _read_jsonl(src/'captions.jsonl') if c['image_id'] in ids))
+    rel = lambda p: Path(os.path.relpath(p.resolve(), out.resolve())).as_posix()   # the run folder can move
+    meta = {**meta, 'feature_file': rel(src/meta.get('feature_file', 'features.hdf5')),
+            'name': f"{meta.get('name', src.name)}-{'+'.join(corpora)}", 'subset_of': {'data': rel(src), 'corpora': corpora}}
+    tmp = out/'.meta.json.tmp'                                       # meta.json last, as `write_dataset` does
+    tmp.write_text(json.dumps(meta, indent=1)); tmp.replace(out/'meta.json')
     return out
 
 # %% ../nbs/25_real_captions.ipynb #d83e6ca9
@@ -113,9 +109,9 @@ def gsrl_corpora_of(value,                    # None (all), a corpus name, a lis
                     known:Sequence[str]=('coco', 'flickr30k'), # every corpus name there is
                    )->list[str]:
     "`real_captions.ipynb`'s `gsrl_corpora`: the run's corpora GSRL trains on (named ones the run lacks are left out; none left: all)"
-    if isinstance(value, str):
-        v = value.strip()
-        value = None if v in ('', 'None') else ast.literal_eval(v) if v[0] in '[(' else [v]
+    if isinstance(value, str):                                         # papermill -p passes a string
+        try: value = ast.literal_eval(value.strip() or 'None')          # 'None', "['coco']"
+        except (ValueError, SyntaxError): value = value.strip()         # a bare name: -p gsrl_corpora coco
     want = list(corpora) if value is None else [value] if isinstance(value, str) else list(value)
     bad = [c for c in want if c not in known]
     if bad: raise ValueError(f"gsrl_corpora: unknown corpora {bad}: choose from {sorted(known)} (or None: all)")
