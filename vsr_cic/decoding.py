@@ -36,15 +36,19 @@ def joint_argmax(word_logp:torch.Tensor, # (N, V)
                  eos_id:int=EOS_ID,
                 )->tuple:                # (word, gate), (N,) each
     "The argmax of `joint_candidates` (first maximum in (word, gate) order) without building the (N, V, 2) tensor"
-    g1 = gate_logp.argmax(1, keepdim=True)                                       # each row's better gate
-    s = word_logp + gate_logp.gather(1, g1)  # (N, V): every word with it, as the joint sums
-    s[:, eos_id] = word_logp[:, eos_id]                                          # `<eos>` takes gate 0 for free
-    w = s.argmax(1)
-    best = s.gather(1, w[:, None])[:, 0]
-    g = (
-        (word_logp.gather(1, w[:, None])[:, 0] + gate_logp[:, 0]) < best
-    ).long()  # gate 0 unless gate 1 is strictly higher
-    return w, g.masked_fill(w == eos_id, 0)
+    # A word's best joint log-prob is its own plus its row's better gate, a constant per row, so the best word is the
+    # argmax of the word log-probs alone (`<eos>`, which pays no gate, compared after). One difference from the flat
+    # argmax, in float only: where adding the gate rounds two different word log-probs to one value, the higher wins.
+    c = gate_logp.gather(1, gate_logp.argmax(1, keepdim=True))[:, 0]            # (N,) each row's better gate
+    e = word_logp[:, eos_id].clone()                                             # `<eos>` takes gate 0 for free
+    x = word_logp.detach().clone() if word_logp.requires_grad else word_logp     # (never in place where autograd looks)
+    x[:, eos_id] = float('-inf')
+    w = x.argmax(1)                                  # the best other word (first maximum): one read of (N, V), no copy
+    x[:, eos_id] = e                                                             # restored, bit for bit
+    best = word_logp.gather(1, w[:, None])[:, 0] + c                             # its joint log-prob with that gate
+    eos = (e > best) | ((e == best) & (w > eos_id))                              # ties: the first in (word, gate) order
+    g = ((word_logp.gather(1, w[:, None])[:, 0] + gate_logp[:, 0]) < best).long()  # gate 0 unless gate 1 is strictly higher
+    return w.masked_fill(eos, eos_id), g.masked_fill(eos, 0)
 
 def repeat_ban(hist:torch.Tensor, # (N, L) the last L words said, oldest first (-1: none yet); n-grams up to (L+1)//2
                V:int)->torch.Tensor: # (N, V) bool
@@ -69,6 +73,14 @@ def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.T
                      no_unk:bool=False):  # never say `<unk>` (rare words' placeholder) where another word is allowed
     "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
     wl, gl, state, tr = step_scores(model)(prev, ptr, state, ctx)               # (N, V) scores, (N, 2) gate log-probs
+    if wl.device.type == 'cpu' and not (wl.requires_grad or hist is not None or no_unk or 'allowed_words' in ctx):
+        # the common CPU case without autograd (greedy, beam search, SCST's baseline): three columns written in place,
+        # no (N, V) mask to build and apply (passes over N·V floats are what a CPU step pays for besides its matmuls;
+        # the GPU keeps the mask, which its captured graphs hold)
+        wl[:, model.pad_id] = float('-inf')
+        wl[:, model.bos_id] = float('-inf')
+        if eos_ok is not None: wl[:, model.eos_id] = wl[:, model.eos_id].masked_fill(~eos_ok, float('-inf'))
+        return torch.log_softmax(wl, 1), gl, state, tr
     ban = torch.zeros_like(wl, dtype=torch.bool)
     ban[:, model.pad_id] = True                                                  # (scalar indices: no host-to-device
     ban[:, model.bos_id] = True                                                  #  copy, so a CUDA graph can capture it)
