@@ -9,7 +9,7 @@ import torch
 from conftest import run_notebook
 
 N_IMAGES = 40          # COCO val2017 images (5 captions each) in the tiny corpus
-METHODS = ('ours', 'ours_gt', 'retrieval', 'retrieval_gsrl')
+METHODS = ('ours', 'ours_gt', 'retrieval', 'retrieval_gt')
 METRICS = ('CIDEr-D', 'CIDEr-D_5ref', 'BLEU-4', 'METEOR', 'R_V', 'R_SR1', 'R_SR2', 'repeat_rate', 'unseen_bigram_rate',
            'n_captions', 'n_images')
 
@@ -120,8 +120,10 @@ def test_notebook(nb_run):
             assert k in s and (s[k] is None or math.isfinite(s[k])), (meth, k, s.get(k))
         assert 0 < s['n_images'] <= 4 and s['n_captions'] >= s['n_images']
         assert 0 <= s['repeat_rate'] <= 1 and 0 <= s['unseen_bigram_rate'] <= 1
-    for meth in ('retrieval', 'retrieval_gsrl'):                       # retrieved captions are training captions
+    for meth in ('retrieval', 'retrieval_gt'):                       # retrieved captions are training captions
         assert m['photos'][meth]['unseen_bigram_rate'] == 0
+    assert m['grounding']['retrieval'] == m['grounding']['ours'] == 'gsrl'          # the paper's protocol: same source
+    assert m['grounding']['retrieval_gt'] == m['grounding']['ours_gt'] == 'annotated'
     assert sum(m['training_captions']['sampled'].values()) >= 400 and m['wall_s'] > 0 and m['cpu_s'] > 0
     assert m['settings']['no_repeat'] and len(m['load_average']) == 3
     assert m['settings']['region_words'] and m['settings']['precompute']

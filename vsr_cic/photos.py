@@ -183,7 +183,8 @@ def vsrs_in_caption_order(rec:Mapping)->list[VSR]:
     ]
 
 def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', structure:str='ssp', beam:int=5,
-                         unknown_verbs:str='unk', # a test verb the models never saw: 'unk' captions it as <unk> (noted), 'error' fails
+                         unknown_verbs:str='spell', # a test verb the models never saw: 'spell' says its -ing form in the verb slot,
+                                                    #   'unk' captions it as <unk> (both noted), 'error' fails
                          no_repeat:bool|None=None, # the decoding rule against immediate repetition (None: the pipeline's)
                          no_unk:bool|None=None,    # the decoding rule against saying <unk> (None: the pipeline's)
                         )->tuple[list, int]:

@@ -19,8 +19,9 @@ from .planner import SemanticStructurePlanner
 from .merge import Plan, merge_structures
 from .baselines import make_captioner
 from .decoding import beam_search, greedy_decode, verb_constraint, MAX_LEN
+from .captioner import UNK_ID
 from .train import load_checkpoint, load_weights
-from .vsr import as_vsrs, check_known
+from .vsr import as_vsrs, check_known, ing_form
 from .data import check_proposals, load_dataset
 from .loader import verb_forms
 from .runs import check_vocab_fits, data_path, best_ckpt, find_ckpt, run_vocabs, load_gsrl
@@ -224,7 +225,8 @@ class Pipeline:
         verb = self.vocabs['planner'][vsr.verb]
         return self.ssp.plan(verb, sets, img, n_best=n, beam_size=max(n, 2))
 
-    def controls(self, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping)->dict:
+    def controls(self, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping,
+                 spell:bool=False)->dict: # verb slots of verbs without surface forms say <unk> (`caption` spells it)
         "The captioner's control tensors for a batch of plans of one image"
         F = torch.as_tensor(image['features'], dtype=torch.float32)                       # (P, D)
         B, K = len(plans), max(map(len, plans))
@@ -252,12 +254,18 @@ class Pipeline:
             known = ctl['slot_is_verb'] & torch.isin(verb, torch.tensor(sorted(self.verb_words)))
             ctl['allowed_words'] = verb_constraint(known, verb, self.verb_words, self.captioner.vocab_size,
                                                    self.verb_extra)
+            if spell:                                  # a verb the captioner never learned: its slot says <unk>, spelled later
+                unknown = ctl['slot_is_verb'] & ~known
+                ctl['allowed_words'][unknown] = False
+                ctl['allowed_words'][unknown.nonzero(as_tuple=True) + (UNK_ID,)] = True
+                for w in self.verb_extra: ctl['allowed_words'][unknown.nonzero(as_tuple=True) + (w,)] = True
         return {k: v.to(self.device) for k, v in ctl.items()}
 
     @torch.no_grad()
-    def caption(self, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping, beam:int=5, max_len:int=MAX_LEN)->list[dict]:
+    def caption(self, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping, beam:int=5, max_len:int=MAX_LEN,
+                spell:bool=False)->list[dict]: # `<unk>` in the verb slot of a verb the captioner lacks: its -ing form
         "Caption each plan; words tagged with the slot they were generated under, gate trace included"
-        ctl = self.controls(plans, vsrs, image)
+        ctl = self.controls(plans, vsrs, image, spell)
         kw = dict(max_len=max_len, complete=self.complete, no_repeat=getattr(self, 'no_repeat', False),
                   no_unk=getattr(self, 'no_unk', False), **ctl)
         dec = greedy_decode(self.captioner, **kw) if beam <= 1 else beam_search(self.captioner, beam_size=beam, **kw)
@@ -269,8 +277,11 @@ class Pipeline:
                                                  dec.mask[b].tolist())):
                 if not m or w == self.captioner.eos_id: break
                 it = p.items[min(k, len(p) - 1)]
-                toks.append(W.itos[w])
-                subs.append('+'.join(s for _, s in it.labels))
+                fv, sub = next((f for f, s in it.labels if s == VERB), None), '+'.join(s for _, s in it.labels)
+                word = ing_form(vsrs[fv].verb) if spell and w == UNK_ID and fv is not None else W.itos[w]
+                if word != W.itos[w] and toks and toks[-1] == word and subs[-1] == sub: continue   # spelled once a slot
+                toks.append(word)
+                subs.append(sub)
                 gates.append(g)
                 if ag is not None: a.append(float(ag[b, t]))
             out.append({'caption': ' '.join(toks), 'tokens': toks, 'subroles': subs, 'gates': gates,
@@ -284,7 +295,8 @@ class Pipeline:
                  beam:int=5,                       # captioner beam (1 = greedy)
                  gt:Mapping|None=None,             # caption record: ground truth for missing components
                  max_len:int=MAX_LEN,
-                 unknown_verbs:str='error',        # 'error': an unknown verb is a VSRError; 'unk': <unk>, noted in `missing`
+                 unknown_verbs:str='error',        # 'error': an unknown verb is a VSRError; 'unk': <unk>, noted in `missing`;
+                                                   # 'spell': as 'unk', and a verb the captioner lacks is said as its -ing form
                 )->PipelineResult:
         "Run GSRL → SSP → merge → captioner"
         image, vsrs = self.image(proposals), as_vsrs(vsrs)
@@ -316,7 +328,7 @@ class Pipeline:
                              [{r: [{'set': j, 'score': s} for j, s in v] for r, v in g.items()} for g in grounding],
                              structures, plans,
                              missing={**self.missing, **({'verbs': '; '.join(notes)} if notes else {})})
-        if self.captioner is not None: res.captions = self.caption(plans, vsrs, image, beam, max_len)
+        if self.captioner is not None: res.captions = self.caption(plans, vsrs, image, beam, max_len, unknown_verbs == 'spell')
         return res
 
 # %% ../nbs/22_pipeline.ipynb #0000000b

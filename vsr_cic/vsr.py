@@ -14,7 +14,7 @@ from .core import MAX_SUBROLES, MAX_PER_ROLE
 # %% auto #0
 __all__ = ['ROLES', 'VERB', 'ROLE_MEANINGS', 'SHOW_CHARS', 'MAX_VSRS', 'PAD', 'UNK', 'ROLE_VOCAB', 'UNKNOWN_VERBS', 'VSRError',
            'normalize_role', 'subrole_names', 'parse_subrole', 'VSR', 'parse_vsrs', 'Vocab', 'verb_vocab', 'as_vsrs',
-           'check_known']
+           'ing_form', 'check_known']
 
 # %% ../nbs/01_vsr.ipynb #00000006
 ROLES = ('ARG0', 'ARG1', 'ARG2', 'ARG3', 'ARG4', 'ARG5',
@@ -351,12 +351,25 @@ def as_vsrs(vsrs, **kw)->list[VSR]:
     if not out: raise VSRError(f"no VSR given (got {_short(vsrs)})")
     return out
 
-UNKNOWN_VERBS = ('error', 'unk')
+UNKNOWN_VERBS = ('error', 'unk', 'spell')
+
+def ing_form(verb:str)->str:
+    "The -ing form of a verb lemma by English spelling rules (`ride` → `riding`, `sit` → `sitting`, `pick up` → `picking up`)"
+    head, *rest = verb.replace('_', ' ').split() or ['']
+    w, vowels = head.lower(), 'aeiou'
+    c = w.replace('qu', 'qw')                                                    # the u of qu is no vowel (quit)
+    groups = sum(1 for i, ch in enumerate(c) if ch in vowels and (i == 0 or c[i - 1] not in vowels))
+    if w.endswith('ie') and len(w) > 2: w = w[:-2] + 'y'                         # lie → lying
+    elif w.endswith('e') and not w.endswith(('ee', 'ye', 'oe')) and len(w) > 2: w = w[:-1]   # ride → riding (see → seeing)
+    elif groups == 1 and len(c) >= 3 and c[-1] not in vowels + 'wxy' and c[-2] in vowels and c[-3] not in vowels:
+        w = w + w[-1]                                                            # sit → sitting (one syllable, CVC)
+    return ' '.join([w + 'ing', *rest])
 
 def check_known(vsrs:Sequence[VSR],      # parsed VSRs
                 vocabs:Mapping,          # component name -> its verb `Vocab` (e.g. {'GSRL': .., 'captioner': ..})
-                unknown:str='error',     # 'error': raise; 'unk': encode unknown verbs as <unk> and return a note
-               )->list[str]:             # notes about unknown verbs (only with unknown='unk')
+                unknown:str='error',     # 'error': raise; 'unk': encode unknown verbs as <unk> and return a note;
+                                         # 'spell': as 'unk', and the captioner's verb slot says the verb's -ing form
+               )->list[str]:             # notes about unknown verbs (only with unknown='unk' / 'spell')
     "Raise `VSRError` for a verb that a component does not know, naming the verb, the component and close known verbs"
     if unknown not in UNKNOWN_VERBS: raise ValueError(f"unknown must be one of {UNKNOWN_VERBS}, got {unknown!r}")
     notes = []
@@ -369,6 +382,8 @@ def check_known(vsrs:Sequence[VSR],      # parsed VSRs
         msg = (f"verb {v.verb!r} (VSR '{v}') is unknown to the {who}, which know{'s' if len(lost) == 1 else ''} "
                f"{len(known)} verbs"
                + (f"; did you mean {', '.join(close)}?" if close else f", e.g. {', '.join(known[:8])}"))
-        if unknown == 'error': raise VSRError(msg + " (pass unknown_verbs='unk' to caption it as <unk> anyway)")
-        notes.append(msg + ': encoded as <unk>, so the caption does not follow this verb')
+        if unknown == 'error': raise VSRError(msg + " (pass unknown_verbs='unk' or 'spell' to caption it anyway)")
+        spelled = unknown == 'spell' and any(n == 'captioner' for n, _ in lost)
+        notes.append(msg + (f": encoded as <unk>; the captioner's verb slot says {ing_form(v.verb)!r}" if spelled else
+                            ': encoded as <unk>, so the caption does not follow this verb'))
     return notes
