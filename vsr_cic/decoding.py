@@ -45,9 +45,10 @@ def joint_argmax(word_logp:torch.Tensor, # (N, V)
     x[:, eos_id] = float('-inf')
     w = x.argmax(1)                                  # the best other word (first maximum): one read of (N, V), no copy
     x[:, eos_id] = e                                                             # restored, bit for bit
-    best = word_logp.gather(1, w[:, None])[:, 0] + c                             # its joint log-prob with that gate
+    lw = word_logp.gather(1, w[:, None])[:, 0]                                   # its own log-prob
+    best = lw + c                                                                # its joint log-prob with that gate
     eos = (e > best) | ((e == best) & (w > eos_id))                              # ties: the first in (word, gate) order
-    g = ((word_logp.gather(1, w[:, None])[:, 0] + gate_logp[:, 0]) < best).long()  # gate 0 unless gate 1 is strictly higher
+    g = ((lw + gate_logp[:, 0]) < best).long()                                   # gate 0 unless gate 1 is strictly higher
     return w.masked_fill(eos, eos_id), g.masked_fill(eos, 0)
 
 def repeat_ban(hist:torch.Tensor, # (N, L) the last L words said, oldest first (-1: none yet); n-grams up to (L+1)//2

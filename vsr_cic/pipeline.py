@@ -255,10 +255,9 @@ class Pipeline:
             ctl['allowed_words'] = verb_constraint(known, verb, self.verb_words, self.captioner.vocab_size,
                                                    self.verb_extra)
             if spell:                                  # a verb the captioner never learned: its slot says <unk>, spelled later
-                unknown = ctl['slot_is_verb'] & ~known
-                ctl['allowed_words'][unknown] = False
-                ctl['allowed_words'][unknown.nonzero(as_tuple=True) + (UNK_ID,)] = True
-                for w in self.verb_extra: ctl['allowed_words'][unknown.nonzero(as_tuple=True) + (w,)] = True
+                row = torch.zeros(self.captioner.vocab_size, dtype=torch.bool)
+                row[[UNK_ID, *self.verb_extra]] = True
+                ctl['allowed_words'][ctl['slot_is_verb'] & ~known] = row
         return {k: v.to(self.device) for k, v in ctl.items()}
 
     @torch.no_grad()

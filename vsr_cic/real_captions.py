@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 from .readers import Records
-from .data import BACKGROUND, _read_jsonl, _write_jsonl
+from .data import BACKGROUND, _atomic, _read_jsonl, _write_jsonl
 from .loader import frame_roles, word_slots
 from .vsr import VERB
 from .captioner import shift_where
@@ -99,7 +99,7 @@ def corpus_subset(data_dir,                 # a dataset folder whose ids carry c
     rel = lambda p: Path(os.path.relpath(p.resolve(), out.resolve())).as_posix()   # the run folder can move
     meta = {**meta, 'feature_file': rel(src/meta.get('feature_file', 'features.hdf5')),
             'name': f"{meta.get('name', src.name)}-{'+'.join(corpora)}", 'subset_of': {'data': rel(src), 'corpora': corpora}}
-    tmp = out/'.meta.json.tmp'                                       # meta.json last, as `write_dataset` does
+    tmp = _atomic(out/'meta.json')                                   # meta.json last, as `write_dataset` does
     tmp.write_text(json.dumps(meta, indent=1)); tmp.replace(out/'meta.json')
     return out
 
