@@ -24,7 +24,7 @@ __all__ = ['SLOT_WORDS_Q', 'SLOT_END_RATE', 'SLOT_EXTRA_WORDS', 'VERB_W', 'CLASS
            'coco_test_files', 'photo_test_set', 'merge_identical_regions', 'slot_word_limit', 'slot_end_mask',
            'SlotWordCap', 'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate', 'caption_keys',
            'grounding_keys', 'key_score', 'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores',
-           'Job', 'cpu_seconds', 'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
+           'Job', 'cpu_seconds', 'run_jobs', 'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
 
 # %% ../nbs/25_real_captions.ipynb #62d86adc
 def concat_records(parts:Mapping[str, Records])->Records:
@@ -439,6 +439,26 @@ def cpu_seconds()->float:
     import resource
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+# %% ../nbs/25_real_captions.ipynb #d73c053e
+def run_jobs(target, kwargs_list:Sequence[dict], # `target(**kwargs)` for each, every one in its own spawned process
+             workers:int=2, threads:int=1, poll:float=1.0,
+             progress=print)->list[float]:
+    "Run the jobs `workers` at a time (2 cores: two captioners train at once); seconds each took, in order; the first failure raises once the others ended"
+    if int(workers) < 1: raise ValueError(f"workers must be >= 1, got {workers}")
+    todo, running, took, errors = list(enumerate(kwargs_list)), {}, [None] * len(kwargs_list), []
+    while todo or running:
+        while todo and len(running) < int(workers):
+            i, kw = todo.pop(0)
+            running[i] = Job(target, kw, threads)
+        time.sleep(poll)
+        for i in [i for i, j in running.items() if not j.proc.is_alive()]:
+            try: took[i] = running.pop(i).wait()
+            except RuntimeError as e: errors.append(f"job {i} ({kwargs_list[i].get('out_dir', '')}): {e}")
+            else:
+                if progress: progress(f"job {i + 1}/{len(took)} done in {took[i]:.0f} s: {kwargs_list[i].get('out_dir', '')}")
+    if errors: raise RuntimeError('; '.join(errors))
+    return took
 
 # %% ../nbs/25_real_captions.ipynb #786f7479
 def load_photo_spec(spec, # a dict, a .json path, or (hdf5 path, image id, picture path)

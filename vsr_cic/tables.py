@@ -15,7 +15,7 @@ from .experiments import _control_counts, _control_of, mean_sd, markdown_table
 # %% auto #0
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'VERB_SUBSETS', 'PAPER_TABLE1', 'OracleVerbPipeline', 'method_predictions',
            'attached_share', 'subset_scores', 'table_rows', 'pool_seeds', 'table1_markdown', 'orderings', 'run_info',
-           'results_page', 'write_results_page']
+           'results_page', 'write_results_page', 'fill_block', 'as_list']
 
 # %% ../nbs/23a_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -108,20 +108,24 @@ def subset_scores(preds:Sequence[dict], refs:Mapping, n_frames:Mapping, corpus_b
 
 # %% ../nbs/23a_tables.ipynb #0000000e
 def table_rows(scores:Mapping, # {(method, grounding): {verbs: metrics}} of one seed
-               preset:str, seed:int)->list[dict]:
+               preset:str, seed:int,
+               test_set:str='photos', # which captions were captioned: 'photos' (COCO-format photos) or 'corpus' (its test split)
+               failed:Mapping|None=None)->list[dict]: # {(method, grounding): captions the pipeline could not caption}
     "Flat Table 1 rows of one seed"
-    return [{'method': m, 'grounding': g, 'preset': preset, 'seed': seed, 'verbs': v,
-             'n_captions': r['n_captions'], **{k: r.get(k) for k in TABLE1_METRICS}}
+    return [{'test_set': test_set, 'method': m, 'grounding': g, 'preset': preset, 'seed': seed, 'verbs': v,
+             'n_captions': r['n_captions'], 'failed': (failed or {}).get((m, g), 0),
+             **{k: r.get(k) for k in TABLE1_METRICS}}
             for (m, g), per in scores.items() for v, r in per.items()]
 
 def pool_seeds(rows:Sequence[dict], metrics:Sequence[str]=TABLE1_METRICS,
-               keys:Sequence[str]=('method', 'grounding', 'preset', 'verbs'))->list[dict]:
+               keys:Sequence[str]=('test_set', 'method', 'grounding', 'preset', 'verbs'))->list[dict]:
     "Rows of several seeds -> one row per key: `seeds`, seed means and, with several seeds, `<metric>_sd`"
     groups = {}
-    for r in rows: groups.setdefault(tuple(r[k] for k in keys), []).append(r)
+    for r in rows: groups.setdefault(tuple(r.get(k) for k in keys), []).append(r)
     out = []
     for key, rs in groups.items():
-        row = {**dict(zip(keys, key)), 'seeds': sorted(r['seed'] for r in rs), 'n_captions': rs[0]['n_captions']}
+        row = {**{k: v for k, v in zip(keys, key) if v is not None}, 'seeds': sorted(r['seed'] for r in rs),
+               'n_captions': rs[0].get('n_captions'), 'failed': sum(r.get('failed', 0) for r in rs)}
         for m in metrics:
             mu, sd = mean_sd([r.get(m) for r in rs])
             row[m] = mu
@@ -137,13 +141,14 @@ def _cell(r:Mapping, m:str, scale:float)->str:
     return f'{v * scale:.1f}' + (f' ± {sd * scale:.1f}' if sd is not None else '')
 
 def table1_markdown(rows:Sequence[Mapping], verbs:str='all',
+                    test_set:str='photos',   # rows without a `test_set` are shown whatever it is
                     cols:Sequence[str]=('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2',
                                         'attached'),
                     paper:Mapping|None=PAPER_TABLE1, # the paper's numbers, shown as `(paper …)` under ours
                     scale:float=100.)->str:
     "Markdown Table 1 (values × `scale`, mean ± sd over seeds) of the `verbs` rows, the paper's numbers beside"
     order = {m: i for i, m in enumerate(TABLE1_METHODS)}
-    sel = sorted((r for r in rows if r['verbs'] == verbs),
+    sel = sorted((r for r in rows if r['verbs'] == verbs and r.get('test_set', test_set) == test_set),
                  key=lambda r: (r['grounding'] != 'gsrl', r['preset'] != 'paper', order.get(r['method'], 99)))
     head = ['method', 'grounding', 'preset', 'n'] + list(cols)
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
@@ -155,11 +160,12 @@ def table1_markdown(rows:Sequence[Mapping], verbs:str='all',
                                             [f'{p[c]:.1f}' if c in p else '' for c in cols]) + ' |')
     return '\n'.join(lines)
 
-def orderings(rows:Sequence[Mapping], verbs:str='all', preset:str='paper',
+def orderings(rows:Sequence[Mapping], verbs:str='all', preset:str='paper', test_set:str='photos',
               metrics:Sequence[str]=('CIDEr-D', 'R_V', 'R_SR1', 'R_SR2'),
               baselines:Sequence[str]=('c_lstm', 'c_updn', 'sct', 'ours_no_verb'))->list[str]:
     "The paper's orderings that do NOT hold in `rows` (Ours above each baseline; oracle verb ≥ Ours on R_V), as sentences"
-    by = {(r['method'], r['grounding']): r for r in rows if r['verbs'] == verbs and r['preset'] == preset}
+    by = {(r['method'], r['grounding']): r for r in rows
+          if r['verbs'] == verbs and r['preset'] == preset and r.get('test_set', test_set) == test_set}
     bad = []
     for g in sorted({g for _, g in by}):
         ours = by.get(('ours', g))
@@ -198,13 +204,15 @@ def results_page(metrics:Mapping, title:str, intro:str='')->str:
            f"Run: `{run.get('command')}` at commit `{run.get('commit')}`, {run.get('date')}, on {run.get('machine')}.", '']
     if intro: out += [intro, '']
     rows = metrics.get('table1', [])
-    for v, name in (('all', 'every caption'), ('one', 'one-verb captions'), ('multi', 'multi-verb captions')):
-        if any(r['verbs'] == v for r in rows):
-            out += [f'## Table 1: {name}', '', table1_markdown(rows, v, paper=PAPER_TABLE1 if v == 'all' else None), '']
-    if metrics.get('orderings') is not None:
-        bad = metrics['orderings']
+    names = {'photos': 'held-out photos', 'corpus': "the corpora's own test split"}
+    for ts in dict.fromkeys(r.get('test_set', 'photos') for r in rows):
+        for v, name in (('all', 'every caption'), ('one', 'one-verb captions'), ('multi', 'multi-verb captions')):
+            if any(r['verbs'] == v and r.get('test_set', 'photos') == ts for r in rows):
+                out += [f'## Table 1, {names.get(ts, ts)}: {name}', '',
+                        table1_markdown(rows, v, ts, paper=PAPER_TABLE1 if v == 'all' else None), '']
+        bad = orderings(rows, test_set=ts)
         out += ['**The paper\'s orderings** (Ours above C-LSTM, C-UpDn, SCT and w/o verb on CIDEr-D, R_V, R_SR1, '
-                'R_SR2 within each grounding; oracle verb ≥ Ours on R_V): ' +
+                'R_SR2 within each grounding; oracle verb ≥ Ours on R_V), every caption: ' +
                 ('all hold.' if not bad else 'these do not hold: ' + '; '.join(bad) + '.'), '']
     t2 = metrics.get('table2', [])
     if t2:
@@ -219,3 +227,20 @@ def write_results_page(metrics_json, md_path, title:str, intro:str='')->Path:
     md.parent.mkdir(parents=True, exist_ok=True)
     md.write_text(results_page(json.loads(Path(metrics_json).read_text()), title, intro) + '\n')
     return md
+
+def fill_block(text:str, name:str, body:str)->str:
+    "`text` with the lines between `<!-- results:name -->` and `<!-- /results:name -->` replaced by `body`"
+    a, b = f'<!-- results:{name} -->', f'<!-- /results:{name} -->'
+    if text.count(a) != 1 or text.count(b) != 1 or text.index(a) > text.index(b):
+        raise ValueError(f"expected one {a} … {b} block, found {text.count(a)} opening and {text.count(b)} closing marker(s)")
+    return text[:text.index(a) + len(a)] + '\n' + body.strip('\n') + '\n' + text[text.index(b):]
+
+def as_list(value, name:str='value')->list:
+    "A list parameter as papermill may pass it (`-p seeds '[0, 1, 2]'` arrives as a string)"
+    import ast
+    if isinstance(value, str):
+        try: value = ast.literal_eval(value)
+        except (ValueError, SyntaxError): value = [v.strip() for v in value.split(',') if v.strip()]
+    if isinstance(value, (int, str)): value = [value]
+    if not isinstance(value, (list, tuple)): raise TypeError(f"{name} must be a list, got {value!r}")
+    return list(value)
