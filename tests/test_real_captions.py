@@ -96,20 +96,77 @@ def test_train_a_step_and_caption(tiny):
     assert failed1 == failed and all(p['tokens'] for p in capped if p['structure'] is not None)   # the pipeline decodes through it
 
 
+def entity_photos(sd, dest):
+    "The two COCO Entities sample photos (formats/coco_entities: not in coco_mini, never read by a default) as a COCO-format set"
+    import shutil
+    from PIL import Image
+    cats = json.loads((sd/'coco_mini'/'annotations'/'instances_train2017.json').read_text())['categories']
+    by, alias = {c['name']: c['id'] for c in cats}, {'woman': 'person', 'man': 'person'}
+    src, dest = sd/'formats'/'coco_entities', Path(dest)
+    (dest/'images').mkdir(parents=True); (dest/'annotations').mkdir()
+    images, caps, boxes = [], [], []
+    for f in sorted(src.glob('*.json')):
+        (iid, entry), = json.loads(f.read_text()).items()
+        pic = next(src.glob(f'*{int(iid):012d}.jpg'))
+        shutil.copy(pic, dest/'images'/pic.name)
+        w, h = Image.open(pic).size
+        images.append({'id': int(iid), 'file_name': pic.name, 'width': w, 'height': h})
+        caps += [{'id': 1000 * int(iid) + i, 'image_id': int(iid), 'caption': c} for i, c in enumerate(entry)]
+        seen = {}
+        for e in entry.values():
+            for cls, dets in e['detections'].items():
+                for did, (x1, y1, x2, y2) in dets:
+                    if alias.get(cls, cls) in by: seen[did] = (by[alias.get(cls, cls)], [x1, y1, x2 - x1, y2 - y1])
+        boxes += [{'id': 1000 * int(iid) + did, 'image_id': int(iid), 'category_id': c, 'bbox': b, 'area': b[2] * b[3], 'iscrowd': 0}
+                  for did, (c, b) in seen.items()]
+    cj, ij = dest/'annotations'/'captions_entities.json', dest/'annotations'/'instances_entities.json'
+    cj.write_text(json.dumps({'images': images, 'annotations': caps}))
+    ij.write_text(json.dumps({'images': images, 'annotations': boxes, 'categories': cats}))
+    return cj, ij, dest/'images'
+
+
 @pytest.fixture(scope='module')
 def nb_run(shared_data, tmp_path_factory):
-    "nbs/real_captions.ipynb with tiny settings"
+    "nbs/real_captions.ipynb with quick=True (every step, tiny) on photos outside coco_mini (the COCO Entities samples)"
     tmp = tmp_path_factory.mktemp('real_captions_nb')
     out = tmp/'run'
-    run_notebook('real_captions.ipynb', tmp, out_dir=str(out), n_captions=400, epochs_gsrl=1, epochs_planner=1, epochs_r=1,
-                 epochs_xe=1, epochs_verbs=1, hidden=16, beam=1, test_limit=4, n_figure=2, train_visual_small=False,
-                 visual_small_dir=str(tmp/'none'), device='cpu', figure_path=str(out/'real_captions.png'))   # the run's own figure: no copy onto itself
-    return out, json.loads((out/'metrics.json').read_text())
+    cj, ij, pics = entity_photos(shared_data, tmp/'photos')
+    run_notebook('real_captions.ipynb', tmp, out_dir=str(out), quick=True, test_captions_json=str(cj), test_instances_json=str(ij),
+                 test_image_dir=str(pics), visual_small_dir=str(tmp/'none'), device='cpu', results_md=str(tmp/'results'/'real.md'),
+                 figure_path=str(out/'real_captions.png'))   # the run's own figure: no copy onto itself
+    return out, json.loads((out/'metrics.json').read_text()), tmp
+
+
+def test_table1_rows(nb_run):
+    "metrics.json's table1 / table2 as the issue names them, on photos the defaults never read; the results page is generated from it"
+    out, m, tmp = nb_run
+    from vsr_cic.tables import TABLE1_METHODS, table1_markdown
+    assert m['test']['images'] == 2 and m['test']['captions'] > 0       # the two COCO Entities photos, not coco_mini
+    rows = m['table1']
+    got = {(r['test_set'], r['method'], r['grounding'], r['preset'], r['verbs']) for r in rows}
+    for ts in ('photos', 'corpus'):
+        for meth in TABLE1_METHODS:
+            for g in ('gsrl', 'gt'):
+                assert (ts, meth, g, 'paper', 'all') in got, (ts, meth, g)
+        assert (ts, 'ours', 'gsrl', 'ours', 'all') in got               # the additions' rows of their own
+    for r in rows:
+        assert r['verbs'] in ('all', 'one', 'multi') and r['seeds'] == [0] and r['n_captions'] > 0
+        for k in ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2'):
+            assert k in r and (r[k] is None or math.isfinite(r[k])), (r['method'], k)
+            assert f'{k}_sd' not in r                                      # one seed: no standard deviation
+    assert {r['method'] for r in m['table2']} == {'BS', 'SCT', 'Ours'} and all(r['k'] == 2 for r in m['table2'])
+    assert m['run']['commit'] and m['run']['machine'] and set(m['orderings']) == {'photos', 'corpus'}
+    page = (tmp/'results'/'real.md').read_text()
+    assert page == (out/'results_page.md').read_text() and table1_markdown(rows, 'all', 'photos') in page
+    assert '162.8' in page                                                 # the paper's numbers beside ours
+    trained = {p.parent.name for p in (out/'table1').glob('*/seed0/model.pt')}
+    assert trained == {'c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours'}   # the oracle verb is a decoding, not a training
+    assert (out/'planner_no_verb'/'slevel_transformer').exists()
 
 
 def test_notebook(nb_run):
     "metrics.json holds every method and metric"
-    out, m = nb_run
+    out, m, _ = nb_run
     assert 'skipped' not in m, m.get('skipped')
     have = set(m['photos'])                                            # visual_small is left out when its run is missing
     assert have == set(METHODS) | {f'{x}_no_rule' for x in ('ours', 'ours_gt')}, have   # no_repeat (default): each also without the rule
@@ -118,7 +175,7 @@ def test_notebook(nb_run):
         s = m['photos'][meth]
         for k in METRICS:
             assert k in s and (s[k] is None or math.isfinite(s[k])), (meth, k, s.get(k))
-        assert 0 < s['n_images'] <= 4 and s['n_captions'] >= s['n_images']
+        assert 0 < s['n_images'] <= 2 and s['n_captions'] >= s['n_images']
         assert 0 <= s['repeat_rate'] <= 1 and 0 <= s['unseen_bigram_rate'] <= 1
     for meth in ('retrieval', 'retrieval_gt'):                       # retrieved captions are training captions
         assert m['photos'][meth]['unseen_bigram_rate'] == 0
@@ -153,7 +210,7 @@ def test_photo_pipeline_decodes_as_the_run(nb_run):
     "coco_photo_pipeline (the explorer's models) decodes as the run did: its sub-role limit and open-phrase words"
     from vsr_cic.real_captions import coco_photo_pipeline, SlotWordCap, slot_end_mask
     from vsr_cic.data import load_dataset
-    out, m = nb_run
+    out, m, _ = nb_run
     assert m['settings']['slot_end_rule'] is True
     pipe, why = coco_photo_pipeline(out)
     assert why == '' and isinstance(pipe.captioner, SlotWordCap), why
@@ -166,7 +223,7 @@ def test_photo_pipeline_decodes_as_the_run(nb_run):
 def test_explore_coco_photo(nb_run, tmp_path):
     "explore_vsr.ipynb's real-photo section: a held-out COCO photo and the coffee photo (as a user's JSON) with the run's models"
     pytest.importorskip('skimage', reason="scikit-image is not installed")
-    out, _ = nb_run
+    out, *_ = nb_run
     photo, text = _explore(tmp_path, out)
     assert photo['models'] and photo['why'] == '', photo
     assert text.count('VSRExplorer') == 3, text[-2000:]                 # the world's, the COCO photo's and the coffee photo's
