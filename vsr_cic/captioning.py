@@ -44,11 +44,11 @@ from .baselines import NoVerbCaptioner
 
 # %% auto #0
 __all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'TEST_METRICS', 'ADDITIONS',
-           'PRESETS', 'DEFAULT_PRESET', 'UNGROUNDED', 'TRAIN_UNGROUNDED', 'MAIN_JOB', 'preset_options', 'CaptionData',
-           'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn', 'prepare_batch', 'controls_of',
-           'gt_sequences', 'static_shape', 'xe_step_fn', 'CiderReward', 'scst_step_fn', 'slot_names',
-           'oracle_verb_words', 'decode_split', 'cider_d', 'evaluate_split', 'format_sample', 'plot_curves', 'MainJob',
-           'train_captioner', 'train_captioner_cli']
+           'PAPER_FROM_CODE', 'PRESETS', 'DEFAULT_PRESET', 'UNGROUNDED', 'TRAIN_UNGROUNDED', 'MAIN_JOB',
+           'preset_options', 'CaptionData', 'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn',
+           'prepare_batch', 'controls_of', 'gt_sequences', 'static_shape', 'xe_step_fn', 'CiderReward', 'scst_step_fn',
+           'slot_names', 'oracle_verb_words', 'decode_split', 'cider_d', 'evaluate_split', 'format_sample',
+           'plot_curves', 'MainJob', 'train_captioner', 'train_captioner_cli']
 
 # %% ../nbs/16_captioning.ipynb #00000005
 LR_XE, LR_RL = 5e-4, 5e-5    # supp. §D
@@ -62,9 +62,10 @@ TEST_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1
 ADDITIONS = {
     'role_emb': "role + sub-index embeddings appended to the LSTM input x_t (paper: x_t = [y_{t-1}; f̄; h²_{t-1}])",
     'complete': "<eos> only after the last sub-role has a word (greedy, beam and self-critical sampling)",
-    'constrain_verbs': "verb slots may only say forms of the control verb (the official code's habit)",
+    'constrain_verbs': "verb slots may only say forms of the control verb (the official code's `step_v`; in `paper` too)",
 }
-PRESETS = {'paper': dict(role_emb=False, complete=False, constrain_verbs=False),
+PAPER_FROM_CODE = ('constrain_verbs',)   # switches `paper` takes from the official code where the paper is silent
+PRESETS = {'paper': dict(role_emb=False, complete=False, constrain_verbs=True),
            'ours': dict(role_emb=True, complete=True, constrain_verbs=True)}
 DEFAULT_PRESET = 'ours'
 

@@ -85,9 +85,14 @@ def match_frames(ctrls:Sequence, n_frames:int, same, score, positions:Sequence[i
     out = [None] * len(ctrls)
     if not ctrls or not n_frames: return out
     # one assignment maximising, in this order: controls on a frame of their own verb, recalled roles, recalled
-    # pairs, earlier frames (the weights keep the levels apart: a caption has far fewer than 1000 roles)
-    w = np.array([[(1e9 if same(c, j) else 0.) + 1e3 * score(c, j)[0] + score(c, j)[1] - 1e-6 * positions[j]
-                   for j in range(n_frames)] for c in ctrls])
+    # pairs, earlier frames (the weights keep the levels apart: a caption has far fewer than 1000 roles). Roles and
+    # pairs count only on a frame of the control's verb (a frame of another verb is unmatched and recalls nothing),
+    # unless `fallback` lets any frame stand in
+    def gain(c, j):
+        if not (same(c, j) or fallback): return -1e-6 * positions[j]
+        sr, pr = score(c, j)
+        return (1e9 if same(c, j) else 0.) + 1e3 * sr + pr - 1e-6 * positions[j]
+    w = np.array([[gain(c, j) for j in range(n_frames)] for c in ctrls])
     rows, cols = linear_sum_assignment(w, maximize=True)
     for i, j in zip(rows, cols):
         if same(ctrls[i], j) or fallback: out[i] = int(j)

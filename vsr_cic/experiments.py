@@ -25,7 +25,8 @@ from .vsr_suggest import diversity_captions
 from .diversity import div_n, self_cider, best_of_k
 from .data import load_dataset
 from .gsrl import GSRL
-from .slevel import SLevelPlanner
+from .slevel import SLevelPlanner, SinkhornSLevel
+from .vsr import Vocab
 from .rlevel import RLevelPlanner
 from .baselines import make_captioner
 
@@ -84,8 +85,10 @@ def _frame_sets(pipe:Pipeline, v:VSR, gt_roles:dict, img, sets:str)->dict:
 def planned_examples(ds, pipe:Pipeline,
                      sets:str='gsrl',        # 'gsrl': predicted proposal sets; 'gt': annotated ones
                      structure:str='gt',     # 'gt': annotated slot order; 'ssp': S-level + R-level SSP per VSR, merged (Alg. 1)
+                     allow_unplanned:bool=False, # structure='ssp': a caption with a VSR that cannot be planned (a sub-role
+                                                 # without a set) keeps its annotated order instead of raising
                     )->list[dict]:
-    "Copies of a CaptionDataset's examples with predicted sets and/or planned (and merged) structures"
+    "Copies of a CaptionDataset's examples with predicted sets and/or planned (and merged) structures; `planned` says which were"
     if sets not in ('gsrl', 'gt') or structure not in ('gt', 'ssp'):
         raise ValueError(f"sets must be 'gsrl'|'gt' and structure 'gt'|'ssp', got {sets!r}, {structure!r}")
     recs = {c['caption_id']: c for c in ds.data.captions}
@@ -102,6 +105,10 @@ def planned_examples(ds, pipe:Pipeline,
             if structure == 'ssp' and all(j is not None for ss in g.values() for j in ss):
                 st = pipe.plan(v, {r: [(j, 1.) for j in ss] for r, ss in g.items()}, img, 1)[0][0]
                 pairs.append(([s for s, _ in st], [j for _, j in st]))
+            elif structure == 'ssp' and not allow_unplanned:
+                raise ValueError(f"planned_examples: caption {ex['caption_id']!r} frame {f} ({v.verb}) has a sub-role "
+                                 f"without a proposal set ({sets} sets), so the SSP cannot plan it; drop such captions "
+                                 f"or pass allow_unplanned=True to keep their annotated order (counted as `unplanned`)")
         labels = [next((l for l in sl['labels'] if l[1] == VERB), sl['labels'][0]) for sl in rec['slots']]
         slots = [(*info[:4], None if info[2] else new.get(tuple(l), info[4])) for info, l in zip(ex['slots'], labels)]
         names, plan = [l[1] for l in labels], None
@@ -109,13 +116,15 @@ def planned_examples(ds, pipe:Pipeline,
         if structure == 'ssp' and len(pairs) == len(rec['frames']):
             plan = merge_structures(pairs)
             slots, names = _plan_slots(plan, rec, ds.vocab['verbs'])
-        out.append({**ex, 'slots': slots, 'slot_names': names, 'plan': plan})
+        out.append({**ex, 'slots': slots, 'slot_names': names, 'plan': plan,
+                    'planned': None if structure == 'gt' else plan is not None})
     return out
 
 def split_counts(examples:list, recs:dict)->dict:
-    "How many examples have one frame and how many several"
+    "How many examples have one frame and how many several, and how many planned ones kept their annotated order"
     n = [len(recs[ex['caption_id']]['frames']) for ex in examples]
-    return {'n_one_verb': sum(k == 1 for k in n), 'n_multi_verb': sum(k > 1 for k in n)}
+    return {'n_one_verb': sum(k == 1 for k in n), 'n_multi_verb': sum(k > 1 for k in n),
+            'unplanned': sum(ex.get('planned') is False for ex in examples)}
 
 def with_examples(cd, split:str, examples:list):
     "A CaptionData whose `split` dataset holds `examples`"
@@ -245,6 +254,11 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
                     oracle:bool=True,   # add the paper's "Ours (oracle verb)" rows: the ground-truth surface verb is given
                     preset:str='ours',  # label of the rows; decoding switches of checkpoints that do not store theirs
                     gt_rows:bool=True,  # with structure='ssp', also Ours with the annotated structure (reference rows)
+                    sinkhorn:bool=False, # also "ours (sinkhorn S-level)": the supplement's Sinkhorn S-level planner (§F)
+                    allow_unplanned:bool=False,        # keep a caption the SSP cannot plan in its annotated order
+                                                       # (`planned_examples`; counted as `unplanned`) instead of raising
+                    allow_planner_fallback:bool=False, # without ckpt_dirs['planner_no_verb'], plan "w/o verb" with the
+                                                       # verb-aware planner (row `planner_fallback`) instead of raising
                     progress=print)->dict:
     "Table 1: {'rows': [...], 'n_test': …} for every available captioner × {GSRL, GT} proposal sets × caption subsets"
     caps = available_captioners(ckpt_dirs)
@@ -253,6 +267,11 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
     path = resolve_data(data_dir)                                  # None -> the built-in world
     nv_dir = ckpt_dirs.get('planner_no_verb')
     nv_ok = nv_dir is not None and (Path(nv_dir)/'slevel_transformer').exists()
+    if 'no_verb' in caps and structure == 'ssp' and not nv_ok and not allow_planner_fallback:
+        raise FileNotFoundError(f"evaluate_table1: 'Ours w/o verb' is planned by a planner that never sees the verb "
+                                f"(train_planner(use_verb=False)); ckpt_dirs['planner_no_verb'] = {nv_dir!r} holds no "
+                                f"slevel_transformer. Train it, leave 'no_verb' out of `methods`, or pass "
+                                f"allow_planner_fallback=True to plan it with the verb-aware planner (row planner_fallback)")
     cache, planned, pipes, rows, samples, skipped = {}, {}, {}, [], {}, {}
     for m, d in caps.items():
         net, voc, info = load_captioner(d, device)
@@ -264,29 +283,37 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
             if progress: progress(f"skipping {m}: {skipped[m]}")
             continue
         planner = 'no_verb' if m == 'no_verb' and nv_ok else 'verb'
-        if planner not in pipes:
-            pl_dir = nv_dir if planner == 'no_verb' else ckpt_dirs['planner']
-            pipes[planner] = Pipeline.from_dirs(ckpt_dirs['gsrl'], pl_dir, d, device, data_dir=path)
+        for pl in [planner] + (['sinkhorn'] if m == 'ours' and sinkhorn and structure == 'ssp' else []):
+            if pl not in pipes:
+                pl_dir = nv_dir if pl == 'no_verb' else ckpt_dirs['planner']
+                pipes[pl] = Pipeline.from_dirs(ckpt_dirs['gsrl'], pl_dir, d, device, data_dir=path,
+                                               kind='sinkhorn' if pl == 'sinkhorn' else 'transformer')
         opts = _decode_options(info, preset)
         recs = cd.records('test')
         n_frames = {cid: len(r['frames']) for cid, r in recs.items()}
-        settings = [('GSRL', 'gsrl', structure, False), ('GT', 'gt', structure, False)]
+        settings = [('GSRL', 'gsrl', structure, False, planner), ('GT', 'gt', structure, False, planner)]
         if m == 'ours' and structure != 'gt' and gt_rows:
-            settings += [('GSRL', 'gsrl', 'gt', False), ('GT', 'gt', 'gt', False)]
+            settings += [('GSRL', 'gsrl', 'gt', False, planner), ('GT', 'gt', 'gt', False, planner)]
         # paper's grey rows
-        if m == 'ours' and oracle: settings += [('GSRL', 'gsrl', structure, True), ('GT', 'gt', structure, True)]
-        for prop, sets, st, orc in settings:
-            key = (planner, sets, st, id(cd))
-            if key not in planned: planned[key] = planned_examples(cd.splits['test'], pipes[planner], sets, st)
+        if m == 'ours' and oracle:
+            settings += [('GSRL', 'gsrl', structure, True, planner), ('GT', 'gt', structure, True, planner)]
+        if 'sinkhorn' in pipes and m == 'ours':   # supp. §F at caption level
+            settings += [('GSRL', 'gsrl', structure, False, 'sinkhorn'), ('GT', 'gt', structure, False, 'sinkhorn')]
+        for prop, sets, st, orc, pl in settings:
+            key = (pl, sets, st, id(cd))
+            if key not in planned:
+                planned[key] = planned_examples(cd.splits['test'], pipes[pl], sets, st, allow_unplanned=allow_unplanned)
             exs = planned[key][:limit] if limit else planned[key]
             preds = decode_split(net, with_examples(cd, 'test', exs), 'test', device, beam=beam, limit=limit,
                                  oracle_verb=orc,
                                  constrain=opts['constrain_verbs'], complete=opts['complete'])
-            name = (m if st == structure else f'{m} ({st} structure)') + (' (oracle verb)' if orc else '')
+            name = ((m if st == structure else f'{m} ({st} structure)') + (' (oracle verb)' if orc else '')
+                    + (' (sinkhorn S-level)' if pl == 'sinkhorn' else ''))
             counts = split_counts(exs, recs)
             for sub, res in subset_results(preds, n_frames, metrics, control, srl).items():
                 rows.append({'method': name, 'proposals': prop, 'captions': sub, 'preset': info.get('preset', preset),
-                             'structure': st, 'planner': planner if st == 'ssp' else None, **counts, 'n': res['n'],
+                             'structure': st, 'planner': pl if st == 'ssp' else None, **counts, 'n': res['n'],
+                             'planner_fallback': m == 'no_verb' and st == 'ssp' and pl == 'verb',
                              'checkpoint': str(d), 'options': opts, **{k: res.get(k) for k in TABLE1_COLS}})
                 if progress: progress(f"{name:28s} {prop:4s} {sub:10s} n={res['n']} " + _fmt(res, TABLE1_COLS))
             keep = ('caption_id', 'caption', 'structure', 'gt_structure')
@@ -363,9 +390,9 @@ def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), b
 # %% ../nbs/23_experiments.ipynb #55cbf331
 TRAIN_VARIANTS = {'paper': dict(preset='paper'), 'role_emb': dict(preset='paper', role_emb=True),
                   'ours': dict(preset='ours')}
-ABLATION = {'paper': ('paper', {}), '+ role_emb': ('role_emb', {}),
-            '+ complete (decoding)': ('paper', {'complete': True}),
-            '+ constrain_verbs (decoding)': ('paper', {'constrain_verbs': True}), 'ours': ('ours', {})}
+ABLATION = {'paper, verb-blind': ('paper', {'constrain_verbs': False}),   # paper checkpoints, verb slots unrestricted
+            'paper': ('paper', {}), '+ role_emb': ('role_emb', {}),
+            '+ complete (decoding)': ('paper', {'complete': True}), 'ours': ('ours', {})}
 ABLATION_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'R_V', 'R_SR1', 'R_SR2')
 
 def mean_sd(xs:list)->tuple:
@@ -456,12 +483,17 @@ def write_tiny_checkpoints(data_dir, root, methods=METHODS, hidden:int=16, seed:
     g = dict(n_verbs=nv, feat_dim=D, d_v=8, d_s=8, d_att=hidden, hidden=hidden)
     save(GSRL(**g), g, root/'train_gsrl'/'gsrl'/'best.pt')
     save_vocabs(voc, root/'train_gsrl')
-    s = dict(n_verbs=nv, d_model=hidden, n_heads=2, n_layers=1, ffn=hidden)
-    save(SLevelPlanner(**s), s, root/'train_planner'/'slevel_transformer'/'best.pt', kind='transformer')
-    r = dict(n_verbs=nv, n_classes=C, feat_dim=D, d_vis=8, d_cls=8, d_emb=8, hidden=hidden)
-    save(RLevelPlanner(**r), r, root/'train_planner'/'rlevel'/'best.pt')
-    save_vocabs(voc, root/'train_planner')
-    dirs = {'gsrl': root/'train_gsrl', 'planner': root/'train_planner'}
+    # the planner and the verb-free planner of "Ours w/o verb" (every verb one unknown id, as train_planner(use_verb=False))
+    for name, v in (('train_planner', voc), ('train_planner_no_verb', {**voc, 'verbs': Vocab([], name='verb')})):
+        n = len(v['verbs'])
+        s = dict(n_verbs=n, d_model=hidden, n_heads=2, n_layers=1, ffn=hidden)
+        save(SLevelPlanner(**s), s, root/name/'slevel_transformer'/'best.pt', kind='transformer')
+        sn = dict(n_verbs=n, d_model=hidden)
+        save(SinkhornSLevel(**sn), sn, root/name/'slevel_sinkhorn'/'best.pt', kind='sinkhorn')
+        r = dict(n_verbs=n, n_classes=C, feat_dim=D, d_vis=8, d_cls=8, d_emb=8, hidden=hidden)
+        save(RLevelPlanner(**r), r, root/name/'rlevel'/'best.pt')
+        save_vocabs(v, root/name)
+    dirs = {'gsrl': root/'train_gsrl', 'planner': root/'train_planner', 'planner_no_verb': root/'train_planner_no_verb'}
     for m in methods:
         cfg = dict(hidden=hidden, emb=hidden, att=hidden, dropout=0.)
         d = root/'compare'/m

@@ -214,7 +214,7 @@ class Pipeline:
         return subs[:1] + [VERB] + subs[1:]
 
     def plan(self, vsr:VSR, grounding:Mapping, image:Mapping, n:int=1, gt_structure=None)->list:
-        "SSP: up to `n` (structure [(sub-role, set)], S-level log-prob), best first"
+        "SSP: up to `n` (structure [(sub-role, set)], S-level log-prob), best first; `n`=1 decodes greedily (supp. §C)"
         sets = {r: [j for j, _ in v] for r, v in grounding.items()}
         if self.ssp is None:
             order = (gt_structure if gt_structure is not None and vsr.is_structure(gt_structure)
@@ -223,7 +223,7 @@ class Pipeline:
             return [([(s, None if s == VERB else next(it[parse_subrole(s)[0]])) for s in order], 0.)]
         img = image if self.ssp.rlevel is not None else None
         verb = self.vocabs['planner'][vsr.verb]
-        return self.ssp.plan(verb, sets, img, n_best=n, beam_size=max(n, 2))
+        return self.ssp.plan(verb, sets, img, n_best=n, beam_size=n)
 
     def controls(self, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping,
                  spell:bool=False)->dict: # verb slots of verbs without surface forms say <unk> (`caption` spells it)
