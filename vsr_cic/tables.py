@@ -13,9 +13,10 @@ from .photos import pipeline_predictions
 from .experiments import _control_counts, _control_of, mean_sd, markdown_table
 
 # %% auto #0
-__all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'VERB_SUBSETS', 'PAPER_TABLE1', 'OracleVerbPipeline', 'method_predictions',
-           'attached_share', 'subset_scores', 'table_rows', 'pool_seeds', 'table1_markdown', 'orderings', 'run_info',
-           'results_page', 'write_results_page', 'fill_block', 'as_list']
+__all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'VERB_SUBSETS', 'PAPER_TABLE1', 'RESULT_KEYS', 'OracleVerbPipeline',
+           'method_predictions', 'attached_share', 'subset_scores', 'table_rows', 'pool_seeds', 'table1_markdown',
+           'orderings', 'run_info', 'results_page', 'write_results_page', 'fill_block', 'as_list', 'keep_results',
+           'readme_block', 'publish']
 
 # %% ../nbs/23a_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -244,3 +245,35 @@ def as_list(value, name:str='value')->list:
     if isinstance(value, (int, str)): value = [value]
     if not isinstance(value, (list, tuple)): raise TypeError(f"{name} must be a list, got {value!r}")
     return list(value)
+
+# %% ../nbs/23a_tables.ipynb #pub00002
+RESULT_KEYS = ('run', 'test', 'table1', 'orderings', 'table2', 'table1_settings', 'training_captions', 'components', 'timings', 'wall_s')
+
+def keep_results(metrics:Mapping, keys:Sequence[str]=RESULT_KEYS)->dict:
+    "The part of a run's `metrics.json` a results page and the README read (what `results/<name>.json` commits)"
+    return {k: metrics[k] for k in keys if k in metrics}
+
+def readme_block(metrics:Mapping, page:str, # the results page it links to, relative to the README
+                 cols:Sequence[str]=('CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2', 'attached'))->str:
+    "The README's short Table 1 (every caption, held-out photos) of a run, its provenance and a link to its results page"
+    run, seeds = metrics.get('run', {}), (metrics.get('table1_settings') or {}).get('seeds')
+    return '\n'.join([table1_markdown(metrics['table1'], 'all', 'photos', cols=cols), '',
+                      f"Generated from the run's `metrics.json` (commit `{run.get('commit')}`, {run.get('date')}, {run.get('machine')}; "
+                      f"seeds {seeds}); every row, subset and the corpus test split: [{page}]({page})."])
+
+def publish(metrics_json, name:str, title:str, root='.')->dict:
+    "Commit-ready results of a run: `results/<name>.json` (`keep_results`), `results/<name>.md` (`results_page`) and the README / `nbs/index.ipynb` block `<!-- results:name -->`"
+    root = Path(root)
+    m = {'title': title, **keep_results(json.loads(Path(metrics_json).read_text()))}
+    (root/'results').mkdir(exist_ok=True)
+    (root/'results'/f'{name}.json').write_text(json.dumps(m, indent=1, default=str) + '\n')
+    (root/'results'/f'{name}.md').write_text(results_page(m, title) + '\n')
+    block = readme_block(m, f'results/{name}.md')
+    (root/'README.md').write_text(fill_block((root/'README.md').read_text(), name, block))
+    nb_path = root/'nbs'/'index.ipynb'
+    nb = json.loads(nb_path.read_text())
+    for c in nb['cells']:
+        s = ''.join(c['source'])
+        if f'<!-- results:{name} -->' in s: c['source'] = fill_block(s, name, block).splitlines(keepends=True)
+    nb_path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
+    return m
