@@ -213,11 +213,12 @@ class SlotWordCap(torch.nn.Module):
     "Decoding view of a role-shift captioner whose gate must shift once `max_words` words are said in a sub-role"
     def __init__(self, model, max_words:int,
                  no_end:torch.Tensor|None=None, # (V,) bool `slot_end_mask`: a non-verb sub-role at its limit waits while the next word is one of these
-                 extra:int=SLOT_EXTRA_WORDS):   # ... for at most this many more words, then may not end on one
+                 extra:int=SLOT_EXTRA_WORDS,    # ... for at most this many more words, then may not end on one
+                 end_open:bool=True):           # the caption may not end right after such a word either
         if int(max_words) < 1: raise ValueError(f"max_words must be a positive number of words, got {max_words}")
         if int(extra) < 0: raise ValueError(f"extra must be a number of words >= 0, got {extra}")
         super().__init__()
-        self.inner, self.max_words, self.extra = model, int(max_words), int(extra)
+        self.inner, self.max_words, self.extra, self.end_open = model, int(max_words), int(extra), bool(end_open)
         V = model.vocab_size
         if no_end is not None and tuple(no_end.shape) != (V,):
             raise ValueError(f"no_end must be a ({V},) mask over the captioner's vocabulary, got shape {tuple(no_end.shape)}")
@@ -244,6 +245,9 @@ class SlotWordCap(torch.nn.Module):
         full = full & ~(~hard & nonverb & self.no_end[wl.argmax(1)])    # the phrase is open ('a herd of'): wait a word
         ban = (full & nonverb)[:, None] & self.no_end[None]                # the last word must close it
         wl = wl.masked_fill(ban & (~ban & torch.isfinite(wl)).any(1, keepdim=True), float('-inf'))   # never every word
+        if self.end_open:            # nor may the caption end on an open phrase ('a cat is laying on top', 'a herd of')
+            stop = nonverb & self.no_end[prev_word] & (torch.isfinite(wl).sum(1) > 1)
+            wl[:, self.inner.eos_id] = wl[:, self.inner.eos_id].masked_fill(stop, float('-inf'))
         if self.inner.has_gate: gate = shift_where(gate, full)
         return wl, gate, (*inner, ptr, n), tr
 
