@@ -162,7 +162,7 @@ def caption_data(data_dir,                              # dataset folder (canoni
     tr = ds['train']
     max_len = max(len(ex['words']) for ex in tr.examples) - 1          # tokens + <eos>
     D = tr.store.get(tr.examples[0]['image_id'])['feats'].shape[1]
-    return CaptionData(data, vocab, ds, forms, extra + (vocab['words']['<eos>'],), max_len, D)
+    return CaptionData(data, vocab, ds, forms, extra, max_len, D)
 
 # %% ../nbs/16_captioning.ipynb #0000000a
 def loader_fn(ds:CaptionDataset, num_workers:int=0):
@@ -179,7 +179,8 @@ def controls_of(b:dict, model, cd:CaptionData|None=None, constrain:bool=False)->
     if constrain and cd is not None:
         known = b['slot_is_verb'] & torch.isin(b['slot_verb'],
                                                torch.tensor(sorted(cd.verb_words), device=b['slot_verb'].device))
-        ctl['allowed_words'] = verb_constraint(known, b['slot_verb'], cd.verb_words, model.vocab_size, cd.verb_extra)
+        ctl['allowed_words'] = verb_constraint(known, b['slot_verb'], cd.verb_words, model.vocab_size, cd.verb_extra,
+                                               n_slots=b['n_slots'], eos_id=model.eos_id)
     return ctl
 
 def gt_sequences(words:torch.Tensor, eos_id:int)->list[np.ndarray]:

@@ -14,7 +14,7 @@ from .captioner import ControllableCaptioner, SlotContext, make_context, SHIFT, 
 # %% auto #0
 __all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'COMPACT_AT', 'joint_candidates', 'joint_argmax', 'repeat_ban', 'step_scores',
            'constrained_step', 'Decoded', 'ends_ok', 'greedy_decode', 'gumbel_noise', 'sample_decode', 'beam_search',
-           'verb_constraint', 'toy_ordering_task', 'scst_loss', 'CapturedRollouts']
+           'verb_constraint', 'allow_final_eos', 'toy_ordering_task', 'scst_loss', 'CapturedRollouts']
 
 # %% ../nbs/13a_decoding.ipynb #00000005
 MAX_LEN = 20     # longest generated caption, `<eos>` included (official seq_len)
@@ -352,15 +352,28 @@ def verb_constraint(slot_is_verb:torch.Tensor,  # (B, K) bool
                     slot_verb:torch.Tensor,     # (B, K) verb ids
                     verb_words:dict,            # verb id -> word ids of its surface forms
                     vocab_size:int,             # V
-                    extra_words:tuple=(),       # word ids always allowed in a verb slot (auxiliaries, <eos>)
+                    extra_words:tuple=(),       # word ids always allowed in a verb slot (auxiliaries)
+                    n_slots:torch.Tensor|None=None, # (B,) slots per caption: with `eos_id`, a verb slot that is the
+                    eos_id:int|None=None,           #   caption's last may end it (after its word); no other verb slot may
                    )->torch.Tensor:             # (B, K, V) bool; rows of non-verb slots are all False (no constraint)
-    "`allowed_words` restricting each verb slot to its verb's surface forms"
+    "`allowed_words` restricting each verb slot to its verb's surface forms (the official code's `step_v`: a verb slot says a form of its verb, it does not end the caption)"
     B, K = slot_is_verb.shape
     allowed = torch.zeros(B, K, vocab_size, dtype=torch.bool, device=slot_is_verb.device)
     for b, k in slot_is_verb.nonzero().tolist():
         v = int(slot_verb[b, k])
         if v not in verb_words: raise KeyError(f"verb id {v} (sample {b}, slot {k}) has no entry in verb_words")
         allowed[b, k, list(verb_words[v]) + list(extra_words)] = True
+    if eos_id is not None: allow_final_eos(allowed, slot_is_verb, n_slots, eos_id)
+    return allowed
+
+def allow_final_eos(allowed:torch.Tensor,       # (B, K, V) bool, changed in place
+                    slot_is_verb:torch.Tensor,  # (B, K) bool
+                    n_slots:torch.Tensor,       # (B,)
+                    eos_id:int)->torch.Tensor:
+    "Let a restricted verb slot that is its caption's last sub-role end the caption (the pointer stays there after its word)"
+    b = torch.arange(allowed.shape[0], device=allowed.device)
+    last = (n_slots.to(allowed.device) - 1).clamp_min(0)
+    allowed[b, last, eos_id] |= slot_is_verb[b, last] & allowed[b, last].any(-1)
     return allowed
 
 # %% ../nbs/13a_decoding.ipynb #00000020

@@ -18,7 +18,7 @@ from .rlevel import RLevelPlanner
 from .planner import SemanticStructurePlanner
 from .merge import Plan, merge_structures
 from .baselines import make_captioner
-from .decoding import beam_search, greedy_decode, verb_constraint, MAX_LEN
+from .decoding import beam_search, greedy_decode, verb_constraint, allow_final_eos, MAX_LEN
 from .captioner import UNK_ID
 from .train import load_checkpoint, load_weights
 from .vsr import as_vsrs, check_known, ing_form
@@ -119,7 +119,7 @@ class Pipeline:
             forms, extra = verb_forms(data,
                                       {'words': self.vocabs['captioner'], 'verbs': self.vocabs['captioner_verbs']},
                                       verb_one_word=getattr(captioner, 'verb_shift', '') == 'one_word')
-            self.verb_words, self.verb_extra = forms, extra + (captioner.eos_id,)
+            self.verb_words, self.verb_extra = forms, extra
 
     @classmethod
     def from_dirs(cls, gsrl_dir, planner_dir, captioner_dir, device='cpu',
@@ -253,11 +253,12 @@ class Pipeline:
         if self.verb_words is not None:
             known = ctl['slot_is_verb'] & torch.isin(verb, torch.tensor(sorted(self.verb_words)))
             ctl['allowed_words'] = verb_constraint(known, verb, self.verb_words, self.captioner.vocab_size,
-                                                   self.verb_extra)
+                                                   self.verb_extra, n_slots=ctl['n_slots'], eos_id=self.captioner.eos_id)
             if spell:                                  # a verb the captioner never learned: its slot says <unk>, spelled later
                 row = torch.zeros(self.captioner.vocab_size, dtype=torch.bool)
                 row[[UNK_ID, *self.verb_extra]] = True
                 ctl['allowed_words'][ctl['slot_is_verb'] & ~known] = row
+                allow_final_eos(ctl['allowed_words'], ctl['slot_is_verb'], ctl['n_slots'], self.captioner.eos_id)
         return {k: v.to(self.device) for k, v in ctl.items()}
 
     @torch.no_grad()

@@ -24,17 +24,45 @@ from .rlevel import RLevelPlanner, rlevel_loss
 
 # %% auto #0
 __all__ = ['GSRL_LR', 'SSP_LR', 'PAPER_GSRL_LR', 'PAPER_SSP_LR', 'GSRL_DECAY', 'SSP_DECAY', 'DECAY_EVERY', 'PAPER_EPOCHS',
-           'GSRL_LOSSES', 'COUNT_KEYS', 'has_features', 'gsrl_forward', 'gsrl_step', 'chosen_mask', 'eval_gsrl',
-           'set_classes', 'GroundingPrior', 'GSRLClsDataset', 'train_gsrl', 'vsr_key', 'pair_correct', 'eval_slevel',
-           'seen_vsrs', 'StructureBaseline', 'slevel_step', 'train_slevel', 'rlevel_args', 'rlevel_step', 'eval_rlevel',
-           'train_rlevel', 'train_planner', 'metric_history', 'top_structures', 'common_vsrs', 'novel_vsrs',
-           'structures_html']
+           'COMPONENT_PRESETS', 'GSRL_LOSSES', 'COUNT_KEYS', 'component_settings', 'has_features', 'gsrl_forward',
+           'gsrl_step', 'chosen_mask', 'eval_gsrl', 'set_classes', 'GroundingPrior', 'GSRLClsDataset', 'train_gsrl',
+           'vsr_key', 'pair_correct', 'eval_slevel', 'seen_vsrs', 'StructureBaseline', 'slevel_step', 'train_slevel',
+           'rlevel_args', 'rlevel_step', 'eval_rlevel', 'train_rlevel', 'train_planner', 'metric_history',
+           'top_structures', 'common_vsrs', 'novel_vsrs', 'structures_html']
 
 # %% ../nbs/17_train_planners.ipynb #00000006
 GSRL_LR, SSP_LR = 1e-3, 1e-3          # defaults for the small world (paper: 1e-5 and 1e-4, see above)
 PAPER_GSRL_LR, PAPER_SSP_LR = 1e-5, 1e-4
 GSRL_DECAY, SSP_DECAY, DECAY_EVERY = 0.5, 0.6, 3   # supp. §D: ×0.5 / ×0.6 every 3 epochs
 PAPER_EPOCHS = 20
+
+COMPONENT_PRESETS = {   # the settings of GSRL and the planners: `train_gsrl(preset=)`, `train_planner(preset=)`
+    # the paper's: supp. §D (Adam; GSRL lr 1e-5 ×0.5 / 3 epochs; SSP lr 1e-4 ×0.6 / 3 epochs; 20 epochs), §4.2 (S-level:
+    # 8 heads, hidden 512), supp. §C (three encoder + three decoder layers), the official S_SSP (FFN 2048, label
+    # smoothing 0.1, batches of 20 images: ../shared/REFERENCE.md §1.5); GSRL widths: 300 (the GloVe word width) and
+    # 512 (the paper's hidden size) — the paper gives no GSRL width or batch size, so those two are our reading
+    'paper': {'gsrl': dict(epochs=PAPER_EPOCHS, lr=PAPER_GSRL_LR, batch_size=128, d_emb=300, d_att=512, hidden=512),
+              'planner': dict(epochs=PAPER_EPOCHS, epochs_r=PAPER_EPOCHS, lr=PAPER_SSP_LR, batch_size=20, d_model=512,
+                              n_heads=8, n_layers=3, ffn=2048, label_smoothing=0.1)},
+    # what a CPU run uses (the defaults): the paper's decay shape, lr 1e-3 and narrower models, to train in minutes
+    'cpu': {'gsrl': dict(epochs=6, lr=GSRL_LR, batch_size=128, d_emb=64, d_att=128, hidden=128),
+            'planner': dict(epochs=4, epochs_r=8, lr=SSP_LR, batch_size=64, d_model=128, n_heads=4, n_layers=2, ffn=256,
+                            label_smoothing=0.1)},
+}
+
+def component_settings(component:str,   # 'gsrl' | 'planner'
+                       preset:str='cpu', # a key of COMPONENT_PRESETS
+                       **given)->dict:   # explicit settings (None: the preset's)
+    "A component's settings: the preset's, overridden by every given value that is not None; 'differs_from_paper' lists (used, paper)"
+    if preset not in COMPONENT_PRESETS:
+        raise ValueError(f"preset must be one of {sorted(COMPONENT_PRESETS)}, got {preset!r}")
+    if component not in COMPONENT_PRESETS[preset]:
+        raise ValueError(f"component must be one of {sorted(COMPONENT_PRESETS[preset])}, got {component!r}")
+    base = COMPONENT_PRESETS[preset][component]
+    if bad := sorted(set(given) - set(base)): raise ValueError(f"unknown {component} setting(s) {bad}; known: {sorted(base)}")
+    out = {**base, **{k: v for k, v in given.items() if v is not None}}
+    paper = COMPONENT_PRESETS['paper'][component]
+    return {**out, 'preset': preset, 'differs_from_paper': {k: (out[k], paper[k]) for k in paper if out[k] != paper[k]}}
 
 def has_features(ds)->bool:
     "Does the dataset have proposal sets (GSRL and the R-level planner need them)?"
@@ -164,16 +192,21 @@ class GSRLClsDataset(GSRLDataset):
                 'img_global': torch.cat([out['img_global'], g], -1)}
 
 # %% ../nbs/17_train_planners.ipynb #00000014
-def train_gsrl(data_dir=None, out_dir='runs/train_gsrl', epochs:int=6, lr:float=GSRL_LR, batch_size:int=128,
+def train_gsrl(data_dir=None, out_dir='runs/train_gsrl', epochs:int|None=None, lr:float|None=None,
+               batch_size:int|None=None,
                device='auto', seed:int=0, world_images:int|None=None,
-               d_emb:int=64, d_att:int=128, hidden:int=128, dropout:float=0.1, # model sizes (paper: 300 / 512 / 512)
+               d_emb:int|None=None, d_att:int|None=None, hidden:int|None=None, dropout:float=0.1, # model sizes (paper: 300 / 512 / 512)
                pos_weight:float|None=None, stop_after:int|None=None, progress:bool=False,
                num_threads:int|None=NUM_THREADS,
                with_cls:bool=False, # append class probabilities to the set features (`GSRLClsDataset`; not in the paper)
                loss:str='bce',      # 'bce' (Eq. 11) or 'listwise' (softmax over each role's sets, `gsrl_listwise_loss`; not in the paper)
+               preset:str='cpu',    # COMPONENT_PRESETS key: 'cpu' (defaults) or 'paper'; the None settings above are the preset's
               )->dict:
     "Train GSRL (Eq. 11 BCE or listwise, Adam, ×0.5 every 3 epochs), keep the best val checkpoint, and return test metrics"
     _check_gsrl_loss(loss, pos_weight)   # before any data is read
+    cs = component_settings('gsrl', preset, epochs=epochs, lr=lr, batch_size=batch_size, d_emb=d_emb, d_att=d_att,
+                            hidden=hidden)
+    epochs, lr, batch_size, d_emb, d_att, hidden = (cs[k] for k in ('epochs', 'lr', 'batch_size', 'd_emb', 'd_att', 'hidden'))
     t0 = time.time()
     out, path, dev = start_run(data_dir, out_dir, seed, world_images, device, num_threads)
     data = load_dataset(path)
@@ -197,6 +230,7 @@ def train_gsrl(data_dir=None, out_dir='runs/train_gsrl', epochs:int=6, lr:float=
               'grounding_acc', out/'gsrl', epochs, lr, GSRL_DECAY, batch_size, seed, stop_after, progress, 'gsrl',
               {'config': cfg})
     m = {'dataset': str(path), 'epochs': st.epoch, 'steps': st.step, 'lr': lr, 'config': cfg, 'with_cls': with_cls, 'loss': loss,
+         'settings': cs,
          'val': eval_gsrl(model, _eval_loader(va, 'gsrl', 256), dev),
          'test': eval_gsrl(model, _eval_loader(te, 'gsrl', 256), dev),
          'baseline': GroundingPrior(tr).evaluate(te)}
@@ -390,14 +424,21 @@ def train_rlevel(data, vocab, out_dir, epochs:int=8, lr:float=SSP_LR, batch_size
             'wall_s': round(time.time() - t0, 1)}, model
 
 # %% ../nbs/17_train_planners.ipynb #00000022
-def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int=4, lr:float=SSP_LR, batch_size:int=64,
-                  device='auto', seed:int=0, world_images:int|None=None, epochs_sn:int|None=None, epochs_r:int|None=8,
-                  d_model:int=128, n_layers:int=2, label_smoothing:float=0.1, rlevel:bool=True,
+def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int|None=None, lr:float|None=None,
+                  batch_size:int|None=None,
+                  device='auto', seed:int=0, world_images:int|None=None, epochs_sn:int|None=None, epochs_r:int|None=None,
+                  d_model:int|None=None, n_layers:int|None=None, label_smoothing:float|None=None, rlevel:bool=True,
                   stop_after:int|None=None,
                   progress:bool=False, num_threads:int|None=NUM_THREADS,
                   use_verb:bool=True,   # False: every verb is one unknown id (Table 1's "Ours w/o verb" planner)
+                  n_heads:int|None=None, ffn:int|None=None,   # S-level Transformer heads and feed-forward width
+                  preset:str='cpu',     # COMPONENT_PRESETS key: 'cpu' (defaults) or 'paper'; the None settings are the preset's
                  )->tuple[dict, dict]:
     "Train the S-level Transformer, the Sinkhorn S-level and the R-level planner; (metrics, models)"
+    cs = component_settings('planner', preset, epochs=epochs, epochs_r=epochs_r, lr=lr, batch_size=batch_size,
+                            d_model=d_model, n_heads=n_heads, n_layers=n_layers, ffn=ffn, label_smoothing=label_smoothing)
+    epochs, epochs_r, lr, batch_size, d_model, n_heads, n_layers, ffn, label_smoothing = (
+        cs[k] for k in ('epochs', 'epochs_r', 'lr', 'batch_size', 'd_model', 'n_heads', 'n_layers', 'ffn', 'label_smoothing'))
     t0 = time.time()
     out, path, _ = start_run(data_dir, out_dir, seed, world_images, None, num_threads)   # the stages pick the device
     data = load_dataset(path)
@@ -407,7 +448,7 @@ def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int=4, lr:
     save_vocabs(vocab, out)
     kw = dict(batch_size=batch_size, device=device, seed=seed, stop_after=stop_after, progress=progress)
     tf, m_tf, tr = train_slevel(data, vocab, out, 'transformer', epochs, lr, d_model=d_model, n_layers=n_layers,
-                                label_smoothing=label_smoothing, **kw)
+                                n_heads=n_heads, ffn=ffn, label_smoothing=label_smoothing, **kw)
     sn, m_sn, _ = train_slevel(data, vocab, out, 'sinkhorn', epochs_sn or epochs, lr, d_model=d_model, **kw)
     base = StructureBaseline(tr)
     te = SLevelDataset(data, split='test', vocab=vocab, limits=Limits(fixed=False), seed=seed)
@@ -416,7 +457,7 @@ def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int=4, lr:
     rl = None
     if feats and rlevel:
         rl, models['r_level'] = train_rlevel(data, vocab, out, epochs_r or epochs, lr, **kw)
-    metrics = {'dataset': str(path), 'has_features': feats, 'use_verb': use_verb,
+    metrics = {'dataset': str(path), 'has_features': feats, 'use_verb': use_verb, 'settings': cs,
                's_level': tf, 's_level_sn': sn, 'baseline': bl, 'r_level': rl,
                'wall_s': round(time.time() - t0, 1)}
     return metrics, models
