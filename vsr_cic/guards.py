@@ -11,8 +11,8 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['SHOW', 'MAX_PATH_CHARS', 'MAX_ROWS', 'MAX_COLS', 'MAX_ARRAY_BYTES', 'MAX_COMPRESSION', 'RUN_MARKER', 'RUN_LOCK',
-           'LEGACY_STAGES', 'UnsafeInput', 'inside', 'regular_file', 'check_h5_dataset', 'h5_array', 'writing',
-           'RunFolderError', 'RunLocked', 'run_dir', 'is_run_folder', 'claim_run', 'run_lock']
+           'LEGACY_STAGES', 'UnsafeInput', 'relative_path', 'inside', 'regular_file', 'check_h5_dataset', 'h5_array',
+           'writing', 'RunFolderError', 'RunLocked', 'run_dir', 'is_run_folder', 'claim_run', 'run_lock']
 
 # %% ../nbs/00a_guards.ipynb #d2c8da3a
 class UnsafeInput(ValueError):
@@ -27,17 +27,22 @@ def _short(x)->str:
 # %% ../nbs/00a_guards.ipynb #d100eaeb
 MAX_PATH_CHARS = 1024   # a longer file name in a data file is damage, not a picture
 
+def relative_path(rel, what:str='path', base=None)->PurePosixPath:
+    "The syntax half of `inside`: a non-empty relative POSIX path without `..`, backslashes, drives or NUL"
+    if not isinstance(rel, str) or not rel.strip() or '\x00' in rel or len(rel) > MAX_PATH_CHARS:
+        raise UnsafeInput(f"{what}: {_short(rel)} is not a relative file path")
+    p = PurePosixPath(rel)
+    if p.is_absolute() or '..' in p.parts or '\\' in rel or (p.parts and ':' in p.parts[0]):
+        raise UnsafeInput(f"{what}: {_short(rel)} leaves its folder{f' {str(base)!r}' if base is not None else ''} "
+                          f"(absolute, '..' or a drive); data files may only name files inside their folder")
+    return p
+
 def inside(base,                 # the folder the data file lives in (or names, e.g. COCO's image_dir)
            rel,                  # the path as the data file gives it
            what:str='path',      # what the message calls it, e.g. "images.jsonl image 'x': field file"
           )->Path:               # base/rel
     "`base/rel` for a relative path `rel` read from a data file; `UnsafeInput` when it is absolute, climbs out with `..`, or resolves (symbolic links followed) outside `base`"
-    if not isinstance(rel, str) or not rel.strip() or '\x00' in rel or len(rel) > MAX_PATH_CHARS:
-        raise UnsafeInput(f"{what}: {_short(rel)} is not a relative file path")
-    p = PurePosixPath(rel)
-    if p.is_absolute() or '..' in p.parts or '\\' in rel or (p.parts and ':' in p.parts[0]):
-        raise UnsafeInput(f"{what}: {_short(rel)} leaves its folder {str(base)!r} (absolute, '..' or a drive); data "
-                          f"files may only name files inside their folder")
+    p = relative_path(rel, what, base)
     b = Path(base)
     full = b/p
     rb, real = b.resolve(), full.resolve()
