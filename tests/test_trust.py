@@ -194,8 +194,9 @@ def finished_run(tmp_path_factory):
     return out
 
 def _snapshot(out:Path)->dict:
-    "Modification times and sizes of everything in a run folder"
-    return {str(p.relative_to(out)): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(out.rglob('*')) if p.is_file()}
+    "Modification times and sizes of everything in a run folder (but the run lock, whose pid note every call rewrites)"
+    return {str(p.relative_to(out)): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(out.rglob('*'))
+            if p.is_file() and p.name != '.vsr_cic_run.lock'}
 
 def test_other_world_size_refused_and_nothing_touched(finished_run):
     from vsr_cic.captioning import train_captioner

@@ -12,7 +12,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import h5py
 from .core import MAX_REGIONS_PER_SET, MAX_PER_ROLE
-from .vsr import VSR, VERB, ROLES, normalize_role, subrole_names, verb_lemma, VSRError
+from .vsr import VSR, VERB, ROLES, normalize_role, subrole_names, canonical_verb, VSRError
 from .guards import inside, relative_path, regular_file, h5_array, writing, UnsafeInput, MAX_ROWS
 
 # %% auto #0
@@ -92,7 +92,7 @@ def validate_caption(rec:Mapping,            # one line of `captions.jsonl`
         if not isinstance(fr, Mapping): _fail(w, fw, f"a frame must be an object, got {str(fr)[:80]!r}")
         for k in ('verb', 'verb_span', 'args'):
             if k not in fr: _fail(w, f'{fw}.{k}', 'missing')
-        try: v = verb_lemma(fr['verb'], 'verb')
+        try: v = canonical_verb(fr['verb'], 'verb')
         except VSRError as e: _fail(w, f'{fw}.verb', str(e))
         if v != fr['verb']: _fail(w, f'{fw}.verb', f"{fr['verb']!r} is not canonical: write {v!r}")
         _span(w, f'{fw}.verb_span', fr['verb_span'], n)
@@ -477,7 +477,8 @@ def _unique(recs, key:str, where:str):
     seen = {}
     for i, r in enumerate(recs, 1):
         k = r.get(key) if isinstance(r, Mapping) else None
-        if k is not None and k in seen:
+        if not isinstance(k, (str, int)): continue       # a mistyped id: the record check names its field
+        if k in seen:
             raise DataError(f"{where}: duplicate {key} {k!r} (records {seen[k]} and {i}); ids must be unique")
         seen[k] = i
 

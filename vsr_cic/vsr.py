@@ -13,7 +13,7 @@ from .core import MAX_SUBROLES, MAX_PER_ROLE
 
 # %% auto #0
 __all__ = ['ROLES', 'VERB', 'ROLE_MEANINGS', 'SHOW_CHARS', 'MAX_LEMMA', 'NOT_VERBS', 'MAX_VSRS', 'PAD', 'UNK', 'ROLE_VOCAB',
-           'UNKNOWN_VERBS', 'VSRError', 'normalize_role', 'subrole_names', 'parse_subrole', 'verb_lemma', 'VSR',
+           'UNKNOWN_VERBS', 'VSRError', 'normalize_role', 'subrole_names', 'parse_subrole', 'canonical_verb', 'VSR',
            'parse_vsrs', 'Vocab', 'verb_vocab', 'as_vsrs', 'ing_form', 'check_known']
 
 # %% ../nbs/01_vsr.ipynb #00000006
@@ -97,7 +97,7 @@ NOT_VERBS = frozenset('a an the this that these those some any each every no not
                       'for with from into onto over under than as is are was were am i you he she it we they me him '
                       'her us them my your his its our their'.split())
 
-def verb_lemma(verb,                # a verb as given: 'ride', ' Ride ', 'pick_up'; NFKC folds look-alikes ('K' Kelvin sign -> 'k')
+def canonical_verb(verb,                # a verb as given: 'ride', ' Ride ', 'pick_up'; NFKC folds look-alikes ('K' Kelvin sign -> 'k')
           where:str='verb',    # what the message calls it
          )->str:               # the canonical lemma: lower-case ASCII letters, '-' or '_' between them
     "The canonical spelling of a verb lemma (Unicode NFKC, stripped, lower case, then ASCII letters only); `VSRError` naming it otherwise"
@@ -153,7 +153,7 @@ class VSR:
     max_subroles: int = MAX_SUBROLES  # paper: planner length 10, the verb included
 
     def __post_init__(self):
-        verb = verb_lemma(self.verb, 'verb in VSR' if not isinstance(self.verb, str) or not self.verb.strip() else 'verb')
+        verb = canonical_verb(self.verb, 'verb in VSR' if not isinstance(self.verb, str) or not self.verb.strip() else 'verb')
         seen, roles = {}, []
         for raw, count in _coerce_roles(self.roles):
             role = normalize_role(raw, tags=False)
