@@ -452,3 +452,9 @@ def test_disk_full_names_the_checkpoint_and_the_cause(tmp_path):
     assert f"{tmp_path/'run'/'best.pt'}" in r.stdout and 'OSError' in r.stdout, (r.stdout, r.stderr[-1500:])
     assert 'File too large' in r.stdout or 'write failed' in r.stdout, r.stdout
     assert not [p for p in (tmp_path/'run').iterdir() if p.name != 'best.pt'], 'a temporary file was left behind'
+
+@pytest.mark.skipif(not Path('/sys/kernel').is_dir(), reason="needs Linux sysfs: /sys refuses new files even to root")
+def test_permission_error_names_the_file_and_the_cause():
+    from vsr_cic.data import _write_jsonl
+    raises(lambda: atomic_save({'w': torch.ones(2)}, '/sys/vsr_cic_test.pt'), "'/sys/vsr_cic_test.pt'", 'checkpoint', kind=OSError)
+    raises(lambda: _write_jsonl(Path('/sys/images.jsonl'), [{'a': 1}]), "'/sys/images.jsonl'", kind=OSError)

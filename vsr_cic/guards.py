@@ -162,8 +162,9 @@ def is_run_folder(out)->bool:
     "Does `out` hold the run marker, or a run written before the marker existed?"
     out = Path(out)
     if (out/RUN_MARKER).is_file() or (out/'run_config.json').is_file(): return True
-    return (out/'words_vocab.json').is_file() and any((out/s/n).is_file() for s in LEGACY_STAGES
-                                                     for n in ('best.pt', 'last.pt'))
+    # the small trainers wrote their two vocabularies first, then a stage's checkpoints
+    return (out/'words_vocab.json').is_file() and ((out/'verbs_vocab.json').is_file() or any(
+        (out/s/n).is_file() for s in LEGACY_STAGES for n in ('best.pt', 'last.pt')))
 
 def claim_run(out_dir, trainer:str='vsr_cic')->Path:
     "Make `out_dir` a run folder (new or empty) or confirm it is one; `RunFolderError` for a non-empty folder without the marker, nothing written"
