@@ -209,6 +209,27 @@ def load_weights(module:torch.nn.Module, state:dict, path:str|os.PathLike)->torc
 # %% ../nbs/15_train.ipynb #b7655b71
 MAX_CONFIG_INT = 10**7     # a module size in a checkpoint config (vocabulary, width, layers); larger is damage
 
+@contextlib.contextmanager
+def _no_init():
+    "Random initialisers as no-ops (`torch.nn.init`'s in-place ones; `torch.randn`, `rand` as `empty`) for a shape-only meta build: on the meta device they go through torch's Python refs, whose first use imports dynamo (7-11 s on a 2-core CPU)"
+    names = [n for n in dir(torch.nn.init) if n.endswith('_') and not n.startswith('_')]
+    ops = ('__truediv__', '__mul__', '__rmul__', '__add__', '__radd__', '__sub__', '__rsub__', 'normal_', 'uniform_')
+    saved = {(torch.nn.init, n): getattr(torch.nn.init, n) for n in names}
+    saved.update({(torch, n): getattr(torch, n) for n in ('randn', 'rand')})
+    saved.update({(torch.Tensor, n): getattr(torch.Tensor, n) for n in ops})
+    own = {n for n in ops if n in vars(torch.Tensor)}
+    def same(f):        # a scalar operation (or an in-place random fill) keeps a meta tensor's shape: skip the refs
+        return lambda t, *a, **k: t if t.is_meta and not any(torch.is_tensor(x) for x in a) else f(t, *a, **k)
+    try:
+        for n in names: setattr(torch.nn.init, n, lambda *a, **k: a[0] if a else k.get('tensor'))
+        for n in ('randn', 'rand'): setattr(torch, n, lambda *size, generator=None, **k: torch.empty(*size, **k))
+        for n in ops: setattr(torch.Tensor, n, same(saved[torch.Tensor, n]))
+        yield
+    finally:
+        for (mod, n), f in saved.items():
+            if mod is torch.Tensor and n not in own: delattr(mod, n)   # inherited from TensorBase: inherit again
+            else: setattr(mod, n, f)
+
 def check_config(cfg, path, where:str='config')->dict:
     "A checkpoint's module arguments: a dict of names to JSON scalars (or short lists of them) within bounds; `CheckpointError` naming the file and key"
     if not isinstance(cfg, dict): raise CheckpointError(f"checkpoint {str(path)!r}: {where} is a {type(cfg).__name__}, not a dict")
@@ -241,7 +262,7 @@ def build_checked(factory:Callable,   # the module class or a `make_*` function
     check_config(cfg, path); check_config({f'arg{i}': a for i, a in enumerate(args)}, path, 'arguments')
     if not isinstance(state, dict): raise CheckpointError(f"checkpoint {str(path)!r}: 'model' is not a state dict")
     try:
-        with torch.device('meta'): m = factory(*args, **cfg)
+        with torch.device('meta'), _no_init(): m = factory(*args, **cfg)
     except (TypeError, ValueError, KeyError) as e:
         raise CheckpointError(f"checkpoint {str(path)!r}: its config does not build a {getattr(factory, '__name__', factory)}: {e}") from None
     except Exception: m = None          # a constructor that needs real values: the sizes were bounded above
