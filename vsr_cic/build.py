@@ -11,7 +11,9 @@ from typing import Iterable, Sequence
 import numpy as np
 from .readers import Records
 from .align import noun_chunks, match_class, attach_frames
-from .data import write_dataset, group_proposals, validate_caption, FEATURE_FILE
+from .data import write_dataset, group_proposals, validate_caption, FEATURE_FILE, MAX_TOKENS, MAX_TOKEN_CHARS
+from .guards import inside, regular_file
+from .vsr import canonical_verb, VSRError
 from .core import MAX_REGIONS_PER_SET
 from .srl import Parse, Frame, Arg, get_srl, load_nlp, DEFAULT_BACKEND
 from .features import CNN_NAME, CNN_SIZE, FEAT_DIM, BOX_GEOMETRY, extract_features, class_probs, class_features, check_feature_kind, scene_context, SCENE_CONTEXT
@@ -20,9 +22,9 @@ from .align import COCO_SYNONYMS
 from .data import BACKGROUND
 
 # %% auto #0
-__all__ = ['SRL_CHUNK', 'TEXT_ONLY_CLASS', 'TEXT_ONLY_DISTRACTORS', 'PRIOR_WEIGHT', 'MENTION_REGIONS', 'split_of', 'analyse',
-           'analyse_cached', 'ground_chunks', 'align_caption', 'build', 'chunk_classes', 'co_mentions',
-           'pick_distractors', 'build_text_proposals']
+__all__ = ['SRL_CHUNK', 'LONG_CAPTION', 'TEXT_ONLY_CLASS', 'TEXT_ONLY_DISTRACTORS', 'PRIOR_WEIGHT', 'MENTION_REGIONS', 'split_of',
+           'analyse', 'keep_short', 'analyse_cached', 'ground_chunks', 'align_caption', 'build', 'chunk_classes',
+           'co_mentions', 'pick_distractors', 'build_text_proposals']
 
 # %% ../nbs/24a_build.ipynb #00000006
 def split_of(image_id:str, val_frac:float=0.1, test_frac:float=0.1)->str:
@@ -42,6 +44,10 @@ def _parse_of(tokens, frames):
 
 def analyse(token_lists:Sequence[Sequence[str]], srl=None, batch_size:int=256)->list[dict]:
     "Noun chunks ({span, head, lemma}) and SRL frames of each token list, from one spaCy pass"
+    long = next((i for i, t in enumerate(token_lists) if len(t) > MAX_TOKENS), None)
+    if long is not None:    # the rules rescan a sentence per argument (about n^2.4): a bound, not a slow build
+        raise ValueError(f"analyse: caption {long} has {len(token_lists[long]):,} tokens, more than MAX_TOKENS="
+                         f"{MAX_TOKENS} (vsr_cic.data); `build` leaves such captions out and counts them")
     from spacy.tokens import Doc
     srl = get_srl() if srl is None else srl                  # the project's default backend
     if hasattr(srl, 'docs') and hasattr(srl, 'parse_doc'):
@@ -56,6 +62,13 @@ def analyse(token_lists:Sequence[Sequence[str]], srl=None, batch_size:int=256)->
 def _default_srl()->str:
     "Class name of `get_srl()`'s default backend (what a build with `srl=None` uses)"
     return {'learned': 'LearnedSRL', 'spacy': 'SpacySRL'}.get(DEFAULT_BACKEND, DEFAULT_BACKEND)
+
+LONG_CAPTION = f'longer than MAX_TOKENS={MAX_TOKENS} tokens or a token over {MAX_TOKEN_CHARS} characters'
+
+def keep_short(caps:Sequence[dict])->tuple[list, int]:
+    "Captions within `MAX_TOKENS` tokens of at most `MAX_TOKEN_CHARS` characters, and how many were left out"
+    keep = [c for c in caps if len(c['tokens']) <= MAX_TOKENS and all(len(t) <= MAX_TOKEN_CHARS for t in c['tokens'])]
+    return keep, len(caps) - len(keep)
 
 def analyse_cached(captions:Sequence[dict], # caption records (caption_id, tokens)
                    cache_dir,               # folder for srl_<k>.jsonl
@@ -104,6 +117,9 @@ def align_caption(cap:dict, analysis:dict, class_set:dict|None, stats:Counter,
     else: chunks = ground_chunks(cap['tokens'], analysis['chunks'], class_set, stats)
     rec = attach_frames(cap, _parse_of(cap['tokens'], analysis['frames']), chunks, stats)
     if isinstance(rec, str): return rec
+    try:
+        if any(canonical_verb(f['verb']) != f['verb'] for f in rec['frames']): return 'verb is not a canonical lemma'
+    except VSRError: return 'verb is not a lemma'     # the dataset schema would refuse it (`vsr_cic.vsr.canonical_verb`)
     if require_grounded and not any(s['set'] is not None for s in rec['slots']): return 'no grounded entity'
     return rec
 
@@ -134,7 +150,9 @@ def _feature_meta(feature_kind:str, method:str, n_classes:int)->dict:
 def _image_features(images:list, records:Records, classes:list, image_dir, cache:Path, out:Path, feature_kind:str,
                     method:str, device:str, copy_images:bool, progress:bool, stats:Counter)->Iterable[tuple]:
     "Feature rows (image_id, feats, boxes, cls_prob) of the kept images; CNN features are extracted into the cache first"
-    src = {im['image_id']: Path(image_dir)/im['file'] if im.get('file') else None for im in images}
+    # a record's file stays inside image_dir (no '..', no absolute path, no link out of it: `vsr_cic.guards.inside`)
+    src = {im['image_id']: inside(image_dir, im['file'], f"image {im['image_id']!r}: field file") if im.get('file') else None
+           for im in images}
     missing = [i for i, p in src.items() if p is None or not p.exists()]
     if missing and (feature_kind == 'cnn' or copy_images):
         raise FileNotFoundError(f"{image_dir}: no picture for image(s) {missing[:5]} (field 'file' of the records)")
@@ -146,8 +164,10 @@ def _image_features(images:list, records:Records, classes:list, image_dir, cache
     if copy_images:
         (out/'images').mkdir(exist_ok=True)
         for im in images:
-            dst = out/'images'/im['file']
-            if not dst.exists(): shutil.copy2(src[im['image_id']], dst)
+            dst = inside(out/'images', im['file'], f"image {im['image_id']!r}: field file")    # never outside out_dir
+            if not dst.exists():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(regular_file(src[im['image_id']], 'picture'), dst)           # a FIFO or device: refused
             im['file'] = f"images/{im['file']}"
     else:
         for im in images: im['file'] = None
@@ -231,6 +251,8 @@ def build(records:Records,          # from a reader (`read_coco`, `read_multi30k
     for im in images:
         if splits is not None: im['split'] = split_of(im['image_id'], *splits)
     stats, drops = Counter(), Counter()
+    caps, n_long = keep_short(caps)
+    if n_long: drops[LONG_CAPTION] = n_long
     # 1. SRL + chunks (cached)
     todo = [c for c in caps if not c['frames']]          # captions that come with frames (VSR files) keep them
     t = time.time()
@@ -332,7 +354,7 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
     if cls[0] != BACKGROUND: raise ValueError(f"classes must start with {BACKGROUND!r}, got {cls[:3]}")
     images = [dict(im) for im in records.images[:limit]]
     ids = {im['image_id'] for im in images}
-    caps = [c for c in records.captions if c['image_id'] in ids]
+    caps, n_long = keep_short([c for c in records.captions if c['image_id'] in ids])
     t = time.time()
     ana = analyse_cached(caps, out/'cache', srl, progress=progress)
     times = {'srl_s': round(time.time() - t, 2)}
@@ -344,6 +366,7 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
         for k, v in Counter(n).items(): r[k] = min(max(r.get(k, 0), v), MENTION_REGIONS)
     M = co_mentions([list(regions.get(im['image_id'], {})) for im in images], cls)
     stats, drops, feats = Counter(), Counter(), {}
+    if n_long: drops[LONG_CAPTION] = n_long
     for im in images:
         iid, ment = im['image_id'], list(regions.get(im['image_id'], {}))
         rng = np.random.default_rng(_stable_seed(iid, seed))

@@ -35,6 +35,7 @@ from vsr_cic.runs import (
     check_vocabs_unchanged,
     retire_stage,
     vocab_fingerprint,
+    guard_run,
 )
 from .distributed import init_distributed, cleanup_distributed, broadcast_module
 from fastcore.script import call_parse, bool_arg
@@ -648,6 +649,7 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
     return {**metrics_out, 'interrupted': None, 'preds': preds, 'samples': shown,
             'history': {'xe': xe.history, 'rl': rl_hist}, 'net': r.net, 'data': r.cd}
 
+@guard_run(config=False)   # marker and lock; the settings check is `_open_run`'s
 def train_captioner(data_dir=_J.data_dir, out_dir=_J.out_dir, model:str=_J.model, epochs_xe:int=_J.epochs_xe,
                     epochs_rl:int=_J.epochs_rl, batch_size:int=_J.batch_size, lr_xe:float=_J.lr_xe,
                     lr_rl:float=_J.lr_rl,

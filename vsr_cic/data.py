@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 import numpy as np
 import h5py
-from .core import MAX_REGIONS_PER_SET
-from .vsr import VSR, VERB, ROLES, normalize_role, subrole_names
+from .core import MAX_REGIONS_PER_SET, MAX_PER_ROLE
+from .vsr import VSR, VERB, ROLES, normalize_role, subrole_names, canonical_verb, VSRError
+from .guards import inside, relative_path, regular_file, h5_array, writing, UnsafeInput, MAX_ROWS
 
 # %% auto #0
 __all__ = ['META_KEYS', 'GROUPINGS', 'SPLITS', 'BACKGROUND', 'FORMAT_VERSION', 'FEATURE_FILE', 'BOX_TOL', 'PROB_TOL',
-           'MAX_ABS_FEATURE', 'DataError', 'validate_caption', 'frame_structure', 'caption_vsrs', 'build_slots',
-           'group_proposals', 'check_boxes', 'check_feature_arrays', 'check_proposals', 'write_dataset',
-           'PackedRecords', 'PackedIndex', 'CaptionFile', 'Dataset', 'load_dataset']
+           'MAX_ABS_FEATURE', 'MAX_TOKENS', 'MAX_TOKEN_CHARS', 'MAX_IMAGE_SIDE', 'DataError', 'validate_caption',
+           'frame_structure', 'caption_vsrs', 'build_slots', 'group_proposals', 'check_boxes', 'check_feature_arrays',
+           'check_proposals', 'write_dataset', 'PackedRecords', 'PackedIndex', 'CaptionFile', 'Dataset', 'load_dataset']
 
 # %% ../nbs/02_data.ipynb #00000008
 class DataError(ValueError):
@@ -34,6 +35,9 @@ BOX_TOL = 1.0  # pixels a box may stick out of the image (detector rounding)
 PROB_TOL = 1e-3        # class probabilities may round a little outside [0, 1]
 # larger region features are damage, not signal (CNN activations are O(1)-O(100)); 1e30 overflows float32 sums
 MAX_ABS_FEATURE = 1e6
+MAX_TOKENS = 200        # tokens of one caption (COCO's longest has 57; SRL and the planners are sized for sentences)
+MAX_TOKEN_CHARS = 100   # characters of one token
+MAX_IMAGE_SIDE = 100_000   # pixels of an image side
 
 def _fail(where, field, msg): raise DataError(f"{where}: field {field}: {msg}")
 
@@ -62,13 +66,22 @@ def validate_caption(rec:Mapping,            # one line of `captions.jsonl`
                     )->Mapping:              # `rec`, unchanged
     "Check a caption record against the canonical schema; raise `DataError` naming the field and value"
     cid = rec.get('caption_id', '?') if isinstance(rec, Mapping) else '?'
-    w = f"{where} caption {cid!r}"
-    if not isinstance(rec, Mapping): raise DataError(f"{where}: a caption record must be a JSON object, got {rec!r}")
+    w = f"{where} caption {str(cid)[:60]!r}"
+    if not isinstance(rec, Mapping): raise DataError(f"{where}: a caption record must be a JSON object, got {str(rec)[:80]!r}")
     for k in ('caption_id', 'image_id', 'caption', 'tokens', 'frames', 'slots'):
         if k not in rec: _fail(w, k, "missing")
+    if not isinstance(cid, (str, int)) or isinstance(cid, bool) or cid == '':
+        _fail(w, 'caption_id', f"must be a non-empty string or an int, got {type(cid).__name__}")
+    if not isinstance(rec['image_id'], str) or not rec['image_id']:
+        _fail(w, 'image_id', f"must be a non-empty string, got {type(rec['image_id']).__name__} {str(rec['image_id'])[:60]!r}")
+    if not isinstance(rec['caption'], str): _fail(w, 'caption', f"must be a string, got {type(rec['caption']).__name__}")
     toks = rec['tokens']
     if not isinstance(toks, list) or not toks or not all(isinstance(t, str) and t for t in toks):
-        _fail(w, 'tokens', f"a caption needs a non-empty list of non-empty strings, got {toks!r}")
+        _fail(w, 'tokens', f"a caption needs a non-empty list of non-empty strings, got {str(toks)[:80]!r}")
+    if len(toks) > MAX_TOKENS: _fail(w, 'tokens', f"{len(toks)} tokens, more than MAX_TOKENS={MAX_TOKENS}")
+    long = next((i for i, t in enumerate(toks) if len(t) > MAX_TOKEN_CHARS), None)
+    if long is not None:
+        _fail(w, f'tokens[{long}]', f"{len(toks[long]):,} characters, more than MAX_TOKEN_CHARS={MAX_TOKEN_CHARS}")
     if image is not None and rec['image_id'] != image['image_id']:
         _fail(w, 'image_id', f"{rec['image_id']!r} but validated against image {image['image_id']!r}")
     n = len(toks)
@@ -79,14 +92,21 @@ def validate_caption(rec:Mapping,            # one line of `captions.jsonl`
         if not isinstance(fr, Mapping): _fail(w, fw, f"a frame must be an object, got {str(fr)[:80]!r}")
         for k in ('verb', 'verb_span', 'args'):
             if k not in fr: _fail(w, f'{fw}.{k}', 'missing')
-        if not isinstance(fr['verb'], str) or not fr['verb']: _fail(w, f'{fw}.verb', f"bad verb {fr['verb']!r}")
+        try: v = canonical_verb(fr['verb'], 'verb')
+        except VSRError as e: _fail(w, f'{fw}.verb', str(e))
+        if v != fr['verb']: _fail(w, f'{fw}.verb', f"{fr['verb']!r} is not canonical: write {v!r}")
         _span(w, f'{fw}.verb_span', fr['verb_span'], n)
+        if not isinstance(fr['args'], list): _fail(w, f'{fw}.args', f"must be a list, got {type(fr['args']).__name__}")
         for ai, a in enumerate(fr['args']):
             aw = f'{fw}.args[{ai}]'
             if not isinstance(a, Mapping): _fail(w, aw, f"an argument must be an object, got {str(a)[:80]!r}")
             _role(w, f'{aw}.role', a.get('role'))
             s, e = _span(w, f'{aw}.span', a.get('span'), n)
-            for ei, ent in enumerate(a.get('entities', [])):
+            ents = a.get('entities', [])
+            if not isinstance(ents, list): _fail(w, f'{aw}.entities', f"must be a list, got {type(ents).__name__} {str(ents)[:60]!r}")
+            for ei, ent in enumerate(ents):
+                if not isinstance(ent, Mapping):
+                    _fail(w, f'{aw}.entities[{ei}]', f"an entity must be an object with span and set, got {str(ent)[:60]!r}")
                 es, ee = _span(w, f'{aw}.entities[{ei}].span', ent.get('span'), n)
                 if not s <= es < ee <= e:
                     _fail(w, f'{aw}.entities[{ei}].span',
@@ -94,16 +114,22 @@ def validate_caption(rec:Mapping,            # one line of `captions.jsonl`
                 _set(w, f'{aw}.entities[{ei}].set', ent.get('set'), image)
     nf = len(rec['frames'])
     for si, sl in enumerate(rec['slots']):
+        if not isinstance(sl, Mapping): _fail(w, f'slots[{si}]', f"a slot must be an object, got {str(sl)[:60]!r}")
         _span(w, f'slots[{si}].span', sl.get('span'), n)
         _set(w, f'slots[{si}].set', sl.get('set'), image)
-        if not sl.get('labels'):
+        if not sl.get('labels') or not isinstance(sl['labels'], list):
             _fail(w, f'slots[{si}].labels',
-                  f"a slot needs at least one [frame, subrole] label, got {sl.get('labels')!r}")
+                  f"a slot needs a list of at least one [frame, subrole] label, got {str(sl.get('labels'))[:60]!r}")
         for lab in sl['labels']:
-            if not (isinstance(lab, (list, tuple)) and len(lab) == 2 and isinstance(lab[0], int) and 0 <= lab[0] < nf):
-                _fail(w, f'slots[{si}].labels', f"label {lab!r}: the frame index must be in [0, {nf})")
-            role = lab[1].rsplit('-', 1)[0] if lab[1].rsplit('-', 1)[-1].isdigit() else lab[1]
+            if not (isinstance(lab, (list, tuple)) and len(lab) == 2 and isinstance(lab[0], int)
+                    and not isinstance(lab[0], bool) and 0 <= lab[0] < nf and isinstance(lab[1], str)):
+                _fail(w, f'slots[{si}].labels', f"label {str(lab)[:60]!r}: the frame index must be in [0, {nf}), then a sub-role")
+            head, _, k = lab[1].rpartition('-')
+            role, idx = (head, k) if head and k.isascii() and k.isdigit() else (lab[1], None)
+            if idx is not None and not (len(idx) <= 2 and 1 <= int(idx) <= MAX_PER_ROLE):
+                _fail(w, f'slots[{si}].labels', f"sub-role {lab[1][:40]!r}: the index must be 1..{MAX_PER_ROLE}")
             if role != VERB: _role(w, f'slots[{si}].labels', role)
+            elif idx is not None: _fail(w, f'slots[{si}].labels', f"sub-role {lab[1]!r}: the verb has no index")
     return rec
 
 # %% ../nbs/02_data.ipynb #0000000e
@@ -176,7 +202,13 @@ def _check_meta(meta, where='meta.json'):
     if meta['grouping'] not in GROUPINGS: _fail(where, 'grouping', f"{meta['grouping']!r} is not one of {GROUPINGS}")
     cl = meta['classes']
     if not isinstance(cl, list) or len(cl) < 2 or cl[0] != BACKGROUND:
-        _fail(where, 'classes', f"must be a list starting with {BACKGROUND!r}, got {cl[:3]!r}…")
+        _fail(where, 'classes', f"must be a list starting with {BACKGROUND!r}, got {str(cl)[:60]}…")
+    bad = next((c for c in cl if not isinstance(c, str) or not c or len(c) > MAX_TOKEN_CHARS), None)
+    if bad is not None: _fail(where, 'classes', f"class {str(bad)[:60]!r} is not a non-empty name of at most {MAX_TOKEN_CHARS} characters")
+    if len(set(cl)) < len(cl):
+        _fail(where, 'classes', f"duplicate class names {sorted(c for c, k in Counter(cl).items() if k > 1)[:5]} (cls_prob columns must be distinct classes)")
+    try: relative_path(meta['feature_file'], f"{where}: field feature_file")
+    except UnsafeInput as e: raise DataError(str(e)) from None
 
 def _check_image(rec, where='images.jsonl', text_only:bool=False):
     iid = rec.get('image_id') if isinstance(rec, Mapping) else None
@@ -188,12 +220,21 @@ def _check_image(rec, where='images.jsonl', text_only:bool=False):
     if rec['split'] not in SPLITS: _fail(w, 'split', f"{rec['split']!r} is not one of {SPLITS}")
     for k in ('width', 'height'):
         if text_only and rec[k] is None: continue   # text-only datasets (captions without pictures) have no size
-        if not isinstance(rec[k], int) or rec[k] <= 0:
+        if isinstance(rec[k], int) and not isinstance(rec[k], bool) and rec[k] > MAX_IMAGE_SIDE:
+            _fail(w, k, f"{str(rec[k])[:40]} is more than MAX_IMAGE_SIDE={MAX_IMAGE_SIDE:,} pixels")
+        if not isinstance(rec[k], int) or isinstance(rec[k], bool) or rec[k] <= 0:
             _fail(w, k,
                   f"{rec[k]!r} is not a positive int" + ('' if text_only else " (null is allowed only when meta.json "
                                                                               "has text_only: true)"))
     if not isinstance(rec['sets'], list) or not all(isinstance(s, list) and s for s in rec['sets']):
         _fail(w, 'sets', f"must be a list of non-empty lists of proposal indices, got {str(rec['sets'])[:100]}")
+    for j, s in enumerate(rec['sets']):
+        bad = next((i for i in s if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < MAX_ROWS), None)
+        if bad is not None or len(s) > MAX_ROWS:
+            _fail(w, f'sets[{j}]', f"proposal index {str(bad)[:30]!r} is not an int in [0, {MAX_ROWS:,})")
+    if rec['file'] is not None:
+        try: relative_path(rec['file'], f"{w}: field file")
+        except UnsafeInput as e: raise DataError(str(e)) from None
 
 def check_boxes(image:Mapping, boxes:np.ndarray, where:str=FEATURE_FILE, tol:float=BOX_TOL):
     "Raise `DataError` naming the image and box if a box is not finite, x1<=x2, y1<=y2 inside the image"
@@ -232,6 +273,11 @@ def check_feature_arrays(image:Mapping,      # image record (id, width, height)
     if feats.ndim != 2 or cls_prob.ndim != 2 or not len(feats) == len(boxes) == len(cls_prob):
         raise DataError(f"{where}: image {iid!r}: shapes features {feats.shape}, boxes {np.shape(boxes)}, "
                         f"cls_prob {cls_prob.shape} do not agree on N proposals")
+    if not len(feats) or not feats.shape[1]:
+        raise DataError(f"{where}: image {iid!r}: {len(feats)} proposals of width {feats.shape[1]}: an image needs at "
+                        f"least one proposal with at least one feature (its global feature would be NaN)")
+    if any(np.iscomplexobj(a) for a in (feats, boxes, cls_prob)):
+        raise DataError(f"{where}: image {iid!r}: complex arrays; features, boxes and class scores are real numbers")
     if cls_prob.shape[1] != n_classes:
         raise DataError(f"{where}: image {iid!r}: cls_prob has {cls_prob.shape[1]} columns but meta.json lists "
                         f"{n_classes} classes (background included)")
@@ -274,9 +320,19 @@ def _atomic(path:Path):
 
 def _write_jsonl(path:Path, recs):
     tmp = _atomic(path)
-    with open(tmp, 'w') as f:
-        for r in recs: f.write(json.dumps(r, separators=(',', ':')) + '\n')
-    os.replace(tmp, path)
+    with writing(path, 'dataset file'):
+        with open(tmp, 'w') as f:
+            for r in recs: f.write(json.dumps(r, separators=(',', ':')) + '\n')
+        os.replace(tmp, path)
+
+def _same_picture(files:dict, r:Mapping, where:str):
+    "Refuse one picture under two image ids (it could sit in train and test at once); `files` maps file -> first id"
+    f = r.get('file')
+    if f is None: return
+    if f in files:
+        raise DataError(f"{where}: images {files[f]!r} and {r['image_id']!r} have the same field file {f!r}: one picture "
+                        f"under two ids (it could be in two splits)")
+    files[f] = r['image_id']
 
 def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
                   meta:Mapping,            # meta.json content (`feature_file` defaults to features.hdf5)
@@ -290,27 +346,33 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
     meta = {'format_version': FORMAT_VERSION, 'feature_file': FEATURE_FILE, **meta}
     _check_meta(meta)
     n_classes, dims = len(meta['classes']), set()
-    imgs = {}
+    imgs, files = {}, {}
     for r in images:
         _check_image(r, text_only=bool(meta.get('text_only')))
         if r['image_id'] in imgs: raise DataError(f"images.jsonl: duplicate image_id {r['image_id']!r}")
+        _same_picture(files, r, 'images.jsonl')
         imgs[r['image_id']] = r
     caps, seen = [], set()
     for c in captions:
-        validate_caption(c, imgs.get(c.get('image_id')) if isinstance(c, Mapping) else None)
+        validate_caption(c, imgs.get(c['image_id']) if isinstance(c, Mapping) and isinstance(c.get('image_id'), str) else None)
         if c['image_id'] not in imgs:
             raise DataError(f"captions.jsonl caption {c['caption_id']!r}: field image_id: unknown image "
                             f"{c['image_id']!r}")
         if c['caption_id'] in seen: raise DataError(f"captions.jsonl: duplicate caption_id {c['caption_id']!r}")
         seen.add(c['caption_id'])
         caps.append(c)
-    ff = out/meta['feature_file']
+    # the feature file lies inside `out` (a derived dataset never writes into its source's folder) and is written to a
+    # temporary file first, then renamed: a hard link shared with a source dataset is replaced, never written through
+    try: ff = inside(out, meta['feature_file'], f"meta.json field feature_file")
+    except UnsafeInput as e: raise DataError(f"{e}; write_dataset writes only inside {str(out)!r}") from None
     tmp = _atomic(ff)
     done = set()
-    with h5py.File(tmp, 'w') as h:
+    with writing(ff, 'feature file'), h5py.File(tmp, 'w') as h:
         for iid, feats, boxes, cls_prob in features:
             w = f"{meta['feature_file']}: image {iid!r}"
             if iid not in imgs: raise DataError(f"{w}: features for an image that is not in images.jsonl")
+            if any(np.iscomplexobj(a) for a in (feats, boxes, cls_prob)):
+                raise DataError(f"{w}: complex arrays; features, boxes and class scores are real numbers")
             feats, boxes, cls_prob = (np.asarray(a, dtype=np.float32) for a in (feats, boxes, cls_prob))
             n = len(feats)
             check_feature_arrays(imgs[iid], feats, boxes, cls_prob, n_classes, meta['feature_file'])
@@ -332,8 +394,9 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
     _write_jsonl(out/'images.jsonl', imgs.values())
     _write_jsonl(out/'captions.jsonl', caps)
     tmp = _atomic(out/'meta.json')
-    tmp.write_text(json.dumps(meta, indent=1))
-    os.replace(tmp, out/'meta.json')
+    with writing(out/'meta.json', 'meta.json'):
+        tmp.write_text(json.dumps(meta, indent=1))
+        os.replace(tmp, out/'meta.json')
     return out
 
 # %% ../nbs/02_data.ipynb #0000001a1
@@ -414,7 +477,8 @@ def _unique(recs, key:str, where:str):
     seen = {}
     for i, r in enumerate(recs, 1):
         k = r.get(key) if isinstance(r, Mapping) else None
-        if k is not None and k in seen:
+        if not isinstance(k, (str, int)): continue       # a mistyped id: the record check names its field
+        if k in seen:
             raise DataError(f"{where}: duplicate {key} {k!r} (records {seen[k]} and {i}); ids must be unique")
         seen[k] = i
 
@@ -437,10 +501,12 @@ class Dataset:
         if not lazy:                                      # a repeated id would move an image to another split
             recs = list(recs)
             _unique(recs, 'image_id', 'images.jsonl')
+        files = {}
         for r in recs:
             if validate: _check_image(r, 'images.jsonl', text_only=bool(self.meta.get('text_only')))
             if lazy and r['image_id'] in self.images:    # name both records
                 _unique(_read_jsonl(self.path/'images.jsonl'), 'image_id', 'images.jsonl')
+            if validate: _same_picture(files, r, 'images.jsonl')
             self.images[r['image_id']] = r
         cp = self.path/'captions.jsonl'
         if lazy: self.captions = CaptionFile(cp, self._check_captions(_read_jsonl(cp), validate))
@@ -458,7 +524,8 @@ class Dataset:
             k = c.get('caption_id') if isinstance(c, Mapping) else None
             if self.lazy: hashes.append(hash(k) if isinstance(k, (str, int)) else -n)
             if not validate: continue
-            if not isinstance(c, Mapping) or c.get('image_id') not in self.images:
+            iid = c.get('image_id') if isinstance(c, Mapping) else None
+            if not isinstance(iid, str) or iid not in self.images:
                 raise DataError(f"captions.jsonl caption {c.get('caption_id') if isinstance(c, Mapping) else c!r}: "
                                 f"field image_id: unknown image "
                                 f"{c.get('image_id') if isinstance(c, Mapping) else None!r}")
@@ -469,13 +536,17 @@ class Dataset:
         return n
 
     @property
-    def feature_path(self)->Path: return self.path/self.meta['feature_file']
+    def feature_path(self)->Path:
+        "The feature file, inside the dataset folder (`meta.json` may not name a file elsewhere, nor a link out of it)"
+        try: return inside(self.path, self.meta['feature_file'], f"{self.path/'meta.json'}: field feature_file")
+        except UnsafeInput as e: raise DataError(str(e)) from None
 
     def _file(self)->h5py.File:
         "The HDF5 handle of this process (reopened after a fork)"
         if self._h5 is None or self._pid != os.getpid():
             if not self.feature_path.exists():
                 raise FileNotFoundError(f"feature file {str(self.feature_path)!r} (meta.json feature_file) not found")
+            regular_file(self.feature_path, 'feature file')      # a FIFO would block h5py forever
             try: self._h5, self._pid = h5py.File(self.feature_path, 'r'), os.getpid()
             except OSError as e:
                 raise DataError(f"feature file {str(self.feature_path)!r} cannot be opened (truncated or not HDF5?): "
@@ -489,7 +560,8 @@ class Dataset:
         for name, key in (('feats', 'features'), ('boxes', 'boxes'), ('cls_prob', 'cls_prob')):
             k = f'{image_id}_{key}'
             if k not in h: raise DataError(f"{self.feature_path.name}: key {k!r} missing (image {image_id!r})")
-            try: out[name] = h[k][()].astype(np.float32, copy=False)
+            try: out[name] = h5_array(h, k, self.feature_path.name).astype(np.float32, copy=False)  # bounds first
+            except UnsafeInput as e: raise DataError(str(e)) from None
             except OSError as e:
                 raise DataError(f"{str(self.feature_path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
         check_feature_arrays(self.images[image_id], out['feats'], out['boxes'], out['cls_prob'], len(self.classes),

@@ -16,10 +16,10 @@ from .core import get_device, MAX_PROPOSALS
 from .data import BOX_TOL
 
 # %% auto #0
-__all__ = ['CNN_NAME', 'CNN_SIZE', 'CNN_MEAN', 'CNN_SCALE', 'FEAT_DIM', 'FEATURE_KINDS', 'BOX_GEOMETRY', 'SCENE_CONTEXT',
-           'SCENE_CLASS', 'FEATURE_KEYS', 'load_cnn', 'load_image', 'to_input', 'roi_align', 'check_picture_boxes',
-           'RegionFeaturizer', 'class_probs', 'check_feature_kind', 'feature_kind_of', 'class_features',
-           'scene_context_of', 'scene_context', 'done_ids', 'extract_features', 'read_features']
+__all__ = ['CNN_NAME', 'CNN_SIZE', 'CNN_MEAN', 'CNN_SCALE', 'FEAT_DIM', 'MAX_PHOTO_BOXES', 'FEATURE_KINDS', 'BOX_GEOMETRY',
+           'SCENE_CONTEXT', 'SCENE_CLASS', 'FEATURE_KEYS', 'load_cnn', 'load_image', 'to_input', 'roi_align',
+           'check_picture_boxes', 'RegionFeaturizer', 'class_probs', 'check_feature_kind', 'feature_kind_of',
+           'class_features', 'scene_context_of', 'scene_context', 'done_ids', 'extract_features', 'read_features']
 
 # %% ../nbs/06_features.ipynb #00000006
 CNN_NAME = 'efficientnet-lite0'
@@ -86,9 +86,17 @@ def roi_align(fmap:torch.Tensor,  # (B, C, h, w) feature maps
     return samples.reshape(R, C, out, sampling, out, sampling).mean((3, 5))  # (R, C, out, out)
 
 # %% ../nbs/06_features.ipynb #0000000f
+MAX_PHOTO_BOXES = 300   # boxes of one picture (bottom-up: 10-100; COCO's most annotated image: 93)
+
 def check_picture_boxes(boxes:np.ndarray, W:int, H:int, where:str='boxes'):
-    "Raise a ValueError naming the first box that is inverted or leaves the W×H picture by more than `BOX_TOL`"
+    "Raise a ValueError naming the first box that is not finite, inverted or leaves the W×H picture by more than `BOX_TOL`, or more boxes than `MAX_PHOTO_BOXES`"
     b = np.asarray(boxes, np.float32).reshape(-1, 4)
+    if len(b) > MAX_PHOTO_BOXES:     # RoI align memory grows with the boxes: 10,000 need > 3 GB
+        raise ValueError(f"{where}: {len(b):,} boxes, more than MAX_PHOTO_BOXES={MAX_PHOTO_BOXES} per picture")
+    nf = ~np.isfinite(b).all(1)      # NaN compares False with everything: test it first
+    if nf.any():
+        j = int(np.flatnonzero(nf)[0])
+        raise ValueError(f"{where}: box {j} = {b[j].tolist()} (x1 y1 x2 y2) holds NaN or inf")
     bad = ((b[:, 2] < b[:, 0]) | (b[:, 3] < b[:, 1]) | (b[:, 0] < -BOX_TOL) | (b[:, 1] < -BOX_TOL)
            | (b[:, 2] > W + BOX_TOL) | (b[:, 3] > H + BOX_TOL))
     if bad.any():

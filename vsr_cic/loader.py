@@ -15,24 +15,32 @@ from torch.utils.data import Dataset, DataLoader, get_worker_info
 from .core import MAX_SUBROLES, MAX_PER_ROLE, MAX_REGIONS_PER_SET, MAX_PROPOSALS
 from .vsr import ROLE_VOCAB, VERB, PAD, UNK, Vocab, parse_subrole, verb_vocab
 from .data import write_dataset, load_dataset, DataError, PackedRecords
+from .guards import inside, regular_file, h5_array, UnsafeInput
 
 # %% auto #0
 __all__ = ['CACHE_BYTES', 'SET_MEMO', 'TOY_D', 'TOY_CLASSES', 'TOY_IMAGES', 'TOY_CAPTIONS', 'BOS', 'EOS', 'WORD_SPECIALS',
-           'GATE_PAD', 'GLOBAL', 'TASKS', 'FeatureStore', 'toy_features', 'make_toy_dataset', 'build_vocabs',
-           'save_vocabs', 'load_vocabs', 'verb_forms', 'Limits', 'TaskDataset', 'frame_slots', 'frame_roles',
-           'GSRLDataset', 'SLevelDataset', 'RLevelDataset', 'word_slots', 'CaptionDataset', 'to_device', 'box_position',
-           'densify', 'make_loader']
+           'GATE_PAD', 'GLOBAL', 'TASKS', 'feature_file_of', 'FeatureStore', 'toy_features', 'make_toy_dataset',
+           'build_vocabs', 'save_vocabs', 'load_vocabs', 'verb_forms', 'Limits', 'TaskDataset', 'frame_slots',
+           'frame_roles', 'GSRLDataset', 'SLevelDataset', 'RLevelDataset', 'word_slots', 'CaptionDataset', 'to_device',
+           'box_position', 'densify', 'make_loader']
 
 # %% ../nbs/02a_loader.ipynb #00000006
 CACHE_BYTES = 2**30   # default feature cache budget: bytes of float32 arrays in memory (per loader, workers together)
 SET_MEMO = 4096       # images whose checked proposal-set tables a dataset keeps
 
 def _open_h5(path)->h5py.File:
-    "Open an HDF5 feature file for reading; a damaged file raises `DataError` naming it"
+    "Open an HDF5 feature file for reading; a damaged file raises `DataError` naming it, a FIFO or device `UnsafeInput`"
+    regular_file(path, 'feature file')           # before h5py opens it: a FIFO would block forever
     try: return h5py.File(path, 'r')
     except FileNotFoundError: raise FileNotFoundError(f"feature file {str(path)!r} not found") from None
     except OSError as e:
         raise DataError(f"feature file {str(path)!r} cannot be opened (truncated or not HDF5?): {e}") from None
+
+def feature_file_of(data)->Path:
+    "The feature file of a dataset (`meta.json` feature_file), resolved inside its folder (`vsr_cic.guards.inside`)"
+    path = Path(getattr(data, 'path', '.'))
+    try: return inside(path, data.meta.get('feature_file', 'features.hdf5'), f"{path/'meta.json'}: field feature_file")
+    except UnsafeInput as e: raise DataError(str(e)) from None
 
 class FeatureStore:
     "Read-only access to a bottom-up `features.hdf5`: one lazily opened handle per process, optional in-memory cache"
@@ -59,11 +67,9 @@ class FeatureStore:
         out = {}
         for name, key in (('feats', 'features'), ('boxes', 'boxes'), ('cls_prob', 'cls_prob')):
             k = f'{image_id}_{key}'
-            try: d = h5[k]
-            except KeyError: raise KeyError(f"{str(self.path)!r}: key {k!r} not found (image {image_id!r})") from None
-            try:
-                out[name] = np.asarray(d[()] if len(d) <= self.max_proposals else d[:self.max_proposals],
-                                       dtype=np.float32)
+            if k not in h5: raise KeyError(f"{str(self.path)!r}: key {k!r} not found (image {image_id!r})")
+            try:   # shape, storage and links checked before anything is allocated (`vsr_cic.guards.h5_array`)
+                out[name] = np.asarray(h5_array(h5, k, str(self.path), rows=self.max_proposals), dtype=np.float32)
             except OSError as e:
                 raise DataError(f"{str(self.path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
         if not len(out['feats']) == len(out['boxes']) == len(out['cls_prob']):
@@ -289,7 +295,7 @@ class TaskDataset(Dataset):
         self.input_order, self.seed, self.epoch = input_order, seed, 0
         self.vocab = vocab if vocab is not None else build_vocabs(self.data)
         self.path = Path(getattr(self.data, 'path', '.'))
-        self.store = FeatureStore(self.path/self.data.meta.get('feature_file', 'features.hdf5'), limits.proposals,
+        self.store = FeatureStore(feature_file_of(self.data), limits.proposals,
                                   reopen, cache,
                                   cache_bytes)
         self.skipped, self._set_memo = Counter(), {}

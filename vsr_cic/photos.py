@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Mapping, Sequence
 import numpy as np
 from .vsr import VSR, VERB
-from .data import load_dataset, write_dataset, group_proposals, frame_structure
+from .data import load_dataset, write_dataset, group_proposals, frame_structure, FEATURE_FILE
 from .loader import frame_roles
+from .guards import inside, regular_file
 
 # %% auto #0
 __all__ = ['SAMPLE_PHOTOS', 'PHOTO_SPLIT', 'TEXT_IN', 'scene_caption', 'add_scene_region', 'sample_photo', 'photo_proposals',
@@ -43,6 +44,9 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
     "Copy a dataset adding a whole-picture `scene` proposal per image and grounding every uncovered entity to it"
     from vsr_cic.features import RegionFeaturizer, load_image, feature_kind_of, class_features, scene_context, scene_context_of
     ds, dst = load_dataset(src), Path(dst)
+    if dst.resolve() == ds.path.resolve() or ds.path.resolve() in dst.resolve().parents:
+        raise ValueError(f"add_scene_region: dst {str(dst)!r} is inside its source {str(ds.path)!r}; a derived dataset "
+                         f"never writes into its source")
     kind = feature_kind_of(ds.meta)
     w = scene_context_weight if kind != 'cnn' else 0.0
     if (dst/'meta.json').exists():
@@ -53,7 +57,7 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
     fz = (featurizer or RegionFeaturizer(device)) if kind == 'cnn' else None
     C, imgs, feats, scene_of = len(ds.meta['classes']), [], [], {}
     for iid, r in ds.images.items():
-        pic = ds.path/r['file'] if r.get('file') else None
+        pic = inside(ds.path, r['file'], f"{ds.path}/images.jsonl image {iid!r}: field file") if r.get('file') else None
         if kind == 'cnn' and (pic is None or not pic.exists()):
             raise FileNotFoundError(f"{ds.path}/images.jsonl image {iid!r}: field file: picture {pic} not found")
         f, box = ds.features(iid), np.array([[0, 0, r['width'], r['height']]], np.float32)   # (1, 4) the whole picture
@@ -61,7 +65,7 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
         cp = np.concatenate([np.pad(f['cls_prob'], ((0, 0), (0, 1))), _scene_row(C)])     # (P + 1, C + 1)
         boxes = np.concatenate([f['boxes'], box])
         if kind == 'cnn':
-            sf, = fz([load_image(pic)], [box])
+            sf, = fz([load_image(regular_file(pic, 'picture'))], [box])
             fs = np.concatenate([f['feats'], sf])  # (P + 1, D)
         else:
             fs = scene_context(class_features(cp, boxes, (r['width'], r['height']), kind), cp, C, w)  # the class columns grew by one
@@ -71,6 +75,7 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
     caps = [scene_caption(c, scene_of[c['image_id']]) for c in ds.captions]
     meta = {
         **ds.meta,
+        "feature_file": FEATURE_FILE,       # a new feature file inside dst, never the source's
         "classes": ds.meta["classes"] + [SCENE_CLASS],
         "name": dst.name,
         "scene_of": str(Path(src).resolve()),
@@ -79,7 +84,7 @@ def add_scene_region(src,                  # dataset folder with pictures (`file
                   f"covers (vsr_cic.photos)",
     }
     write_dataset(dst, meta, imgs, caps, feats)
-    if (ds.path/'images').is_dir() and not (dst/'images').exists(): shutil.copytree(ds.path/'images', dst/'images')
+    if (ds.path/'images').is_dir() and not (dst/'images').exists(): shutil.copytree(ds.path/'images', dst/'images', symlinks=True)   # links copied as links (never followed out)
     return dst
 
 # %% ../nbs/24_photos.ipynb #00000009
@@ -117,11 +122,12 @@ def photo_proposals(image:np.ndarray,             # (H, W, 3) uint8 picture
                     scene_context_weight:float=0.0, # class kinds: the models' `vsr_cic.features.scene_context_of(meta)`
                    )->dict:
     "The pipeline's proposals dict of a picture with given boxes (+ the whole-picture `scene` box when `classes` has it)"
-    from vsr_cic.features import RegionFeaturizer, class_probs, load_image, class_features, scene_context
+    from vsr_cic.features import RegionFeaturizer, class_probs, load_image, class_features, scene_context, check_picture_boxes
     img = load_image(image)
     H, W = img.shape[:2]
     b, names = np.asarray(boxes, np.float32).reshape(-1, 4), list(names)
     if len(b) != len(names): raise ValueError(f"photo {image_id!r}: {len(b)} boxes but {len(names)} class names")
+    check_picture_boxes(b, W, H, f'photo {image_id!r}')     # finite, inside, not inverted, at most MAX_PHOTO_BOXES
     if SCENE_CLASS in classes: b, names = np.concatenate([b, [[0, 0, W, H]]]).astype(np.float32), names + [SCENE_CLASS]
     cp = class_probs(names, classes, where=f'photo {image_id!r}')                      # (N, C)
     if feature_kind == 'cnn': feats, = (featurizer or RegionFeaturizer('cpu'))([img], [b])   # (N, D)

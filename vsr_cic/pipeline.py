@@ -20,7 +20,7 @@ from .merge import Plan, merge_structures
 from .baselines import make_captioner
 from .decoding import beam_search, greedy_decode, verb_constraint, allow_final_eos, MAX_LEN
 from .captioner import UNK_ID
-from .train import load_checkpoint, load_weights
+from .train import load_checkpoint, load_weights, build_checked
 from .vsr import as_vsrs, check_known, ing_form
 from .data import check_proposals, load_dataset
 from .loader import verb_forms
@@ -40,12 +40,12 @@ def load_planner(planner_dir, device='cpu', kind:str='transformer')->tuple:
     d = Path(planner_dir)
     f = find_ckpt(d/f'slevel_{kind}', f'S-level planner ({kind})')
     ck = load_checkpoint(f)
-    s = load_weights((SLevelPlanner if kind == 'transformer' else SinkhornSLevel)(**ck['config']), ck['model'], f)
+    s = build_checked(SLevelPlanner if kind == 'transformer' else SinkhornSLevel, ck['config'], ck['model'], f)
     r = None
     if (d/'rlevel').exists() and best_ckpt(d/'rlevel') is not None:
         f = find_ckpt(d/'rlevel', 'R-level planner')
         ck = load_checkpoint(f)
-        r = load_weights(RLevelPlanner(**ck['config']), ck['model'], f).to(device).eval()
+        r = build_checked(RLevelPlanner, ck['config'], ck['model'], f).to(device).eval()
     return s.to(device).eval(), r, run_vocabs(d, 'planner')
 
 def load_captioner(captioner_dir, device='cpu')->tuple:
@@ -57,7 +57,8 @@ def load_captioner(captioner_dir, device='cpu')->tuple:
     ck = load_checkpoint(f)
     for k in ('model', 'name', 'config', 'vocab_size', 'feat_dim'):
         if k not in ck: raise KeyError(f"captioner: {f} lacks key {k!r} (has {sorted(ck)})")
-    m = load_weights(make_captioner(ck['name'], ck['vocab_size'], ck['feat_dim'], **ck['config']), ck['model'], f)
+    # the config and sizes are checked against the weights before the module is built (`build_checked`)
+    m = build_checked(make_captioner, ck['config'], ck['model'], f, ck['name'], ck['vocab_size'], ck['feat_dim'])
     vocabs = run_vocabs(d/ck.get('vocab_dir', 'vocab'), 'captioner')
     check_vocab_fits(ck, vocabs, f)   # weights and ids agree
     info = {k: v for k, v in ck.items() if k != 'model'}

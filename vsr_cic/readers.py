@@ -4,10 +4,11 @@
 
 # %% ../nbs/05_readers.ipynb #00000002
 from __future__ import annotations
-import json, re, html
+import json, math, re, html
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
+from .guards import inside, regular_file, UnsafeInput
 
 # %% auto #0
 __all__ = ['BOX_TOLERANCE', 'FormatError', 'tokenize', 'Records', 'read_coco_entities', 'read_coco']
@@ -215,8 +216,8 @@ def read_coco(captions_json,             # captions_*.json
                 raise FormatError(_where(ipath, where, f"unknown category_id {cid} (known: {sorted(cats)[:10]}…)"))
             if drop_crowd and a.get('iscrowd'): continue
             W, H = sizes[iid]
-            if len(bb) != 4 or not all(isinstance(v, (int, float)) for v in bb):
-                raise FormatError(_where(ipath, where, f"bbox {bb} is not [x, y, w, h]"))
+            if len(bb) != 4 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in bb):
+                raise FormatError(_where(ipath, where, f"bbox {str(bb)[:80]} is not [x, y, w, h] of finite numbers"))
             x, y, w, h = bb
             if w < 0 or h < 0 or x < -BOX_TOLERANCE or y < -BOX_TOLERANCE or x + w > W + BOX_TOLERANCE or y + h > H + BOX_TOLERANCE:
                 raise FormatError(_where(ipath, where,
@@ -234,7 +235,11 @@ def read_coco(captions_json,             # captions_*.json
             box_classes[iid] = bc.get(iid, [])
     for im in imgs.values():
         fn = im.pop('file_name')
-        if image_dir is not None and fn and (Path(image_dir)/fn).exists(): im['file'] = fn
+        if image_dir is None or fn is None: continue
+        try:           # a file_name stays inside image_dir: no '..', no absolute path, no symbolic link out of it
+            p = inside(image_dir, fn, f"{cpath}: image {im['image_id']}: field file_name")
+            if p.exists(): regular_file(p, 'picture'); im['file'] = fn
+        except UnsafeInput as e: raise FormatError(str(e)) from None
     meta = {'name': cpath.stem, 'format_version': 1, 'grouping': 'class', 'classes': classes,
             'feature_file': 'features.hdf5',
             'source': f'COCO {cpath.name}' + (f' + {Path(instances_json).name}' if instances_json else '')}

@@ -4,7 +4,7 @@
 
 # %% ../nbs/25_real_captions.ipynb #a3a3390e
 from __future__ import annotations
-import ast, json, os, re, time
+import ast, json, math, os, re, shutil, time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +12,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 from .readers import Records
-from .data import BACKGROUND, _atomic, _read_jsonl, _write_jsonl
+from .data import BACKGROUND, FEATURE_FILE, _atomic, _read_jsonl, _write_jsonl
+from .guards import inside, regular_file, h5_array, writing, UnsafeInput
 from .loader import frame_roles, word_slots
 from .vsr import VERB
 from .captioner import shift_where
@@ -20,7 +21,7 @@ from .features import SCENE_CONTEXT
 
 # %% auto #0
 __all__ = ['SLOT_WORDS_Q', 'SLOT_END_RATE', 'SLOT_EXTRA_WORDS', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'PHOTO_METRICS',
-           'concat_records', 'sample_records', 'parse_n_captions', 'corpus_subset', 'gsrl_corpora_of',
+           'concat_records', 'sample_records', 'parse_n_captions', 'share_file', 'corpus_subset', 'gsrl_corpora_of',
            'coco_test_files', 'photo_test_set', 'merge_identical_regions', 'slot_word_limit', 'slot_end_mask',
            'SlotWordCap', 'has_repeat', 'repeat_rate', 'bigrams', 'unseen_bigram_rate', 'caption_keys',
            'grounding_keys', 'key_score', 'RetrievalIndex', 'retrieval_predictions', 'photo_refs', 'photo_scores',
@@ -79,8 +80,18 @@ def parse_n_captions(value, corpora:Sequence[str])->int|dict|None:
     return count(v, '')
 
 # %% ../nbs/25_real_captions.ipynb #d431bcbf
+def share_file(src:Path, dst:Path)->Path:
+    "`dst` with `src`'s bytes: a hard link (no copy), or a copy across disks; written to a temporary name, then renamed"
+    if dst.exists() and os.path.samefile(src, dst): return dst
+    tmp = _atomic(dst)
+    with writing(dst, 'feature file'):
+        try: os.link(src, tmp)
+        except OSError: shutil.copyfile(regular_file(src, 'feature file'), tmp)
+        os.replace(tmp, dst)
+    return dst
+
 def corpus_subset(data_dir,                 # a dataset folder whose ids carry corpus prefixes (`concat_records`)
-                  out_dir,                  # the subset's folder (written; its feature file stays data_dir's)
+                  out_dir,                  # the subset's folder (written; its feature file: a hard link to data_dir's)
                   corpora:Sequence[str],    # corpus names to keep, e.g. ['coco']
                  )->Path:
     "A dataset folder with only `corpora`'s images and captions, sharing `data_dir`'s feature file"
@@ -97,7 +108,9 @@ def corpus_subset(data_dir,                 # a dataset folder whose ids carry c
     _write_jsonl(out/'images.jsonl', (im for im in images if im['image_id'] in ids))
     _write_jsonl(out/'captions.jsonl', (c for c in _read_jsonl(src/'captions.jsonl') if c['image_id'] in ids))
     rel = lambda p: Path(os.path.relpath(p.resolve(), out.resolve())).as_posix()   # the run folder can move
-    meta = {**meta, 'feature_file': rel(src/meta.get('feature_file', 'features.hdf5')),
+    ff = inside(src, meta.get('feature_file', FEATURE_FILE), f"{src/'meta.json'}: field feature_file")
+    share_file(ff, out/FEATURE_FILE)
+    meta = {**meta, 'feature_file': FEATURE_FILE,
             'name': f"{meta.get('name', src.name)}-{'+'.join(corpora)}", 'subset_of': {'data': rel(src), 'corpora': corpora}}
     tmp = _atomic(out/'meta.json')                                   # meta.json last, as `write_dataset` does
     tmp.write_text(json.dumps(meta, indent=1)); tmp.replace(out/'meta.json')
@@ -476,28 +489,44 @@ def load_photo_spec(spec, # a dict, a .json path, or (hdf5 path, image id, pictu
             raise ValueError(
                 "a bottom-up HDF5 photo needs `classes` (the trained model's class list) to name its boxes"
             )
-        with h5py.File(h5, 'r') as h:
+        with h5py.File(regular_file(h5, 'HDF5 file'), 'r') as h:
             for k in ('boxes', 'cls_prob'):
                 if f'{iid}_{k}' not in h:
                     raise KeyError(
                         f"{h5}: no {iid}_{k} (the bottom-up layout keys are <id>_features, <id>_boxes, <id>_cls_prob)"
                     )
-            b, cp = h[f'{iid}_boxes'][()], h[f'{iid}_cls_prob'][()]
+            b, cp = h5_array(h, f'{iid}_boxes', str(h5)), h5_array(h, f'{iid}_cls_prob', str(h5))   # bounds first
+        if cp.ndim != 2 or b.ndim != 2 or len(b) != len(cp):
+            raise ValueError(f"{h5}: {iid}_boxes {b.shape} and {iid}_cls_prob {cp.shape} are not (N, 4) and (N, C)")
         if cp.shape[1] != len(classes):
             raise ValueError(f"{h5}: {iid}_cls_prob has {cp.shape[1]} columns but the model has {len(classes)} classes")
         keep = cp[:, 1:].argmax(1) + 1
         return Path(pic), np.asarray(b, np.float32).reshape(-1, 4), [classes[i] for i in keep], None
-    base = Path('.')
+    from vsr_cic.features import MAX_PHOTO_BOXES
+    base, where = None, 'photo spec'
     if not isinstance(spec, Mapping):
-        base = Path(spec).parent
-        spec = json.loads(Path(spec).read_text())
+        base, where = Path(spec).parent, str(spec)
+        try: spec = json.loads(regular_file(spec, 'photo spec').read_text(encoding='utf-8'))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e: raise ValueError(f"{where}: not UTF-8 JSON ({e})") from None
+        if not isinstance(spec, Mapping): raise ValueError(f"{where}: must be a JSON object, got {type(spec).__name__}")
     for k in ('image', 'boxes'):
-        if k not in spec: raise KeyError(f"photo spec needs {k!r} (got keys {sorted(spec)})")
+        if k not in spec: raise KeyError(f"{where} needs {k!r} (got keys {sorted(spec)[:8]})")
+    if not isinstance(spec['boxes'], list) or len(spec['boxes']) > MAX_PHOTO_BOXES:
+        raise ValueError(f"{where}: field boxes must be a list of at most MAX_PHOTO_BOXES={MAX_PHOTO_BOXES} boxes")
     for i, b in enumerate(spec['boxes']):
-        if not isinstance(b, Mapping) or 'class' not in b or len(b.get('box', [])) != 4:
-            raise ValueError(f"photo spec boxes[{i}] = {b!r}: expected {{'class': name, 'box': [x1, y1, x2, y2]}}")
-    pic = Path(spec['image'])
-    pic = pic if pic.is_absolute() else base/pic
+        box = b.get('box') if isinstance(b, Mapping) else None
+        if (not isinstance(b, Mapping) or not isinstance(b.get('class'), str) or not isinstance(box, list) or len(box) != 4
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in box)):
+            raise ValueError(f"{where} boxes[{i}] = {str(b)[:80]}: expected {{'class': name, 'box': [x1, y1, x2, y2]}} "
+                             f"with finite numbers")
+    if spec.get('vsr') is not None and not isinstance(spec['vsr'], str):
+        raise ValueError(f"{where}: field vsr must be a string such as 'ride: ARG0, ARG1'")
+    if base is None:                                         # a dict given in code: the caller's own path
+        if not isinstance(spec['image'], (str, os.PathLike)): raise ValueError(f"{where}: field image must be a path")
+        pic = Path(spec['image'])
+    else:                                                    # a JSON file names a picture inside its folder
+        try: pic = inside(base, spec['image'], f"{where}: field image")
+        except UnsafeInput as e: raise ValueError(f"{e} (put the JSON beside the picture)") from None
     return (
         pic,
         np.array([b["box"] for b in spec["boxes"]], np.float32).reshape(-1, 4),

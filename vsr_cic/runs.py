@@ -4,22 +4,23 @@
 
 # %% ../nbs/15b_runs.ipynb #58094eac
 from __future__ import annotations
-import hashlib, json, os, time
+import functools, hashlib, inspect, json, os, time
 from pathlib import Path
 from typing import Mapping
 import torch
 from .vsr import Vocab
 from .loader import load_vocabs
 from .gsrl import GSRL
-from .train import load_checkpoint, load_weights
+from .train import load_checkpoint, load_weights, build_checked
+from .guards import claim_run, run_lock, writing, LEGACY_STAGES, RunFolderError, RunLocked
 from .core import seed_everything, get_device
 from .world import resolve_data
 
 # %% auto #0
-__all__ = ['RUN_CONFIG', 'IN_RUN', 'CKPT_FILES', 'NUM_THREADS', 'RunMismatch', 'has_checkpoints', 'data_entry', 'data_path',
-           'read_json', 'config_diff', 'check_run_config', 'write_run_config', 'vocab_fingerprint',
+__all__ = ['RUN_CONFIG', 'IN_RUN', 'CKPT_FILES', 'NUM_THREADS', 'RUN_IGNORE', 'RunMismatch', 'has_checkpoints', 'data_entry',
+           'data_path', 'read_json', 'config_diff', 'check_run_config', 'write_run_config', 'vocab_fingerprint',
            'check_vocabs_unchanged', 'check_vocab_fits', 'best_ckpt', 'find_ckpt', 'restore_best', 'run_vocabs',
-           'load_gsrl', 'start_run', 'retire_stage']
+           'load_gsrl', 'start_run', 'trainer_config', 'guard_run', 'retire_stage']
 
 # %% ../nbs/15b_runs.ipynb #c99459d5
 RUN_CONFIG = 'run_config.json'
@@ -31,7 +32,7 @@ class RunMismatch(ValueError):
 def has_checkpoints(out:str|os.PathLike)->bool:
     "Does the run folder hold trained weights (a stage checkpoint or `model.pt`)?"
     out = Path(out)
-    return (out/'model.pt').exists() or (out/'ckpt').is_dir() and any((out/'ckpt').rglob('*.pt'))
+    return (out/'model.pt').exists() or any((out/d).is_dir() and any((out/d).rglob('*.pt')) for d in ('ckpt', *LEGACY_STAGES))
 
 def data_entry(path:str|os.PathLike, out:str|os.PathLike)->dict:
     "The run_config entries naming the dataset: relative to the run folder when it lies inside it (survives a copy or move)"
@@ -91,8 +92,9 @@ def write_run_config(out:str|os.PathLike, cfg:Mapping)->Path:
     "Write `run_config.json` atomically"
     f = Path(out)/RUN_CONFIG
     tmp = f.with_name(f'.{f.name}.{os.getpid()}.tmp')
-    tmp.write_text(json.dumps(dict(cfg), indent=1))
-    os.replace(tmp, f)
+    with writing(f, 'run configuration'):
+        tmp.write_text(json.dumps(dict(cfg), indent=1))
+        os.replace(tmp, f)
     return f
 
 # %% ../nbs/15b_runs.ipynb #5a0cf376
@@ -170,7 +172,7 @@ def load_gsrl(gsrl_dir, device='cpu')->tuple[GSRL, dict]:
     f = find_ckpt(Path(gsrl_dir)/'gsrl', 'GSRL')
     ck = load_checkpoint(f)
     if 'config' not in ck: raise KeyError(f"GSRL: checkpoint in {gsrl_dir}/gsrl has no 'config' (keys {sorted(ck)})")
-    m = load_weights(GSRL(**ck['config']), ck['model'], f)
+    m = build_checked(GSRL, ck['config'], ck['model'], f)   # config checked against the weights before building
     return m.to(device).eval(), run_vocabs(gsrl_dir, 'GSRL')
 
 NUM_THREADS = 1   # torch intra-op threads of the small trainers: their models are tiny, and on a shared 2-core CPU
@@ -190,6 +192,40 @@ def start_run(data_dir,                    # dataset folder; None -> the built-i
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     return out, resolve_data(data_dir, world_images, seed, out), dev
+
+# %% ../nbs/15b_runs.ipynb #8a2066ec
+RUN_IGNORE = ('progress', 'num_threads', 'threads', 'num_workers', 'device', 'stop_after', 'epochs', 'epochs_sn',
+              'epochs_r', 'epochs_xe', 'epochs_rl', 'resume', 'out_dir', 'data_dir')   # continue a run, do not redefine it
+
+def trainer_config(trainer:str, arguments:Mapping, out)->dict:
+    "The settings of a trainer call that decide what its checkpoints mean (JSON), the dataset as `data_entry` stores it"
+    cfg = {'trainer': trainer}
+    d = arguments.get('data_dir')
+    cfg.update(data_entry(d, out) if d is not None else {'data': None})
+    for k, v in arguments.items():
+        if k in RUN_IGNORE: continue
+        cfg[k] = json.loads(json.dumps(v, default=str))
+    return cfg
+
+def guard_run(trainer:str|None=None,   # the name recorded in the marker and run_config.json (default: the function's)
+              config:bool=True):       # check and record the call's settings (False: the trainer checks them itself)
+    "Decorator for a trainer with an `out_dir` argument: claim the run folder, hold its lock for the call, refuse other settings"
+    def deco(fn):
+        sig, name = inspect.signature(fn), trainer or fn.__name__
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if int(os.environ.get('RANK', '0') or 0) != 0: return fn(*args, **kwargs)   # torchrun: rank 0 owns the folder
+            b = sig.bind(*args, **kwargs)
+            b.apply_defaults()
+            out = claim_run(b.arguments.get('out_dir'), name)
+            with run_lock(out):
+                if config:
+                    cfg = trainer_config(name, b.arguments, out)
+                    check_run_config(out, cfg)
+                    write_run_config(out, cfg)
+                return fn(*args, **kwargs)
+        return wrapper
+    return deco
 
 # %% ../nbs/15b_runs.ipynb #71835e75
 def retire_stage(d:str|os.PathLike, # a stage's checkpoint folder, e.g. out/ckpt/rl

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from torch.utils.data import Sampler
 from tqdm.auto import tqdm
+from .guards import writing, regular_file, h5_array, UnsafeInput
 from vsr_cic.distributed import (
     DistEnv,
     world,
@@ -29,9 +30,10 @@ from vsr_cic.distributed import (
 )
 
 # %% auto #0
-__all__ = ['SHARD_MODES', 'AMP_MODES', 'EpochBatchSampler', 'rng_state', 'set_rng_state', 'atomic_save', 'clean_partial',
-           'CheckpointError', 'load_checkpoint', 'load_weights', 'sampler_for', 'autocast_for', 'LoopState',
-           'NonFiniteLoss', 'TrainingInterrupted', 'fit', 'check_inputs', 'plot_history']
+__all__ = ['SHARD_MODES', 'MAX_CONFIG_INT', 'AMP_MODES', 'EpochBatchSampler', 'rng_state', 'set_rng_state', 'atomic_save',
+           'clean_partial', 'CheckpointError', 'load_checkpoint', 'load_weights', 'check_config', 'build_checked',
+           'sampler_for', 'autocast_for', 'LoopState', 'NonFiniteLoss', 'TrainingInterrupted', 'fit', 'check_inputs',
+           'plot_history']
 
 # %% ../nbs/15_train.ipynb #00000006
 SHARD_MODES = ('batch', 'stride')   # how a distributed run shares an epoch's batches (see below); 'batch' is the default
@@ -111,16 +113,17 @@ def atomic_save(obj, path:str|os.PathLike)->Path:
     "`torch.save` to a temporary file in the same folder, then `os.replace` it into place"
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp): os.unlink(tmp)
-        raise
+    with writing(path, 'checkpoint'):          # a full disk or a read-only folder: an OSError naming the file
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
+        try:
+            with os.fdopen(fd, 'wb') as f:
+                torch.save(obj, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp): os.unlink(tmp)
+            raise
     _fsync_dir(path.parent)
     return path
 
@@ -171,6 +174,7 @@ def load_checkpoint(path:str|os.PathLike, map_location='cpu',
     "Load a checkpoint without running code (tensors, numbers, strings, containers); errors name the file"
     path = Path(path)
     if not path.exists(): raise FileNotFoundError(f"checkpoint {str(path)!r} does not exist")
+    regular_file(path, 'checkpoint')            # a FIFO named best.pt would block torch.load forever
     try:
         with torch.serialization.safe_globals(_numpy_globals()):
             ck = torch.load(path, map_location=map_location, weights_only=True)
@@ -201,6 +205,78 @@ def load_weights(module:torch.nn.Module, state:dict, path:str|os.PathLike)->torc
             f"vocabulary or feature width?): {' '.join(first)}"
         ) from None
     return module
+
+# %% ../nbs/15_train.ipynb #b7655b71
+MAX_CONFIG_INT = 10**7     # a module size in a checkpoint config (vocabulary, width, layers); larger is damage
+
+@contextlib.contextmanager
+def _no_init():
+    "Random initialisers as no-ops (`torch.nn.init`'s in-place ones; `torch.randn`, `rand` as `empty`) for a shape-only meta build: on the meta device they go through torch's Python refs, whose first use imports dynamo (7-11 s on a 2-core CPU)"
+    names = [n for n in dir(torch.nn.init) if n.endswith('_') and not n.startswith('_')]
+    ops = ('__truediv__', '__mul__', '__rmul__', '__add__', '__radd__', '__sub__', '__rsub__', 'normal_', 'uniform_')
+    saved = {(torch.nn.init, n): getattr(torch.nn.init, n) for n in names}
+    saved.update({(torch, n): getattr(torch, n) for n in ('randn', 'rand')})
+    saved.update({(torch.Tensor, n): getattr(torch.Tensor, n) for n in ops})
+    own = {n for n in ops if n in vars(torch.Tensor)}
+    def same(f):        # a scalar operation (or an in-place random fill) keeps a meta tensor's shape: skip the refs
+        return lambda t, *a, **k: t if t.is_meta and not any(torch.is_tensor(x) for x in a) else f(t, *a, **k)
+    try:
+        for n in names: setattr(torch.nn.init, n, lambda *a, **k: a[0] if a else k.get('tensor'))
+        for n in ('randn', 'rand'): setattr(torch, n, lambda *size, generator=None, **k: torch.empty(*size, **k))
+        for n in ops: setattr(torch.Tensor, n, same(saved[torch.Tensor, n]))
+        yield
+    finally:
+        for (mod, n), f in saved.items():
+            if mod is torch.Tensor and n not in own: delattr(mod, n)   # inherited from TensorBase: inherit again
+            else: setattr(mod, n, f)
+
+def check_config(cfg, path, where:str='config')->dict:
+    "A checkpoint's module arguments: a dict of names to JSON scalars (or short lists of them) within bounds; `CheckpointError` naming the file and key"
+    if not isinstance(cfg, dict): raise CheckpointError(f"checkpoint {str(path)!r}: {where} is a {type(cfg).__name__}, not a dict")
+    def ok(k, v):
+        if v is None or isinstance(v, (bool, str)) and (not isinstance(v, str) or len(v) <= 200): return
+        if isinstance(v, int):
+            if abs(v) > MAX_CONFIG_INT:
+                raise CheckpointError(f"checkpoint {str(path)!r}: {where}[{k!r}] = {v} is beyond {MAX_CONFIG_INT:,}; refused "
+                                      f"before building the module")
+            return
+        if isinstance(v, float):
+            if not math.isfinite(v): raise CheckpointError(f"checkpoint {str(path)!r}: {where}[{k!r}] = {v} is not finite")
+            return
+        if isinstance(v, (list, tuple)) and len(v) <= 64:
+            for x in v: ok(k, x)
+            return
+        raise CheckpointError(f"checkpoint {str(path)!r}: {where}[{k!r}] is a {type(v).__name__} {str(v)[:60]!r}; "
+                              f"module arguments are numbers, strings, booleans or short lists")
+    for k, v in cfg.items():
+        if not isinstance(k, str): raise CheckpointError(f"checkpoint {str(path)!r}: {where} key {k!r} is not a string")
+        ok(k, v)
+    return cfg
+
+def build_checked(factory:Callable,   # the module class or a `make_*` function
+                  cfg:dict,           # its keyword arguments, from the checkpoint
+                  state:dict,         # the checkpoint's state dict
+                  path,               # the checkpoint file (for messages)
+                  *args)->torch.nn.Module: # positional arguments of `factory` (checked like `cfg`)
+    "Build `factory(*args, **cfg)` and load `state` only after the arguments are checked and a `meta`-device build has the checkpoint's shapes"
+    check_config(cfg, path); check_config({f'arg{i}': a for i, a in enumerate(args)}, path, 'arguments')
+    if not isinstance(state, dict): raise CheckpointError(f"checkpoint {str(path)!r}: 'model' is not a state dict")
+    try:
+        with torch.device('meta'), _no_init(): m = factory(*args, **cfg)
+    except (TypeError, ValueError, KeyError) as e:
+        raise CheckpointError(f"checkpoint {str(path)!r}: its config does not build a {getattr(factory, '__name__', factory)}: {e}") from None
+    except Exception: m = None          # a constructor that needs real values: the sizes were bounded above
+    if m is not None:
+        want = {k: tuple(v.shape) for k, v in m.state_dict().items()}
+        have = {k: tuple(v.shape) for k, v in state.items() if torch.is_tensor(v)}
+        diff = [k for k in sorted(set(want) | set(have)) if want.get(k) != have.get(k)]
+        if diff:
+            k = diff[0]
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} does not fit its own config: {k!r} is {have.get(k, 'missing')} in the weights "
+                f"but {want.get(k, 'absent')} for the config ({len(diff)} tensors differ); refused before building the module")
+        del m
+    return load_weights(factory(*args, **cfg), state, path)
 
 # %% ../nbs/15_train.ipynb #00000010
 def sampler_for(n:int, batch_size:int, seed:int=0, shuffle:bool=True, drop_last:bool=False,
@@ -408,7 +484,8 @@ def check_inputs(path:str|os.PathLike,   # dataset folder (meta.json, images.jso
     from vsr_cic.data import load_dataset, DataError, check_feature_arrays
     ds = load_dataset(path)
     ff = ds.feature_path
-    if not ff.is_file(): raise FileNotFoundError(f"feature file {str(ff)!r} (meta.json feature_file) not found")
+    if not ff.exists(): raise FileNotFoundError(f"feature file {str(ff)!r} (meta.json feature_file) not found")
+    regular_file(ff, 'feature file')
     try: h5 = h5py.File(ff, 'r')
     except OSError as e:
         raise DataError(
@@ -421,12 +498,12 @@ def check_inputs(path:str|os.PathLike,   # dataset folder (meta.json, images.jso
             for key in FEATURE_KEYS:
                 k = f'{iid}_{key}'
                 try:
-                    d = h5[k]
-                    shape = d.shape
                     if read:
-                        arrays[key] = d[()]
+                        arrays[key] = h5_array(h5, k, str(ff))       # bounds, storage, links: before allocating
+                        shape = arrays[key].shape
                         if not np.isfinite(arrays[key]).all():
                             raise DataError(f"{ff}: key {k!r} (image {iid!r}) holds NaN or inf values")
+                    else: shape = h5[k].shape
                 except DataError: raise
                 except KeyError: raise DataError(f"{ff}: key {k!r} missing or unreadable (image {iid!r})") from None
                 except (OSError, RuntimeError, ValueError) as e:

@@ -13,7 +13,7 @@ from torch.utils.data import DataLoader
 from .core import seed_everything, get_device
 from .data import load_dataset
 from .world import resolve_data
-from .runs import restore_best, start_run, NUM_THREADS
+from .runs import restore_best, start_run, NUM_THREADS, guard_run
 from .vsr import ROLE_VOCAB, VSR, Vocab
 from .loader import (build_vocabs, save_vocabs, Limits, GSRLDataset, SLevelDataset, RLevelDataset, make_loader,
                             densify, to_device, frame_roles)
@@ -192,6 +192,7 @@ class GSRLClsDataset(GSRLDataset):
                 'img_global': torch.cat([out['img_global'], g], -1)}
 
 # %% ../nbs/17_train_planners.ipynb #00000014
+@guard_run()   # run folder: marker, lock, settings check (`vsr_cic.runs.guard_run`)
 def train_gsrl(data_dir=None, out_dir='runs/train_gsrl', epochs:int|None=None, lr:float|None=None,
                batch_size:int|None=None,
                device='auto', seed:int=0, world_images:int|None=None,
@@ -424,6 +425,7 @@ def train_rlevel(data, vocab, out_dir, epochs:int=8, lr:float=SSP_LR, batch_size
             'wall_s': round(time.time() - t0, 1)}, model
 
 # %% ../nbs/17_train_planners.ipynb #00000022
+@guard_run()   # run folder: marker, lock, settings check (`vsr_cic.runs.guard_run`)
 def train_planner(data_dir=None, out_dir='runs/train_planner', epochs:int|None=None, lr:float|None=None,
                   batch_size:int|None=None,
                   device='auto', seed:int=0, world_images:int|None=None, epochs_sn:int|None=None, epochs_r:int|None=None,

@@ -12,11 +12,11 @@ import torch.nn.functional as F
 from .core import MAX_PROPOSALS, seed_everything, get_device
 from .vsr import Vocab
 from .data import load_dataset
-from .loader import FeatureStore, build_vocabs
+from .loader import FeatureStore, build_vocabs, feature_file_of
 from .gsrl import masked_mean
-from .train import fit, EpochBatchSampler, load_checkpoint
+from .train import fit, EpochBatchSampler, load_checkpoint, build_checked
 from .world import resolve_data
-from .runs import restore_best, start_run, NUM_THREADS
+from .runs import restore_best, start_run, NUM_THREADS, guard_run
 
 # %% auto #0
 __all__ = ['VERB_HIDDEN', 'VERB_DROPOUT', 'VERB_HEADS', 'VERB_LR', 'VERB_EPOCHS', 'image_verbs', 'proposal_input', 'VerbDataset',
@@ -51,7 +51,7 @@ class VerbDataset(torch.utils.data.Dataset):
         self.data = load_dataset(data) if isinstance(data, (str, os.PathLike)) else data
         self.split, self.with_cls = split, with_cls
         self.vocab = vocab if vocab is not None else build_vocabs(self.data)['verbs']
-        self.store = FeatureStore(Path(self.data.path)/self.data.meta.get('feature_file', 'features.hdf5'),
+        self.store = FeatureStore(feature_file_of(self.data),
                                   max_proposals)
         iv = image_verbs(self.data, split)
         self.ids = sorted(iv)
@@ -194,6 +194,7 @@ def evaluate_verbs(predictor, ds:VerbDataset)->dict:
 VERB_LR = 2e-3
 VERB_EPOCHS = 20
 
+@guard_run()   # run folder: marker, lock, settings check (`vsr_cic.runs.guard_run`)
 def train_verbs(data_dir=None, out_dir='runs/train_verbs', epochs:int=VERB_EPOCHS, lr:float=VERB_LR, batch_size:int=64,
                 device='auto', seed:int=0, world_images:int|None=None, # a private world of this size (tests)
                 hidden:int=VERB_HIDDEN, dropout:float=VERB_DROPOUT, heads:int=VERB_HEADS, with_cls:bool=True,
@@ -244,6 +245,5 @@ def load_verb_predictor(run_dir, # a `train_verbs` out_dir (or its `verbs/` fold
         )
     ck = load_checkpoint(p, device)
     if 'config' not in ck: raise KeyError(f"{p}: no 'config' in the checkpoint (not written by train_verbs)")
-    model = VerbClassifier(**ck['config'])
-    model.load_state_dict(ck['model'])
+    model = build_checked(VerbClassifier, ck['config'], ck['model'], p)   # config checked before building
     return VerbPredictor(model, Vocab.from_dict(ck['vocab']), ck.get('with_cls', True), device)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_vsr.ipynb #00000002
 from __future__ import annotations
-import re, json, difflib
+import re, json, difflib, unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,9 +12,9 @@ from typing import Iterable, Mapping, Sequence
 from .core import MAX_SUBROLES, MAX_PER_ROLE
 
 # %% auto #0
-__all__ = ['ROLES', 'VERB', 'ROLE_MEANINGS', 'SHOW_CHARS', 'MAX_VSRS', 'PAD', 'UNK', 'ROLE_VOCAB', 'UNKNOWN_VERBS', 'VSRError',
-           'normalize_role', 'subrole_names', 'parse_subrole', 'VSR', 'parse_vsrs', 'Vocab', 'verb_vocab', 'as_vsrs',
-           'ing_form', 'check_known']
+__all__ = ['ROLES', 'VERB', 'ROLE_MEANINGS', 'SHOW_CHARS', 'MAX_LEMMA', 'NOT_VERBS', 'MAX_VSRS', 'PAD', 'UNK', 'ROLE_VOCAB',
+           'UNKNOWN_VERBS', 'VSRError', 'normalize_role', 'subrole_names', 'parse_subrole', 'canonical_verb', 'VSR',
+           'parse_vsrs', 'Vocab', 'verb_vocab', 'as_vsrs', 'ing_form', 'check_known']
 
 # %% ../nbs/01_vsr.ipynb #00000006
 ROLES = ('ARG0', 'ARG1', 'ARG2', 'ARG3', 'ARG4', 'ARG5',
@@ -55,7 +55,11 @@ def normalize_role(label:str,        # any common spelling: A0, ARG0, Arg0, ARGM
                   )->str|None:       # canonical role from `ROLES`, or `'V'` for the verb
     "Canonical spelling of a semantic-role label"
     if not isinstance(label, str): raise VSRError(f"semantic role must be a string, got {_short(label)}")
-    s = label.strip().upper().replace('_', '-')
+    s = unicodedata.normalize('NFKC', label).strip()
+    if not s.isascii():                 # 'dıſ'.upper() would be 'DIS': a role is ASCII before it is upper-cased
+        if not strict: return None
+        raise VSRError(f"unknown semantic role {_short(label)}: roles are ASCII (known roles: {', '.join(ROLES)})")
+    s = s.upper().replace('_', '-')
     s = _BIO.sub('', s, count=1)        # BIO tag prefix
     s = _CONT.sub('', s, count=1)       # continuation / reference argument -> base role
     if s in (VERB,) or s in _ROLE_ALIASES and _ROLE_ALIASES[s] == VERB: return VERB
@@ -86,7 +90,30 @@ def parse_subrole(sub:str)->tuple[str, int]:
     return normalize_role(role), idx
 
 # %% ../nbs/01_vsr.ipynb #0000000f
-_VERB_RE = re.compile(r"^[a-z][a-z0-9'_\-]*$")
+_LEMMA_RE = re.compile(r'[a-z]+(?:[-_][a-z]+)*')   # PropBank's verbal lexicon: letters, - and _ between them
+MAX_LEMMA = 40      # characters of a verb lemma (the longest of PropBank's 7,265 verbal lemmas has 19)
+# words a caption's SRL or a user may put where a verb goes that are never a verb lemma
+NOT_VERBS = frozenset('a an the this that these those some any each every no not and or but nor of to in on at by '
+                      'for with from into onto over under than as is are was were am i you he she it we they me him '
+                      'her us them my your his its our their'.split())
+
+def canonical_verb(verb,                # a verb as given: 'ride', ' Ride ', 'pick_up'; NFKC folds look-alikes ('K' Kelvin sign -> 'k')
+          where:str='verb',    # what the message calls it
+         )->str:               # the canonical lemma: lower-case ASCII letters, '-' or '_' between them
+    "The canonical spelling of a verb lemma (Unicode NFKC, stripped, lower case, then ASCII letters only); `VSRError` naming it otherwise"
+    if not isinstance(verb, str) or not verb.strip():
+        raise VSRError(f"empty {where} (got {_short(verb)}): give a verb lemma such as 'ride'")
+    if len(verb) > 4 * MAX_LEMMA:
+        raise VSRError(f"{where} {_short(verb)} is not a lemma: longer than {MAX_LEMMA} characters")
+    v = unicodedata.normalize('NFKC', verb).strip().lower()
+    if normalize_role(v, strict=False) is not None:
+        raise VSRError(f"{where} {_short(verb)} is a semantic role, not a verb: write 'verb: {verb.strip()}, …', "
+                       "e.g. 'ride: ARG0, ARG1'")
+    if not _LEMMA_RE.fullmatch(v) or len(v) > MAX_LEMMA:
+        raise VSRError(f"{where} {_short(verb)} is not a lemma: use ASCII letters, with - or _ between words, at most "
+                       f"{MAX_LEMMA} characters (e.g. 'ride' or 'pick_up')")
+    if v in NOT_VERBS: raise VSRError(f"{where} {_short(verb)} is a function word, not a verb lemma")
+    return v
 _COUNT_RE = re.compile(r'-?[0-9]{1,9}')   # an ASCII integer: no '²', no '--1', no 5,000 digits (VSR counts are <= 10)
 _DIGITS = '0123456789'
 # VSRs in one text: one image's verbs (the paper's captions have 1-4); more is an error, found in O(length)
@@ -126,15 +153,7 @@ class VSR:
     max_subroles: int = MAX_SUBROLES  # paper: planner length 10, the verb included
 
     def __post_init__(self):
-        verb = self.verb.strip().lower() if isinstance(self.verb, str) else self.verb
-        if not isinstance(verb, str) or not verb:
-            raise VSRError(f"empty verb in VSR (got {_short(self.verb)}): give a verb lemma such as 'ride'")
-        if not _VERB_RE.match(verb):
-            raise VSRError(f"verb {_short(self.verb)} is not a lemma: use letters (with - _ ' inside), e.g. 'ride' or "
-                           f"'pick_up'")
-        if normalize_role(verb, strict=False) is not None:
-            raise VSRError(f"{_short(self.verb)} is a semantic role, not a verb: write 'verb: {self.verb.strip()}, …', "
-                           "e.g. 'ride: ARG0, ARG1'")
+        verb = canonical_verb(self.verb, 'verb in VSR' if not isinstance(self.verb, str) or not self.verb.strip() else 'verb')
         seen, roles = {}, []
         for raw, count in _coerce_roles(self.roles):
             role = normalize_role(raw, tags=False)

@@ -411,7 +411,11 @@ def resolve_data(data_dir=None,            # dataset folder; None -> the built-i
         return p
     if world_images is None: return ensure_world(seed=seed)
     if scratch is None: raise ValueError("resolve_data: a private world (world_images set) needs a `scratch` folder")
-    return ensure_world(Path(scratch)/'data', n_images=world_images, seed=seed, render=False, n_workers=1)
+    s = Path(scratch)
+    if not s.exists() or not any(s.iterdir()):      # a new run folder (a trainer's out_dir): marked as a run first
+        from vsr_cic.guards import claim_run
+        claim_run(s, 'resolve_data')
+    return ensure_world(s/'data', n_images=world_images, seed=seed, render=False, n_workers=1)
 
 # %% ../nbs/03_world.ipynb #0000001d
 ROLE_COLOURS = {'ARG0': '#d62728', 'ARG1': '#1f77b4', 'ARG2': '#2ca02c', 'LOC': '#ff7f0e'}
