@@ -311,18 +311,17 @@ class GoldSRL(SRL):
 # %% ../nbs/04_srl.ipynb #0000001b
 import importlib
 DEFAULT_BACKEND = 'learned'   # chosen by eval_srl.ipynb's numbers (captions dev, UP-EWT, PropBank held-out, world)
-BACKENDS = ('learned', 'context', 'spacy', 'tagger', 'allennlp', 'gold')
+BACKENDS = ('learned', 'spacy', 'tagger', 'allennlp', 'gold')
 # backends defined in later modules (they import this one): looked up by name when asked for, so no import cycle
 LATER_BACKENDS = {
     "learned": ("vsr_cic.srl_learned", "LearnedSRL"),
-    "context": ("vsr_cic.srl_context", "ContextSRL"),
     "spacy": ("vsr_cic.srl_rules", "SpacySRL"),
     "tagger": ("vsr_cic.srl_tagger", "TaggerSRL"),
 }  # 'tagger': a neural BIO tagger (04e), not the default
 
-def get_srl(backend:str|None=None, # 'learned', 'context', 'spacy', 'tagger', 'allennlp', 'gold'; None or 'default': `DEFAULT_BACKEND`
+def get_srl(backend:str|None=None, # 'learned', 'spacy', 'tagger', 'allennlp', 'gold'; None or 'default': `DEFAULT_BACKEND`
             **kw)->SRL:
-    "An SRL backend: 'learned' (rules + a PropBank-trained labeller), 'context' (the same + contextual vectors), 'spacy' (rules), 'tagger', 'allennlp', 'gold'"
+    "An SRL backend: 'learned' (rules + a PropBank-trained labeller), 'spacy' (rules), 'tagger', 'allennlp', 'gold'"
     backend = DEFAULT_BACKEND if backend in (None, 'default') else backend
     if backend in LATER_BACKENDS:
         module, name = LATER_BACKENDS[backend]

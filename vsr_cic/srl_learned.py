@@ -369,16 +369,13 @@ class LearnedSRL(SpacySRL):
                 free = {k for k, (s, e, _) in enumerate(rows) if e - s == 1 and d[s].tag_ in REL_TAGS}
                 jobs.append((d, t.i, rule, rs, roles, rows, len(allrows), forced, free))
                 allrows += [r[2] for r in rows]
-        L = self.scores(jobs, allrows) if allrows else None
+        L = self.model.logits(allrows) if allrows else None
         frames = {}
         for d, i, rule, rs, roles, rows, o, forced, free in jobs:
             args = decode(rows, L[o:o + len(rows)], self.model.labels, roles, i, forced, free) if rows else []
             args = relative_roles(d[i], args)
             frames.setdefault(id(d), []).append(Frame(rule.verb, i, args, rs, rule.v_end))
         return [Parse([t.text for t in d], frames.get(id(d), [])) for d in docs]
-    def scores(self, jobs:list, allrows:list)->np.ndarray:
-        "(candidates, labels) scores of every candidate of `jobs` (`allrows`: their feature lists, in order)"
-        return self.model.logits(allrows)
     def _parse_serial(self, items, batch_size): return self.parse_docs(self.docs(items, batch_size))
     def __repr__(self): return f"LearnedSRL({len(self.model.vocab)} features, {len(self.model.labels)} labels)"
 
