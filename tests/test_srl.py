@@ -65,6 +65,7 @@ def test_eval_notebook_smoke(tmp_path):
     assert m['config']['limit'] == 40 and m['captions_dev']['sentences'] == 40
     assert set(m['backends']) >= {'learned', 'spacy'} and m['default_backend'] in m['backends']
     assert m['captions_confusion'] and all(' -> ' in k for k in m['captions_confusion'])
+    assert set(m['captions_per_cpu_s']) == set(m['backends']) and all(v > 0 for v in m['captions_per_cpu_s'].values())
 
 SAME_EVERYWHERE = ['two dogs are sitting on a couch', 'a woman standing next to a fence', 'a car parked on the street',
                    'a dog looking at the camera', 'two people picking up a frisbee', 'people waiting for a bus',
