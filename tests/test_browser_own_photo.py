@@ -50,7 +50,7 @@ def lab(tmp_path_factory):
 
 
 def _photo(folder:Path)->Path:
-    "A real photo the project does not ship: scikit-image's `rocket` (427 x 640), as a JPEG"
+    "A real photo the project does not ship: scikit-image's `rocket` (640 x 427), as a JPEG"
     from skimage import data
     from PIL import Image
     p = folder/'my_photo.jpg'
@@ -110,8 +110,8 @@ def test_own_photo_panel(lab):
                                    " return i && i.complete && i.naturalWidth > 0 }", timeout=WAIT_MS)
             page.wait_for_function("() => (document.querySelector('.vsr-own-error') || {}).textContent?.trim() === ''", timeout=WAIT_MS)
             img.scroll_into_view_if_needed()
-            _draw(page, img, .15, .35, .45, .80); _name(page, 'person', 1)
-            _draw(page, img, .40, .50, .90, .95); _name(page, 'horse', 2)
+            _draw(page, img, .05, .10, .40, .85); _name(page, 'person', 1)      # a drag that starts on a box moves it:
+            _draw(page, img, .50, .30, .95, .95); _name(page, 'horse', 2)       # the second one starts beside the first
             saved = json.loads((root/'runs'/'explore_vsr'/'photos'/'my_photo.json').read_text())   # beside the upload
             assert [b['class'] for b in saved['boxes']] == ['person', 'horse'], saved
             vsr = page.locator('.vsr-own-vsr input').first
