@@ -575,7 +575,7 @@ def explore_vsr(pipeline,                    # a `Pipeline` (`Pipeline.from_dirs
     return VSRExplorer(pipeline, data, image_ids, value, n_structures, beam, draw, verbs_dir, k_suggest, suggest,
                        runs, root, given)
 
-# %% ../nbs/31_widgets.ipynb #607f41a5
+# %% ../nbs/31_widgets.ipynb #b0c0ca13
 OWN_SUGGEST_K = 4   # suggested VSRs the own-photo panel offers (one per verb)
 
 def own_items_html(items:Sequence[tuple[str, str]])->str:
@@ -617,8 +617,8 @@ class OwnPhotoPanel(W.VBox):
                      (self.grounding_img, 'vsr-own-grounding')): w.add_class(c)
         self._sync = self._opening = False
         self.upload.observe(self._on_upload, 'value')
-        self.load_button.on_click(lambda _: self.open(self.path.value))
-        self.path.observe(lambda ch: self.open(ch['new']) if ch['new'] else None, 'value')
+        self.load_button.on_click(lambda _: self.open_picture(self.path.value))
+        self.path.observe(lambda ch: self.open_picture(ch['new']) if ch['new'] else None, 'value')
         self.cls.observe(self._on_class, 'value')
         self.bbox.observe(self._on_select, 'selected_index')
         self.bbox.observe(self._on_boxes, 'bboxes')
@@ -629,7 +629,7 @@ class OwnPhotoPanel(W.VBox):
         super().__init__([W.HBox([self.upload, self.path, self.load_button]), self.note, W.HBox([self.bbox, side]),
                           W.HBox([self.vsr, self.go]), self.error, W.HTML('<b>captions</b>'), self.captions,
                           W.HBox([self.grounding_img, self.structure])])
-        if picture is not None: self.open(picture)
+        if picture is not None: self.open_picture(picture)
 
     @property
     def models(self):
@@ -654,9 +654,9 @@ class OwnPhotoPanel(W.VBox):
         self.out_dir.mkdir(parents=True, exist_ok=True)
         dest = self.out_dir/name
         dest.write_bytes(bytes(f['content']))
-        self.open(dest, label=name)
+        self.open_picture(dest, label=name)
 
-    def open(self, picture, label:str|None=None):
+    def open_picture(self, picture, label:str|None=None):
         "Show a picture (path) for drawing; its `<stem>.json` boxes are loaded when present"
         from vsr_cic.own_photo import read_picture
         from PIL import Image as PILImage
