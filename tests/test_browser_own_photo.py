@@ -99,12 +99,12 @@ def test_own_photo_panel(lab):
             page.locator('.vsr-own-upload').first.wait_for(state='attached', timeout=WAIT_MS)
             # not a picture: a message in the panel, no traceback
             txt = root/'notes.txt'; txt.write_text('not a picture')
-            page.locator('.vsr-own-upload input[type=file]').first.set_input_files(str(txt))
+            page.locator('input[type=file]').first.set_input_files(str(txt))
             page.wait_for_function("() => (document.querySelector('.vsr-own-error') || {}).textContent?.includes('is not a picture')",
                                    timeout=WAIT_MS)
             assert page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
             # the photo
-            page.locator('.vsr-own-upload input[type=file]').first.set_input_files(str(pic))
+            page.locator('input[type=file]').first.set_input_files(str(pic))
             img = page.locator('.vsr-own-bbox img').first
             page.wait_for_function("() => { const i = document.querySelector('.vsr-own-bbox img');"
                                    " return i && i.complete && i.naturalWidth > 0 }", timeout=WAIT_MS)

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-SHARED = Path(os.environ.get('VSR_CIC_SHARED', ROOT.parent/'shared'/'data'))
-COCO = SHARED/'coco_mini'
+from vsr_cic.core import shared_data_dir
+SHARED = shared_data_dir()
+COCO = SHARED/'coco_mini' if SHARED is not None else Path('../shared/data/coco_mini')
 PERSON = {'man', 'men', 'woman', 'women', 'person', 'people', 'boy', 'girl', 'guy', 'lady', 'rider', 'child', 'kid',
           'player', 'biker', 'motorcyclist', 'cop', 'officer'}
 MOTORCYCLE = {'motorcycle', 'motorcycles', 'bike', 'bikes', 'motorbike', 'scooter', 'moped'}
