@@ -76,6 +76,12 @@ def _name(page, cls:str, n:int):
                            " return e && e.textContent.includes(n + '. ' + c) }", arg=[n, cls], timeout=WAIT_MS)
 
 
+def _upload(page, path):
+    "Click the upload button and give the file chooser the file (ipywidgets makes its file input on click)"
+    with page.expect_file_chooser() as fc: page.locator('.vsr-own-upload').first.click()
+    fc.value.set_files(str(path))
+
+
 def _items(page)->list[str]:
     return [t.strip() for t in page.locator('.vsr-own-item').all_text_contents()]
 
@@ -99,12 +105,12 @@ def test_own_photo_panel(lab):
             page.locator('.vsr-own-upload').first.wait_for(state='attached', timeout=WAIT_MS)
             # not a picture: a message in the panel, no traceback
             txt = root/'notes.txt'; txt.write_text('not a picture')
-            page.locator('input[type=file]').first.set_input_files(str(txt))
+            _upload(page, txt)
             page.wait_for_function("() => (document.querySelector('.vsr-own-error') || {}).textContent?.includes('is not a picture')",
                                    timeout=WAIT_MS)
             assert page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
             # the photo
-            page.locator('input[type=file]').first.set_input_files(str(pic))
+            _upload(page, pic)
             img = page.locator('.vsr-own-bbox img').first
             page.wait_for_function("() => { const i = document.querySelector('.vsr-own-bbox img');"
                                    " return i && i.complete && i.naturalWidth > 0 }", timeout=WAIT_MS)
