@@ -575,7 +575,7 @@ def explore_vsr(pipeline,                    # a `Pipeline` (`Pipeline.from_dirs
     return VSRExplorer(pipeline, data, image_ids, value, n_structures, beam, draw, verbs_dir, k_suggest, suggest,
                        runs, root, given)
 
-# %% ../nbs/31_widgets.ipynb #b0c0ca13
+# %% ../nbs/31_widgets.ipynb #0a10063b
 OWN_SUGGEST_K = 4   # suggested VSRs the own-photo panel offers (one per verb)
 
 def own_items_html(items:Sequence[tuple[str, str]])->str:
