@@ -29,7 +29,8 @@ setuptools.setup(
     url=cfg['git_url'],
     packages=setuptools.find_packages(include=['vsr_cic', 'vsr_cic.*']),
     include_package_data=True,
-    package_data={'vsr_cic': ['assets/*']},   # the PropBank lexicon and the learned SRL weights (see assets/NOTICE.md)
+    package_data={'vsr_cic': ['assets/*', 'assets/photo_models/*', 'assets/photo_models/*/*', 'assets/photo_models/*/*/*',
+                             'assets/photo_models/*/*/*/*']},   # the PropBank lexicon and the learned SRL weights (see assets/NOTICE.md)
     install_requires=reqs('requirements'),
     extras_require={'srl': srl, 'cnn': cnn, 'dev': dev},
     python_requires='>=' + min_python,

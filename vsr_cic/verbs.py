@@ -21,7 +21,8 @@ from .runs import restore_best, start_run, NUM_THREADS, guard_run
 # %% auto #0
 __all__ = ['VERB_HIDDEN', 'VERB_DROPOUT', 'VERB_HEADS', 'VERB_LR', 'VERB_EPOCHS', 'image_verbs', 'proposal_input', 'VerbDataset',
            'VerbClassifier', 'verb_loss', 'average_precision', 'mean_ap', 'topk_hit', 'verb_metrics', 'FrequencyPrior',
-           'VerbPredictor', 'evaluate_verbs', 'train_verbs', 'load_verb_predictor']
+           'VerbPredictor', 'evaluate_verbs', 'has_layout', 'box_descriptor', 'BoxVerbClassifier', 'verb_listwise_loss',
+           'train_verbs', 'load_verb_predictor']
 
 # %% ../nbs/18_verbs.ipynb #00000006
 def image_verbs(data,                 # a loaded dataset (`vsr_cic.data.load_dataset`)
@@ -47,9 +48,12 @@ class VerbDataset(torch.utils.data.Dataset):
                  split:str|None='train',
                  vocab:Vocab|None=None,         # verb vocabulary (default: from the train captions)
                  max_proposals:int=MAX_PROPOSALS,
-                 with_cls:bool=True):           # see `proposal_input`
+                 with_cls:bool=True,            # see `proposal_input`
+                 inputs:str='proposals',        # 'proposals' (`VerbClassifier`) or 'boxes' (`box_descriptor`, `BoxVerbClassifier`)
+                 layout:bool=True):             # 'boxes': the descriptor's layout columns
+        if inputs not in ('proposals', 'boxes'): raise ValueError(f"VerbDataset: inputs must be 'proposals' or 'boxes', got {inputs!r}")
         self.data = load_dataset(data) if isinstance(data, (str, os.PathLike)) else data
-        self.split, self.with_cls = split, with_cls
+        self.split, self.with_cls, self.inputs, self.layout = split, with_cls, inputs, layout
         self.vocab = vocab if vocab is not None else build_vocabs(self.data)['verbs']
         self.store = FeatureStore(feature_file_of(self.data),
                                   max_proposals)
@@ -61,7 +65,13 @@ class VerbDataset(torch.utils.data.Dataset):
     def __repr__(self): return f"VerbDataset({len(self)} images, split={self.split!r}, {len(self.vocab)} verb ids)"
 
     def collate(self, idx:list[int])->dict:
-        "`feats` (B, P, D), `mask` (B, P) bool, `target` (B, V) float, `image_id` list"
+        "`feats` (B, P, D), `mask` (B, P) bool, `target` (B, V) float, `image_id` list (inputs 'boxes': `feats` (B, D) descriptors, `mask` (B, 1))"
+        if self.inputs == 'boxes':
+            target = torch.zeros(len(idx), len(self.vocab))                          # (B, V)
+            for b, i in enumerate(idx): target[b, self.targets[i]] = 1
+            x = np.stack([box_descriptor(self.store.get(self.ids[i]), self.layout) for i in idx])
+            return {'feats': torch.from_numpy(x), 'mask': torch.ones(len(idx), 1, dtype=torch.bool), 'target': target,
+                    'image_id': [self.ids[i] for i in idx]}
         xs = [proposal_input(self.store.get(self.ids[i]), self.with_cls) for i in idx]
         B, P, D = len(xs), max(max(len(x) for x in xs), 1), xs[0].shape[1]
         feats, mask = torch.zeros(B, P, D), torch.zeros(B, P, dtype=torch.bool)     # (B, P, D), (B, P)
@@ -167,18 +177,23 @@ class VerbPredictor:
     "A trained `VerbClassifier` with its vocabulary: verb probabilities for an image's proposals"
     def __init__(self, model:VerbClassifier, vocab:Vocab, with_cls:bool=True, device='cpu'):
         self.model, self.vocab, self.with_cls, self.device = model.eval(), vocab, with_cls, torch.device(device)
+        self.inputs = 'boxes' if getattr(model, 'cfg', {}).get('kind') == 'boxes' else 'proposals'
+    def _probs(self, logits): return self.model.probs(logits) if hasattr(self.model, 'probs') else logits.sigmoid()
+    def _input(self, proposals:dict)->torch.Tensor:
+        if self.inputs == 'boxes': return torch.from_numpy(box_descriptor(proposals, self.model.cfg['layout']))[None]  # (1, D)
+        return torch.from_numpy(proposal_input(proposals, self.with_cls))[None]                                   # (1, P, D)
     @torch.no_grad()
     def predict(self, proposals:dict)->dict:
         "verb -> p(v | I) for one image (`feats`, `cls_prob` as in the dataset)"
-        x = torch.from_numpy(proposal_input(proposals, self.with_cls))[None].to(self.device)   # (1, P, D)
-        p = self.model.to(self.device)(x).sigmoid()[0].cpu().numpy()                            # (V,)
+        x = self._input(proposals).to(self.device)
+        p = self._probs(self.model.to(self.device)(x))[0].cpu().numpy()                       # (V,)
         return {v: float(p[i]) for i, v in enumerate(self.vocab.itos) if i >= len(self.vocab.specials)}
     @torch.no_grad()
     def scores(self, ds:VerbDataset, batch_size:int=256)->np.ndarray:
         "(I, V) probabilities over the images of `ds`"
         self.model.eval().to(self.device)
         out = [
-            self.model(b["feats"].to(self.device), b["mask"].to(self.device)).sigmoid().cpu()
+            self._probs(self.model(b["feats"].to(self.device), b["mask"].to(self.device))).cpu()
             for b in (ds.collate(list(range(i, min(i + batch_size, len(ds))))) for i in range(0, len(ds), batch_size))
         ]
         return torch.cat(out).numpy() if out else np.zeros((0, len(ds.vocab)))
@@ -190,6 +205,73 @@ def evaluate_verbs(predictor, ds:VerbDataset)->dict:
     for i, t in enumerate(ds.targets): labels[i, t] = True
     return verb_metrics(predictor.scores(ds)[:, first:], labels[:, first:])
 
+# %% ../nbs/18_verbs.ipynb #1edc200c
+def has_layout(data, split:str='train', limit:int=200)->bool:
+    "Whether `split`'s images (the first `limit`) have boxes other than the whole picture (text-only proposals have none)"
+    for iid in data.image_ids(split)[:limit]:
+        b = np.asarray(data.features(iid)['boxes'], np.float32).reshape(-1, 4)
+        im = data.images[iid]
+        whole = np.array([0, 0, im.get('width') or 1, im.get('height') or 1], np.float32)
+        if len(b) and not np.allclose(b, whole[None]): return True
+    return False
+
+def box_descriptor(proposals:dict,   # `cls_prob` (P, C); `boxes` (P, 4) x1 y1 x2 y2 when `layout`
+                   layout:bool=True, # add the largest box's area share and the mean box centre of each class
+                  )->np.ndarray:     # (2C + 1,) or (5C + 1,) float32
+    "One image for `BoxVerbClassifier`: per class presence and log count (+ layout), and the log number of boxes"
+    cp = np.asarray(proposals['cls_prob'], np.float32)
+    if cp.ndim != 2: raise ValueError(f"box_descriptor: cls_prob must be (P, C), got shape {cp.shape}")
+    P, C = cp.shape
+    lab = cp.argmax(1) if P else np.zeros(0, np.int64)
+    keep = lab > 0                                                   # column 0 is the background: no object
+    cnt = np.bincount(lab[keep], minlength=C).astype(np.float32)     # (C,)
+    parts = [(cnt > 0).astype(np.float32), np.log1p(cnt)]
+    if layout:
+        b = np.asarray(proposals['boxes'], np.float32).reshape(-1, 4)
+        if len(b) != P: raise ValueError(f"box_descriptor: {len(b)} boxes but {P} cls_prob rows")
+        ext = np.maximum(b[:, 2:].max(0), 1e-6) if P else np.ones(2, np.float32)   # (2,) the picture's extent
+        g = np.clip(b / np.r_[ext, ext], 0, 1)                                    # (P, 4) in [0, 1]
+        area = (g[:, 2] - g[:, 0]) * (g[:, 3] - g[:, 1])
+        amax, sx, sy = (np.zeros(C, np.float32) for _ in range(3))
+        np.maximum.at(amax, lab[keep], area[keep])
+        np.add.at(sx, lab[keep], (g[keep, 0] + g[keep, 2]) / 2); np.add.at(sy, lab[keep], (g[keep, 1] + g[keep, 3]) / 2)
+        n = np.maximum(cnt, 1)
+        parts += [amax, sx / n, sy / n]
+    parts.append(np.array([np.log1p(keep.sum())], np.float32))
+    return np.concatenate(parts).astype(np.float32)
+
+class BoxVerbClassifier(nn.Module):
+    "Verb logits from `box_descriptor`: one hidden layer (class co-occurrence, layout) and a softmax over the verbs"
+    def __init__(self, n_verbs:int,   # V (specials included; they are never predicted)
+                 feat_dim:int,        # width of `box_descriptor`
+                 hidden:int=VERB_HIDDEN, dropout:float=VERB_DROPOUT,
+                 layout:bool=True, n_specials:int=2, **_):
+        super().__init__()
+        self.cfg = dict(kind='boxes', n_verbs=n_verbs, feat_dim=feat_dim, hidden=hidden, dropout=dropout,
+                        layout=layout, n_specials=n_specials)
+        self.net = nn.Sequential(nn.Linear(feat_dim, hidden), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden, n_verbs))
+
+    def forward(self, feats:torch.Tensor,  # (B, feat_dim) descriptors
+                mask=None)->torch.Tensor:  # (B, V) logits (specials at -inf)
+        if feats.shape[-1] != self.cfg['feat_dim']:
+            raise ValueError(f"BoxVerbClassifier: input width {feats.shape[-1]}, the model was built with "
+                             f"feat_dim={self.cfg['feat_dim']}")
+        lg = self.net(feats)
+        return torch.cat([torch.full_like(lg[:, :self.cfg['n_specials']], float('-inf')), lg[:, self.cfg['n_specials']:]], 1)
+
+    def probs(self, logits:torch.Tensor)->torch.Tensor: return logits.softmax(-1)
+
+def verb_listwise_loss(logits:torch.Tensor, # (B, V)
+                       target:torch.Tensor, # (B, V) 0/1
+                       first:int=2)->torch.Tensor:
+    "Cross-entropy of one softmax over the real verbs against the image's verbs, each an equal share (images without a known verb are left out)"
+    t = target[:, first:].float()
+    n = t.sum(1)
+    keep = n > 0
+    if not keep.any(): return logits.sum() * 0
+    lp = logits[:, first:].log_softmax(-1)
+    return -((t * lp).sum(1)[keep] / n[keep]).mean()
+
 # %% ../nbs/18_verbs.ipynb #00000015
 VERB_LR = 2e-3
 VERB_EPOCHS = 20
@@ -199,21 +281,29 @@ def train_verbs(data_dir=None, out_dir='runs/train_verbs', epochs:int=VERB_EPOCH
                 device='auto', seed:int=0, world_images:int|None=None, # a private world of this size (tests)
                 hidden:int=VERB_HIDDEN, dropout:float=VERB_DROPOUT, heads:int=VERB_HEADS, with_cls:bool=True,
                 weight_decay:float=1e-4,
+                model:str='auto',        # 'attention' (`VerbClassifier`), 'boxes' (`BoxVerbClassifier`); 'auto': 'boxes' for class features
+                layout:bool|None=None,   # 'boxes': the layout columns (None: when the training boxes have a layout, `has_layout`)
                 stop_after:int|None=None, progress:bool=False, num_threads:int|None=NUM_THREADS)->dict:
     "Train the verb classifier, keep the best val-mAP checkpoint, and return test metrics of the model and the prior"
     t0 = time.time()
     out, path, dev = start_run(data_dir, out_dir, seed, world_images, device, num_threads)
     data = load_dataset(path)
     vocab = build_vocabs(data)['verbs']
-    tr, va, te = (VerbDataset(data, s, vocab, with_cls=with_cls) for s in ('train', 'val', 'test'))
+    from vsr_cic.features import feature_kind_of
+    kind = ('boxes' if feature_kind_of(data.meta) in ('class', 'class_box') else 'attention') if model == 'auto' else model
+    if kind not in ('attention', 'boxes'): raise ValueError(f"train_verbs: model must be 'auto', 'attention' or 'boxes', got {model!r}")
+    if kind == 'boxes' and layout is None: layout = has_layout(data)
+    dkw = dict(inputs='boxes', layout=bool(layout)) if kind == 'boxes' else {}
+    tr, va, te = (VerbDataset(data, s, vocab, with_cls=with_cls, **dkw) for s in ('train', 'val', 'test'))
     if not len(tr): raise ValueError(f"train_verbs: {path} has no training images")
-    cfg = dict(n_verbs=len(vocab), feat_dim=tr.collate([0])['feats'].shape[-1], hidden=hidden, dropout=dropout,
-               heads=heads)
+    cfg = dict(n_verbs=len(vocab), feat_dim=tr.collate([0])['feats'].shape[-1], hidden=hidden, dropout=dropout)
+    cfg.update(heads=heads) if kind == 'attention' else cfg.update(kind='boxes', layout=bool(layout), n_specials=len(vocab.specials))
     torch.manual_seed(seed)
-    model = VerbClassifier(**cfg).to(dev)
+    model = (VerbClassifier if kind == 'attention' else BoxVerbClassifier)(**cfg).to(dev)
     pred = VerbPredictor(model, vocab, with_cls, dev)
-    def step(b): return {'loss': verb_loss(model(b['feats'].to(dev), b['mask'].to(dev)), b['target'].to(dev),
-                                           len(vocab.specials))}
+    lossf = verb_loss if kind == 'attention' else verb_listwise_loss
+    def step(b): return {'loss': lossf(model(b['feats'].to(dev), b['mask'].to(dev)), b['target'].to(dev),
+                                       len(vocab.specials))}
     ev = va if len(va) else tr
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(epochs, 1))             # stepped once per epoch
@@ -225,6 +315,7 @@ def train_verbs(data_dir=None, out_dir='runs/train_verbs', epochs:int=VERB_EPOCH
     if stop_after is None: restore_best(model, out/'verbs', dev)
     prior = FrequencyPrior(tr)
     m = {'dataset': str(path), 'epochs': st.epoch, 'steps': st.step, 'lr': lr, 'config': cfg, 'with_cls': with_cls,
+         'model': kind, 'layout': layout if kind == 'boxes' else None,
          'val': evaluate_verbs(pred, va) if len(va) else None, 'test': evaluate_verbs(pred, te),
          'prior': evaluate_verbs(prior, te)}
     m.update({k: m['test'][k] for k in ('mAP', 'top1', 'top5')}, history=st.history, wall_s=round(time.time() - t0, 1))
@@ -245,5 +336,6 @@ def load_verb_predictor(run_dir, # a `train_verbs` out_dir (or its `verbs/` fold
         )
     ck = load_checkpoint(p, device)
     if 'config' not in ck: raise KeyError(f"{p}: no 'config' in the checkpoint (not written by train_verbs)")
-    model = build_checked(VerbClassifier, ck['config'], ck['model'], p)   # config checked before building
+    cls = BoxVerbClassifier if ck['config'].get('kind') == 'boxes' else VerbClassifier
+    model = build_checked(cls, ck['config'], ck['model'], p)   # config checked before building
     return VerbPredictor(model, Vocab.from_dict(ck['vocab']), ck.get('with_cls', True), device)

@@ -21,11 +21,12 @@ from .train_planners import train_gsrl, train_slevel, train_rlevel, has_features
 from .core import repo_root
 
 # %% auto #0
-__all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'verb_frames',
-           'vsr_text', 'parse_vsr_text', 'known_frames', 'missing_note', 'planned_structures_html', 'captions_html',
-           'grounding_boxes', 'suggest_note', 'suggestion_label', 'suggester', 'VSRPicker', 'image_frames',
-           'annotated_vsr', 'annotated_record', 'quick_estimate', 'quick_train', 'runs_html', 'MissingTrainer',
-           'grounding_png', 'VSRExplorer', 'run_path', 'explore_vsr']
+__all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'OWN_SUGGEST_K',
+           'verb_frames', 'vsr_text', 'parse_vsr_text', 'known_frames', 'missing_note', 'planned_structures_html',
+           'captions_html', 'grounding_boxes', 'suggest_note', 'suggestion_label', 'suggester', 'VSRPicker',
+           'image_frames', 'annotated_vsr', 'annotated_record', 'quick_estimate', 'quick_train', 'runs_html',
+           'MissingTrainer', 'grounding_png', 'VSRExplorer', 'run_path', 'explore_vsr', 'own_items_html',
+           'OwnPhotoPanel', 'own_photo_panel']
 
 # %% ../nbs/31_widgets.ipynb #00000006
 GROUNDING_DPI = 80 # resolution of the grounding picture in the explorer
@@ -573,3 +574,211 @@ def explore_vsr(pipeline,                    # a `Pipeline` (`Pipeline.from_dirs
     "Build the interactive VSR explorer"
     return VSRExplorer(pipeline, data, image_ids, value, n_structures, beam, draw, verbs_dir, k_suggest, suggest,
                        runs, root, given)
+
+# %% ../nbs/31_widgets.ipynb #0a10063b
+OWN_SUGGEST_K = 4   # suggested VSRs the own-photo panel offers (one per verb)
+
+def own_items_html(items:Sequence[tuple[str, str]])->str:
+    "The panel's caption list: one line per (VSR text, coloured caption HTML), the newest first"
+    rows = ''.join(f'<li class="vsr-own-item"><code>{html.escape(v)}</code> → {c}</li>' for v, c in reversed(items))
+    return f'<ol style="margin:0;padding-left:1.4em">{rows}</ol>' if items else ''
+
+class OwnPhotoPanel(W.VBox):
+    "Upload or name a picture, draw and name its boxes, caption it with typed or suggested VSRs (`vsr_cic.own_photo`)"
+    def __init__(self, models=None,             # `vsr_cic.own_photo.PhotoModels` (None: the package's, loaded on first use)
+                 out_dir='runs/explore_vsr/photos', # where uploads are saved (their JSON beside them)
+                 picture=None,                  # a picture path to start with (its `<stem>.json` boxes are read when present)
+                 vsr:str='ride: ARG0, ARG1',    # the VSR text to start with
+                 k_suggest:int=OWN_SUGGEST_K, beam:int|None=None, device='cpu'):
+        from jupyter_bbox_widget import BBoxWidget
+        self._models, self.out_dir, self.k_suggest, self.device = models, Path(out_dir), k_suggest, device
+        self.beam = beam
+        self.picture, self.scale, self.items, self.last = None, 1.0, [], None
+        self.upload = W.FileUpload(accept='image/*', multiple=False, description='upload a photo')
+        self.path = W.Text(placeholder='or a picture path on this machine', continuous_update=False,
+                           layout=W.Layout(width='360px'))
+        self.load_button = W.Button(description='open')
+        self.note, self.error, self.saved = W.HTML(), W.HTML(), W.HTML()
+        self.bbox = BBoxWidget(classes=[], hide_buttons=True)
+        self.cls = W.Combobox(placeholder='class: type to search (person, horse, …)', options=[], ensure_option=True,
+                              description='class', continuous_update=True)
+        self.boxes_html = W.HTML()
+        self.vsr = W.Text(value=vsr, description='VSR', placeholder='ride: ARG0, ARG1 (several: separate with ;)',
+                          continuous_update=False, layout=W.Layout(width='420px'))
+        self.go = W.Button(description='caption', button_style='primary')
+        self.suggestions = W.VBox()
+        self.captions, self.structure = W.HTML(), W.HTML()
+        self.grounding_img = W.Image(format='png', layout=W.Layout(max_width='480px'))
+        for w, c in ((self.upload, 'vsr-own-upload'), (self.path, 'vsr-own-path'), (self.load_button, 'vsr-own-open'),
+                     (self.note, 'vsr-own-note'), (self.error, 'vsr-own-error'), (self.saved, 'vsr-own-saved'),
+                     (self.bbox, 'vsr-own-bbox'), (self.cls, 'vsr-own-class'), (self.boxes_html, 'vsr-own-boxes'),
+                     (self.vsr, 'vsr-own-vsr'), (self.go, 'vsr-own-go'), (self.suggestions, 'vsr-own-suggestions'),
+                     (self.captions, 'vsr-own-caption'), (self.structure, 'vsr-own-structure'),
+                     (self.grounding_img, 'vsr-own-grounding')): w.add_class(c)
+        self._sync = self._opening = False
+        self.upload.observe(self._on_upload, 'value')
+        self.load_button.on_click(lambda _: self.open_picture(self.path.value))
+        self.path.observe(lambda ch: self.open_picture(ch['new']) if ch['new'] else None, 'value')
+        self.cls.observe(self._on_class, 'value')
+        self.bbox.observe(self._on_select, 'selected_index')
+        self.bbox.observe(self._on_boxes, 'bboxes')
+        self.go.on_click(lambda _: self.caption(self.vsr.value))
+        self.vsr.observe(lambda ch: None if self._opening else self.caption(ch['new']), 'value')
+        side = W.VBox([self.cls, self.boxes_html, self.saved, W.HTML('<b>suggested VSRs</b> (click one to caption with it)'),
+                       self.suggestions])
+        super().__init__([W.HBox([self.upload, self.path, self.load_button]), self.note, W.HBox([self.bbox, side]),
+                          W.HBox([self.vsr, self.go]), self.error, W.HTML('<b>captions</b>'), self.captions,
+                          W.HBox([self.grounding_img, self.structure])])
+        if picture is not None: self.open_picture(picture)
+
+    @property
+    def models(self):
+        if self._models is None:
+            from vsr_cic.own_photo import load_photo_models
+            self._models = load_photo_models(device=self.device)
+        return self._models
+
+    def _fail(self, e:Exception):
+        from vsr_cic.own_photo import PhotoInputError
+        msg = str(e) if isinstance(e, (PhotoInputError, ValueError, FileNotFoundError, KeyError)) else f'{type(e).__name__}: {e}'
+        self.error.value = f'<div style="color:#b00020">⚠ {html.escape(msg)}</div>'
+
+    def _ok(self): self.error.value = ''
+
+    # the picture
+    def _on_upload(self, ch):
+        files = ch['new']
+        if not files: return
+        f = files[0]
+        name = Path(str(f.get('name') or 'upload')).name or 'upload'
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        dest = self.out_dir/name
+        dest.write_bytes(bytes(f['content']))
+        self.open_picture(dest, label=name)
+
+    def open_picture(self, picture, label:str|None=None):
+        "Show a picture (path) for drawing; its `<stem>.json` boxes are loaded when present"
+        from vsr_cic.own_photo import read_picture
+        from PIL import Image as PILImage
+        try:
+            p = Path(str(picture)).expanduser()
+            img, scale, notes = read_picture(p, name=label)
+            self.models                                        # loads them (a missing bundle is a message too)
+        except Exception as e:
+            self._fail(e); return
+        shown = p
+        if scale != 1.0:                                       # draw on the downscaled copy; the JSON keeps original pixels
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            shown = self.out_dir/f'{p.stem}.shown.png'
+            PILImage.fromarray(img).save(shown)
+        self.picture, self.scale, self.items, self.last = p, scale, [], None
+        self._opening = True
+        try: self._open_boxes(p, shown, scale, notes)
+        finally: self._opening = False
+
+    def _open_boxes(self, p:Path, shown:Path, scale:float, notes:list):
+        import json
+        from vsr_cic.own_photo import box_record, PhotoInputError
+        self.note.value = ''.join(f'<div style="color:#b26a00">ⓘ {html.escape(n)}</div>' for n in notes)
+        self._ok()
+        self.cls.options = tuple(self.models.box_classes)
+        boxes = []
+        js = p.with_suffix('.json')
+        if js.exists():
+            try:
+                spec = json.loads(js.read_text())
+                for b in spec.get('boxes', []):
+                    c, (x1, y1, x2, y2) = box_record(b)
+                    boxes.append({'x': round(x1 * scale), 'y': round(y1 * scale), 'width': round((x2 - x1) * scale),
+                                  'height': round((y2 - y1) * scale), 'label': c})
+                if spec.get('vsr'): self.vsr.value = spec['vsr']
+            except Exception as e: self._fail(PhotoInputError(f"{js} could not be read ({e}); its boxes are not shown"))
+        self.bbox.bboxes = []
+        self.bbox.image = str(shown)
+        self.bbox.bboxes = boxes
+        self.captions.value = self.structure.value = ''
+        self.grounding_img.value = b''
+        self._on_boxes(None)
+
+    # classes and boxes
+    def _on_class(self, ch):
+        if self._sync or not ch['new']: return
+        self.bbox.label = ch['new']                            # the next box drawn gets it
+        i = self.bbox.selected_index
+        if 0 <= i < len(self.bbox.bboxes):
+            bs = [dict(b) for b in self.bbox.bboxes]; bs[i]['label'] = ch['new']; self.bbox.bboxes = bs
+
+    def _on_select(self, ch):
+        i = ch['new']
+        if 0 <= i < len(self.bbox.bboxes) and self.bbox.bboxes[i].get('label'):
+            self._sync = True
+            try: self.cls.value = self.bbox.bboxes[i]['label']
+            finally: self._sync = False
+
+    def boxes_list(self)->list[dict]:
+        "The drawn boxes as {'class', 'box'} in the shown picture's pixels"
+        from vsr_cic.own_photo import box_record
+        return [{'class': c, 'box': b} for c, b in map(box_record, self.bbox.bboxes)]
+
+    def _on_boxes(self, ch):
+        from vsr_cic.own_photo import save_photo_json
+        if self.picture is None or (ch is not None and self._opening): return
+        bs = self.boxes_list()
+        self.boxes_html.value = ''.join(
+            f'<div>{k + 1}. <b>{html.escape(b["class"] or "(no class yet)")}</b> '
+            f'{[round(v) for v in b["box"]]}</div>' for k, b in enumerate(bs)) or '<i>no boxes yet: drag on the picture</i>'
+        try:
+            js = save_photo_json(self.picture, bs, self.vsr.value or None, self.scale)
+            self.saved.value = f'<div style="color:#666">saved to <code>{html.escape(str(js))}</code></div>'
+        except OSError as e: self.saved.value = f'<div style="color:#b26a00">⚠ not saved: {html.escape(str(e))}</div>'
+        self._suggest()
+
+    # captions
+    def _run(self, vsrs:str|None, suggest:int=0):
+        from vsr_cic.own_photo import caption_photo, BEAM
+        img = self.bbox.image
+        return caption_photo(self.models, img, self.boxes_list(), vsrs, suggest, beam=self.beam or BEAM, max_side=None)
+
+    def _suggest(self):
+        self.suggestions.children = ()
+        if not self.k_suggest or not self.bbox.bboxes or any(not b.get('label') for b in self.bbox.bboxes): return
+        from vsr_cic.own_photo import prepare_photo, suggest_photo_vsrs
+        try: sug = suggest_photo_vsrs(self.models, prepare_photo(self.models, self.bbox.image, self.boxes_list(), None),
+                                      self.k_suggest)
+        except Exception: return                               # the caption button says what is wrong
+        buttons = []
+        for v, s in sug:
+            b = W.Button(description=str(v), tooltip=f"score {s:.3f}", layout=W.Layout(width='auto'))
+            b.add_class('vsr-own-sugg')
+            b.on_click(lambda _, v=str(v): self.caption(v))
+            buttons.append(b)
+        self.suggestions.children = tuple(buttons)
+
+    def caption(self, vsr_text:str):
+        "Caption the photo with a VSR text (several separated by `;`); shows the caption, its grounding and structure"
+        from vsr_cic.own_photo import PhotoInputError
+        if self.picture is None:
+            self._fail(PhotoInputError('no picture yet: upload a photo or give its path')); return
+        if not (vsr_text or '').strip():
+            self._fail(PhotoInputError("no VSR: type one such as 'ride: ARG0, ARG1' or click a suggested one")); return
+        try:
+            out = self._run(vsr_text)
+            r = out['results'][0]
+        except Exception as e:
+            self._fail(e); return
+        self._ok()
+        res = r['result']
+        self.last = r
+        self.items.append((r['vsr'], captions_html(res)[0]))
+        self.captions.value = own_items_html(self.items)
+        self.structure.value = ''.join(planned_structures_html(res, [v.verb for v in res.vsrs])[:1]) + \
+            ''.join(f'<div style="color:#666">{html.escape(n)}</div>' for n in r['notes'])
+        self.grounding_img.value = grounding_png(out['image'], grounding_boxes(res, out['proposals']), title=r['vsr'])
+        from vsr_cic.own_photo import save_photo_json
+        try: save_photo_json(self.picture, self.boxes_list(), r['vsr'], self.scale)
+        except OSError: pass
+
+def own_photo_panel(models=None, out_dir='runs/explore_vsr/photos', picture=None, vsr:str='ride: ARG0, ARG1',
+                    device='cpu', **kw)->OwnPhotoPanel:
+    "The own-photo panel of `explore_vsr.ipynb` (see `OwnPhotoPanel`)"
+    return OwnPhotoPanel(models, run_path(out_dir) or Path(out_dir), picture, vsr, device=device, **kw)
