@@ -49,6 +49,13 @@ def _image(rng, k:int, n:int, split:str)->tuple[dict, list]:
     rec = {'image_id': iid, 'split': split, 'width': WIDTH, 'height': HEIGHT, 'file': None, 'sets': sets}
     return rec, [_caption(rng, iid, j, len(sets)) for j in range(CAPTIONS_PER_IMAGE)]
 
+def verb_name(n:int)->str:
+    "A synthetic verb lemma in the lexicon's syntax (ASCII letters only): 0 -> 'verba', 27 -> 'verbbb'"
+    out = ''
+    while True:
+        n, d = divmod(n, 26); out = chr(97 + d) + out
+        if not n: return 'verb' + out
+
 def _caption(rng, iid:str, j:int, n_sets:int)->dict:
     "A 10-16 token caption: ARG0 [0, a) V [a, a+1) ARG1 [a+1, b) LOC [b+1, T) (word b: a preposition)"
     T = int(rng.integers(10, 17)); a = int(rng.integers(2, 4)); b = int(rng.integers(a + 3, T - 2))
@@ -56,7 +63,7 @@ def _caption(rng, iid:str, j:int, n_sets:int)->dict:
     st = rng.choice(n_sets, 3, replace=n_sets < 3).tolist()
     ent = lambda s, e, k: {'span': [s, e], 'set': st[k]}
     arg = lambda r, s, e, k: {'role': r, 'span': [s, e], 'entities': [ent(s, e, k)]}
-    frame = {'roleset': None, 'verb': f'v{int(rng.integers(0, 300))}', 'verb_span': [a, a + 1],
+    frame = {'roleset': None, 'verb': verb_name(int(rng.integers(0, 300))), 'verb_span': [a, a + 1],
              'args': [arg('ARG0', 0, a, 0), arg('ARG1', a + 1, b, 1), arg('LOC', b + 1, T, 2)]}
     slots = [{'span': [0, a], 'set': st[0], 'labels': [[0, 'ARG0']]}, {'span': [a, a + 1], 'set': None, 'labels': [[0, 'V']]},
              {'span': [a + 1, b], 'set': st[1], 'labels': [[0, 'ARG1']]}, {'span': [b + 1, T], 'set': st[2], 'labels': [[0, 'LOC']]}]

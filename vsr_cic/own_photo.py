@@ -15,9 +15,9 @@ from .photos import photo_proposals, WithPhotos
 
 # %% auto #0
 __all__ = ['MAX_SIDE', 'MIN_BOX', 'BEAM', 'DROP_KEYS', 'PhotoInputError', 'read_picture', 'box_record', 'photo_classes',
-           'check_boxes', 'parse_vsrs', 'check_vsr_boxes', 'models_dir', 'sha256', 'check_fingerprint', 'PhotoModels',
-           'load_photo_models', 'photo_result', 'prepare_photo', 'suggest_photo_vsrs', 'caption_photo', 'photo_json',
-           'save_photo_json', 'main', 'slim_checkpoint', 'validation_scores', 'export_photo_models',
+           'check_drawn_boxes', 'photo_vsrs', 'check_vsr_boxes', 'models_dir', 'sha256', 'check_fingerprint',
+           'PhotoModels', 'load_photo_models', 'photo_result', 'prepare_photo', 'suggest_photo_vsrs', 'caption_photo',
+           'photo_json', 'save_photo_json', 'main', 'slim_checkpoint', 'validation_scores', 'export_photo_models',
            'train_photo_models']
 
 # %% ../nbs/26_own_photo.ipynb #d01ab91c
@@ -74,7 +74,7 @@ def photo_classes(classes:Sequence[str])->list[str]:
     "The classes a user may give a box: the models' classes without the background and the whole-picture `scene`"
     return [c for c in classes if c not in (BACKGROUND, SCENE_CLASS)]
 
-def check_boxes(boxes:Sequence[Mapping],   # box records (`box_record`)
+def check_drawn_boxes(boxes:Sequence[Mapping],   # box records (`box_record`)
                 size:tuple[int, int],      # (W, H) of the picture the boxes will be used on
                 classes:Sequence[str],     # the models' classes (`photo_classes` are allowed)
                 scale:float=1.0,           # `read_picture`'s scale: boxes given in the original picture's pixels
@@ -108,7 +108,7 @@ def check_boxes(boxes:Sequence[Mapping],   # box records (`box_record`)
         out.append(c); names.append(name)
     return np.array(out, np.float32).reshape(-1, 4), names, notes
 
-def parse_vsrs(text)->list[VSR]:
+def photo_vsrs(text)->list[VSR]:
     "VSRs from text (`ride: ARG0, ARG1`; several separated by `;`), a VSR, or a list of either; `PhotoInputError` on bad text"
     items = [text] if isinstance(text, (str, VSR)) else list(text or [])
     out = []
@@ -212,7 +212,7 @@ def prepare_photo(models:PhotoModels, picture, boxes:Sequence[Mapping], max_side
     from vsr_cic.real_captions import merge_identical_regions
     img, scale, notes = read_picture(picture, max_side)
     H, W = img.shape[:2]
-    b, names, n2 = check_boxes(boxes, (W, H), models.classes, scale)
+    b, names, n2 = check_drawn_boxes(boxes, (W, H), models.classes, scale)
     meta = models.pipe.data.meta
     pp = photo_proposals(img, b, names, meta['classes'], image_id, feature_kind=feature_kind_of(meta),
                          scene_context_weight=scene_context_of(meta))
@@ -237,7 +237,7 @@ def caption_photo(models:PhotoModels,
                  )->dict:                   # `prepare_photo`'s dict + 'results', 'suggested'
     "Caption an own photo with typed and/or suggested VSRs (raises `PhotoInputError` on bad input)"
     photo = prepare_photo(models, picture, boxes, max_side, image_id)
-    vs = parse_vsrs(vsrs)
+    vs = photo_vsrs(vsrs)
     if vs: check_vsr_boxes(vs, len(photo['boxes']))
     pipe, pp = models.pipe, photo['seen']
     out = {**photo, 'results': [], 'suggested': []}
@@ -251,7 +251,7 @@ def photo_json(picture, boxes:Sequence[Mapping], vsr=None, scale:float=1.0)->dic
     recs = [box_record(b) for b in boxes]
     spec = {'image': Path(picture).name,
             'boxes': [{'class': c, 'box': [round(v / scale, 1) for v in bx]} for c, bx in recs]}
-    if vsr: spec['vsr'] = '; '.join(str(v) for v in parse_vsrs(vsr)) if not isinstance(vsr, str) else vsr
+    if vsr: spec['vsr'] = '; '.join(str(v) for v in photo_vsrs(vsr)) if not isinstance(vsr, str) else vsr
     return spec
 
 def save_photo_json(picture, boxes:Sequence[Mapping], vsr=None, scale:float=1.0)->Path:
