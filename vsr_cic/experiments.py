@@ -34,9 +34,10 @@ from .baselines import make_captioner
 __all__ = ['METHODS', 'TABLE1_COLS', 'TABLE2_COLS', 'SUBSETS', 'PAPER_TABLE1', 'BASELINES', 'ORDER_COLS', 'TRAIN_VARIANTS',
            'ABLATION', 'ABLATION_COLS', 'default_ckpt_dirs', 'available_captioners', 'planned_examples', 'split_counts',
            'with_examples', 'markdown_table', 'gt_plan', 'caption_k', 'sct_plans', 'ours_plans', 'safe_evaluate',
-           'subset_results', 'evaluate_table1', 'table1_orderings', 'table1_report', 'diverse_sets', 'table2_scores',
-           'evaluate_diversity', 'mean_sd', 'evaluate_ablation', 'ablation_rows', 'ablation_table',
-           'evaluate_ablation_diversity', 'ablation_diversity_rows', 'write_tiny_checkpoints', 'verb_predictability']
+           'control_counts', 'control_of', 'subset_results', 'evaluate_table1', 'table1_orderings', 'table1_report',
+           'diverse_sets', 'table2_scores', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation', 'ablation_rows',
+           'ablation_table', 'evaluate_ablation_diversity', 'ablation_diversity_rows', 'write_tiny_checkpoints',
+           'verb_predictability']
 
 # %% ../nbs/23_experiments.ipynb #00000005
 METHODS = ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb')   # paper Table 1 rows (Ours w/o verb = no_verb)
@@ -220,12 +221,12 @@ def safe_evaluate(preds:list[dict], **kw)->dict:
 
 SUBSETS = {'all': lambda n: True, 'one-verb': lambda n: n == 1, 'multi-verb': lambda n: n > 1}
 
-def _control_counts(preds:list[dict], srl)->list[dict]:
+def control_counts(preds:list[dict], srl)->list[dict]:
     c = controllability_from_text([p['tokens'] for p in preds], [p['controls'] for p in preds], srl=srl,
                                   per_caption=True)
     return c['per_caption']
 
-def _control_of(counts:list[dict])->dict:
+def control_of(counts:list[dict])->dict:
     out = {}
     for name, k in (('R_V', 'v'), ('R_SR1', 'sr'), ('R_SR2', 'pair')):
         tot = sum(r[f'{k}_total'] for r in counts)
@@ -234,13 +235,13 @@ def _control_of(counts:list[dict])->dict:
 
 def subset_results(preds:list[dict], n_frames:dict, metrics:bool=True, control:bool=True, srl='spacy')->dict:
     "{'all' | 'one-verb' | 'multi-verb': metrics} of decoded captions (the SRL parse is done once)"
-    counts = _control_counts(preds, srl) if control and preds else None
+    counts = control_counts(preds, srl) if control and preds else None
     out = {}
     for name, keep in SUBSETS.items():
         idx = [i for i, p in enumerate(preds) if keep(n_frames[p['caption_id']])]
         if not idx: continue
         res = safe_evaluate([preds[i] for i in idx], metrics=metrics, control=False, srl=srl)
-        if counts is not None: res.update(_control_of([counts[i] for i in idx]))
+        if counts is not None: res.update(control_of([counts[i] for i in idx]))
         out[name] = {**res, 'n': len(idx)}
     return out
 

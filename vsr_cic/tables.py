@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from .pipeline import Pipeline
 from .photos import pipeline_predictions
-from .experiments import _control_counts, _control_of, mean_sd, markdown_table, PAPER_TABLE1
+from .experiments import control_counts, control_of, mean_sd, markdown_table, PAPER_TABLE1
 
 # %% auto #0
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'VERB_SUBSETS', 'PAPER_BY_ROW', 'SHOWN_SETTINGS', 'RESULT_KEYS',
@@ -86,14 +86,14 @@ def attached_share(counts:Sequence[Mapping])->float|None:
 def subset_scores(preds:Sequence[dict], refs:Mapping, n_frames:Mapping, corpus_bigrams:set, srl='spacy')->dict:
     "{'all' | 'one' | 'multi': photo metrics} of one method's predictions; the generated captions are parsed once"
     from vsr_cic.real_captions import photo_scores
-    counts = _control_counts(list(preds), srl) if preds else []
+    counts = control_counts(list(preds), srl) if preds else []
     out = {}
     for name, keep in VERB_SUBSETS.items():
         idx = [i for i, p in enumerate(preds) if keep(n_frames[p['caption_id']])]
         if not idx: continue
         res = photo_scores([preds[i] for i in idx], refs, corpus_bigrams, control=False)
         sub = [counts[i] for i in idx]
-        out[name] = {**res, **_control_of(sub), 'attached': attached_share(sub)}
+        out[name] = {**res, **control_of(sub), 'attached': attached_share(sub)}
     return out
 
 # %% ../nbs/25b_tables.ipynb #0000000e
