@@ -14,9 +14,10 @@ from .experiments import control_counts, control_of, mean_sd, markdown_table, PA
 
 # %% auto #0
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'VERB_SUBSETS', 'PAPER_BY_ROW', 'SHOWN_SETTINGS', 'RESULT_KEYS',
-           'OracleVerbPipeline', 'method_predictions', 'attached_share', 'subset_scores', 'table_rows', 'pool_seeds',
-           'table1_markdown', 'orderings', 'run_info', 'results_page', 'write_results_page', 'fill_block', 'as_list',
-           'keep_results', 'readme_block', 'publish']
+           'OracleVerbPipeline', 'method_predictions', 'attached_share', 'subset_scores', 'table1_runs', 'slot_capped',
+           'table1_pipe', 'table1_predictions', 'table1_scores', 'table_rows', 'pool_seeds', 'table1_markdown',
+           'orderings', 'run_info', 'results_page', 'write_results_page', 'fill_block', 'as_list', 'keep_results',
+           'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -95,6 +96,76 @@ def subset_scores(preds:Sequence[dict], refs:Mapping, n_frames:Mapping, corpus_b
         sub = [counts[i] for i in idx]
         out[name] = {**res, **control_of(sub), 'attached': attached_share(sub)}
     return out
+
+# %% ../nbs/25b_tables.ipynb #t1run02
+def table1_runs(out, # the run folder: captioners in out/table1/<method>/seed<k>
+                methods:Sequence[str], seeds:Sequence[int], preset:str='paper',
+                ours_preset:tuple|None=None, # (seed, captioner folder) of the `ours`-preset captioner, or None
+               )->list[tuple]:
+    "(method, seed, captioner folder, preset) for each Table 1 decoding of a run"
+    if bad := [m for m in methods if m not in TABLE1_METHODS]:
+        raise ValueError(f"unknown Table 1 methods {bad}: choose from {list(TABLE1_METHODS)}")
+    trained = lambda m: 'ours' if TABLE1_METHODS[m].get('oracle') else m
+    runs = [(m, int(s), Path(out)/'table1'/trained(m)/f'seed{s}', preset) for s in seeds for m in methods]
+    return runs + ([('ours', int(ours_preset[0]), Path(ours_preset[1]), 'ours')] if ours_preset else [])
+
+def slot_capped(pipe:Pipeline, train_data, # a pipeline; its captioner's training dataset
+                max_slot_words='auto', # words per sub-role before the gate must shift: 'auto' (its 90 % quantile), an int, or None (off)
+                slot_end_rule:bool=True)->tuple[Pipeline, int|None]: # a sub-role at its limit waits while its phrase is open
+    "(`pipe` with `SlotWordCap` over its captioner, the limit) -- captioners without sub-roles are left as they are"
+    from vsr_cic.real_captions import SlotWordCap, slot_word_limit, slot_end_mask
+    if max_slot_words is None or not getattr(pipe.captioner, 'has_gate', True): return pipe, None
+    limit = slot_word_limit(train_data) if max_slot_words == 'auto' else int(max_slot_words)
+    no_end = slot_end_mask(train_data, pipe.vocabs['captioner']) if slot_end_rule else None
+    pipe.captioner = SlotWordCap(pipe.captioner, limit, no_end)
+    return pipe, limit
+
+
+def table1_pipe(run, # a real-language run folder: gsrl/, planner/, planner_no_verb/, data/train/
+                method:str, cap_dir, device='cpu', train_data=None, # the captioners' training dataset (None: read from the run)
+                joint_grounding:bool=False, max_slot_words='auto', slot_end_rule:bool=True)->Pipeline:
+    "One Table 1 row's pipeline: the run's shared GSRL, the row's S-level planner (with or without the verb), its captioner, capped"
+    run = Path(run)
+    planner = run/('planner_no_verb' if TABLE1_METHODS[method]['planner'] == 'no_verb' else 'planner')
+    p = Pipeline.from_dirs(run/'gsrl', planner, cap_dir, device, data_dir=run/'data'/'train')
+    p.joint_grounding = joint_grounding
+    return slot_capped(p, train_data if train_data is not None else p.data, max_slot_words, slot_end_rule)[0]
+
+def table1_predictions(make_pipe, # make_pipe(method, captioner folder) -> the row's Pipeline
+                       runs:Sequence[tuple], # `table1_runs`
+                       targets:Mapping, # {test set name: dataset to caption (every caption)}
+                       beam:int=5, progress=print, **kw, # `pipeline_predictions` options (no_repeat, no_unk)
+                      )->list[dict]:
+    "One JSON-ready record per (method, seed, preset, test set, grounding): its predictions and failures"
+    out = []
+    for m, s, cap_dir, pre in runs:
+        pipe = make_pipe(m, cap_dir)
+        for where, d in targets.items():
+            pipe.data = d
+            for g in ('gsrl', 'gt'):
+                pr, nf = method_predictions(pipe, d, None, g, beam, oracle=TABLE1_METHODS[m].get('oracle', False), **kw)
+                out.append({'method': m, 'seed': s, 'preset': pre, 'test_set': where, 'grounding': g, 'failed': nf,
+                            'predictions': json.loads(json.dumps(pr))})
+        if progress: progress(f"{m} seed {s} ({pre}): {len(targets) * 2} decodings done")
+    return out
+
+def table1_scores(records:Sequence[Mapping], # `table1_predictions`
+                  refs:Mapping, # {test set: {image id: reference captions}}
+                  n_frames:Mapping, # {caption id: number of frames}: one-verb / multi-verb rows
+                  corpus_bigrams:set, n_examples:int=5, srl='spacy',
+                 )->tuple[list, dict]:
+    "(flat Table 1 rows of every seed, a few example captions of each row's first seed)"
+    rows, examples, groups = [], {}, {}
+    first = min((r['seed'] for r in records), default=None)
+    for r in records: groups.setdefault((r['method'], r['seed'], r['preset'], r['test_set']), []).append(r)
+    for (m, s, pre, where), rs in groups.items():
+        sc = {(m, r['grounding']): subset_scores(r['predictions'], refs[where], n_frames, corpus_bigrams, srl) for r in rs}
+        rows += table_rows(sc, pre, s, where, {(m, r['grounding']): r['failed'] for r in rs})
+        if s == first:
+            for r in rs:
+                examples[f"{where}/{m}/{r['grounding']}/{pre}"] = [{k: p[k] for k in ('caption_id', 'caption', 'vsrs', 'structure')}
+                                                                   for p in r['predictions'][:n_examples]]
+    return rows, examples
 
 # %% ../nbs/25b_tables.ipynb #0000000e
 def table_rows(scores:Mapping, # {(method, grounding): {verbs: metrics}} of one seed

@@ -1,0 +1,205 @@
+"""The real-language Table 1 at the paper's captioner width, several seeds, on a GPU box (issue #31), in three steps.
+
+A GPU box has no Java and no spaCy, and only 64 MiB travel to it, so the work is split where the data is smallest:
+  1. here:     `pack` a finished CPU run's shared parts (data build, photo test set, GSRL, planners), compressed;
+  2. GPU box:  `decode` trains every Table 1 captioner of every seed at once on the GPU, then decodes every row of
+               every seed on the box's CPU cores (`vsr_cic.tables.table1_predictions`: JSON-ready records);
+  3. here:     `score` scores them with the project's scorers (pycocoevalcap with Java, the spaCy SRL labeller:
+               `vsr_cic.tables.table1_scores`), pools the seeds and publishes `results/<name>.{json,md}` and the
+               README block (`vsr_cic.tables.publish`).
+
+  python bench/gpu_real_language.py pack runs/rl_def .gpu/rl.tar.xz
+  python bench/gpu_real_language.py decode .gpu/rl.tar.xz $OUT --seeds 0 1 2 --hidden 512 --epochs_xe 4   # GPU box
+  python bench/gpu_real_language.py score runs/rl_def OUT/predictions.json.gz runs/rl_gpu --name real_language_gpu
+
+The same shared parts (one data build, one GSRL, one planner of each kind) serve every captioner, as in
+`nbs/real_captions.ipynb`; only the captioners' width, dropout, epochs and seeds differ from the CPU run.
+"""
+import argparse, gzip, json, os, platform, shutil, sys, tarfile, time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+SHARED = ['data/train/captions.jsonl', 'data/train/features.hdf5', 'data/train/images.jsonl', 'data/train/meta.json',
+          'photos/scene/captions.jsonl', 'photos/scene/features.hdf5', 'photos/scene/images.jsonl', 'photos/scene/meta.json']
+SHARED_DIRS = ['gsrl', 'planner', 'planner_no_verb']
+
+
+def pack(run, dest):
+    "The shared parts of `run` that decoding reads (best checkpoints only), as one .tar.xz"
+    run, dest = Path(run), Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(dest, 'w:xz') as tar:
+        for f in SHARED: tar.add(run/f, f)
+        for d in SHARED_DIRS:
+            for f in sorted((run/d).rglob('*')):
+                if f.is_file() and f.name != 'last.pt': tar.add(f, str(f.relative_to(run)))
+    print(f'{dest}: {dest.stat().st_size / 2**20:.1f} MiB')
+
+
+def _photos(run):
+    from vsr_cic.data import load_dataset
+    from vsr_cic.real_captions import merge_identical_regions
+    return merge_identical_regions(load_dataset(Path(run)/'photos'/'scene'))   # what the models see (as the notebook)
+
+
+def _corpus_test(run, limit):
+    from vsr_cic.data import load_dataset
+    d = load_dataset(Path(run)/'data'/'train')
+    d.captions = [c for c in d.captions if d.images[c['image_id']]['split'] == 'test'][:limit]
+    return d
+
+
+def _val_curve(cap_dir):
+    "Validation CIDEr-D after each finished XE epoch (the fit history)"
+    f = Path(cap_dir)/'ckpt'/'xe'/'history.json'
+    return [h['CIDEr-D'] for h in json.loads(f.read_text()) if h['kind'] == 'eval'] if f.exists() else []
+
+def _epochs_done(cap_dir)->int:
+    return len(_val_curve(cap_dir))
+
+
+_CACHE = {}
+def _decode_unit(args):
+    "Every decoding of one (method, seed): both test sets, both groundings (a worker process, one CPU thread)"
+    run, m, s, cap_dir, beam, corpus_limit = args
+    import torch
+    torch.set_num_threads(1)
+    from vsr_cic.data import load_dataset
+    from vsr_cic.tables import table1_pipe, table1_predictions
+    if not _CACHE:
+        _CACHE['train'] = load_dataset(Path(run)/'data'/'train')
+        _CACHE['targets'] = {'photos': _photos(run), 'corpus': _corpus_test(run, corpus_limit)}
+    t = time.time()
+    make = lambda m_, d: table1_pipe(run, m_, d, 'cpu', _CACHE['train'])
+    recs = table1_predictions(make, [(m, s, Path(cap_dir), 'paper')], _CACHE['targets'], beam, progress=None,
+                              no_repeat=True, no_unk=True)
+    return recs, round(time.time() - t, 1)
+
+
+def decode(packed, out, seeds, hidden, dropout, epochs_xe, lr_xe, methods, train_deadline, decode_deadline,
+           beam, corpus_limit, workers):
+    import multiprocessing as mp
+    import torch
+    from vsr_cic.captioning import train_captioner
+    from vsr_cic.real_captions import Job
+    from vsr_cic.tables import TABLE1_METHODS, table1_runs
+    out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    t0, log = time.time(), {'machine': {'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+                                        'cpus': os.cpu_count(), 'torch': torch.__version__,
+                                        'python': platform.python_version()}}
+    run = Path('/tmp/rl_gpu_run')
+    shutil.rmtree(run, ignore_errors=True); run.mkdir(parents=True)
+    with tarfile.open(packed) as tar: tar.extractall(run)
+    log['unpack_s'] = round(time.time() - t0, 1)
+    trained = list(dict.fromkeys('ours' if TABLE1_METHODS[m].get('oracle') else m for m in methods))
+    dev = 'cuda' if torch.cuda.is_available() else 'cpu'
+    kws = [dict(data_dir=str(run/'data'/'train'), out_dir=str(run/'table1'/m/f'seed{s}'), model=TABLE1_METHODS[m]['model'],
+                preset='paper', seed=s, epochs_xe=epochs_xe, epochs_rl=0, batch_size=64, lr_xe=lr_xe, lr_decay=0.8,
+                hidden=hidden, dropout=dropout, min_freq=5, beam=3, device=dev, region_words=True, precompute=True,
+                threads=1, progress=False, metrics=False, control=False) for s in seeds for m in trained]
+    names = [f'{m}/seed{s}' for s in seeds for m in trained]
+    t = time.time()
+    jobs = [Job(train_captioner, kw, 1) for kw in kws]
+    while any(j.proc.is_alive() for j in jobs) and time.time() - t < train_deadline: time.sleep(2)
+    train, cut = {}, []
+    for j, kw, name in zip(jobs, kws, names):                 # past the deadline: stop, keep the finished epochs
+        if j.proc.is_alive(): j.proc.terminate(); j.proc.join(); cut.append((kw, name))
+    finals = []
+    for kw, name in cut:          # resume with epochs_xe = the epochs it finished: no more steps, the best epoch kept
+        n = _epochs_done(Path(kw['out_dir']))
+        if n: finals.append(Job(train_captioner, {**kw, 'epochs_xe': n}, 1))
+    for f in finals: f.proc.join(120)
+    for j, kw, name in zip(jobs, kws, names):
+        d = Path(kw['out_dir'])
+        m = json.loads((d/'metrics.json').read_text()) if (d/'metrics.json').exists() else None
+        train[name] = {'done': (d/'model.pt').exists(), 'exitcode': j.proc.exitcode,
+                       'cut_at_deadline': any(n == name for _, n in cut), 'val_by_epoch': _val_curve(d),
+                       **{k: (m or {}).get(k) for k in ('val', 'epochs', 'train_seconds')}}
+    log['train_wall_s'], log['train'] = round(time.time() - t, 1), train
+    print(json.dumps(log, indent=1), flush=True)
+    units = [(str(run), m, s, str(d), beam, corpus_limit) for m, s, d, _ in table1_runs(run, methods, seeds)
+             if (Path(d)/'model.pt').exists()]
+    t, records, took = time.time(), [], {}
+    with mp.get_context('spawn').Pool(min(workers, len(units) or 1)) as pool:
+        it = pool.imap_unordered(_decode_unit, units)
+        for _ in units:
+            left = decode_deadline - (time.time() - t)
+            if left <= 0: break
+            try: recs, sec = it.next(timeout=left)
+            except mp.TimeoutError: break
+            records += recs; took[f"{recs[0]['method']}/seed{recs[0]['seed']}"] = sec
+            print(f"decoded {recs[0]['method']} seed {recs[0]['seed']} in {sec} s", flush=True)
+        pool.terminate()
+    log['decode_wall_s'], log['decode_s'], log['wall_s'] = round(time.time() - t, 1), took, round(time.time() - t0, 1)
+    log['settings'] = {'seeds': seeds, 'hidden': hidden, 'dropout': dropout, 'epochs_xe': epochs_xe, 'lr_xe': lr_xe,
+                       'methods': methods, 'beam': beam, 'corpus_test_limit': corpus_limit, 'device': dev}
+    with gzip.open(out/'predictions.json.gz', 'wt') as f: json.dump(records, f)
+    (out/'gpu_log.json').write_text(json.dumps(log, indent=1))
+    print(f"{len(records)} decodings written; wall {log['wall_s']} s", flush=True)
+
+
+def score(run, predictions, out, name, title, command):
+    "Score the box's predictions here, pool the seeds, write out/metrics.json and publish results/<name>.*"
+    from vsr_cic.data import load_dataset
+    from vsr_cic.real_captions import photo_refs, bigrams
+    from vsr_cic.tables import table1_scores, pool_seeds, orderings, run_info, publish
+    run, out = Path(run), Path(out); out.mkdir(parents=True, exist_ok=True)
+    records = json.loads(gzip.open(predictions, 'rt').read())
+    log = json.loads((Path(predictions).parent/'gpu_log.json').read_text())
+    cpu = json.loads((run/'metrics.json').read_text())
+    data, photos = load_dataset(run/'data'/'train'), load_dataset(run/'photos'/'scene')
+    n_frames = {c['caption_id']: len(c['frames']) for d in (photos, data) for c in d.captions}
+    corpus_refs = {}
+    for c in data.captions: corpus_refs.setdefault(c['image_id'], []).append(c['caption'])
+    refs = {'photos': photo_refs(cpu['test']['captions_json']), 'corpus': corpus_refs}
+    corpus_bigrams = {g for c in data.captions if data.images[c['image_id']]['split'] == 'train'
+                      for g in bigrams([w.lower() for w in c['tokens']])}
+    t = time.time()
+    rows, examples = table1_scores(records, refs, n_frames, corpus_bigrams)
+    table1 = pool_seeds(rows)
+    st = log['settings']
+    info = run_info(command)
+    machine = log['machine']
+    metrics = {
+        'run': {**info, 'machine': f"{machine['gpu']} ({machine['cpus']} CPU cores) for training and decoding; "
+                                   f"scored on {info['machine']}",
+                'gpu_run': {k: log[k] for k in ('train_wall_s', 'decode_wall_s', 'wall_s')}},
+        'settings': {**{k: cpu['settings'][k] for k in ('corpora', 'n_captions', 'min_freq', 'region_words')},
+                     'epochs_xe': st['epochs_xe'], 'epochs_rl': 0, 'hidden': st['hidden'], 'dropout': st['dropout'],
+                     'lr_xe': st['lr_xe'], 'beam': st['beam'], 'seed': st['seeds']},
+        'test': cpu['test'], 'training_captions': cpu.get('training_captions'),
+        'shared_from': {'run': str(run), 'commit': (cpu.get('run') or {}).get('commit'),
+                        'components': cpu.get('components')},
+        'table1': table1, 'table1_per_seed': rows, 'table1_examples': examples,
+        'orderings': {w: orderings(table1, test_set=w) for w in ('photos', 'corpus')},
+        'table1_settings': {'preset': 'paper', 'methods': st['methods'], 'seeds': st['seeds'], 'beam': st['beam'],
+                            'corpus_test_limit': st['corpus_test_limit'],
+                            'shared': 'the CPU run\'s data build, GSRL and S-level planners (with / without verb)'},
+        'captioners': log['train'], 'timings': {'score_s': round(time.time() - t, 1), 'decode_s': log['decode_s']},
+    }
+    (out/'metrics.json').write_text(json.dumps(metrics, indent=1, default=str))
+    publish(out/'metrics.json', name, title)
+    print(json.dumps(metrics['orderings'], indent=1))
+
+
+if __name__ == '__main__':
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest='cmd', required=True)
+    p = sub.add_parser('pack'); p.add_argument('run'); p.add_argument('dest')
+    p = sub.add_parser('decode'); p.add_argument('packed'); p.add_argument('out')
+    p.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2]); p.add_argument('--hidden', type=int, default=512)
+    p.add_argument('--dropout', type=float, default=0.5); p.add_argument('--epochs_xe', type=int, default=4)
+    p.add_argument('--lr_xe', type=float, default=3e-3)
+    p.add_argument('--methods', nargs='+', default=['c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours', 'ours_oracle_verb'])
+    p.add_argument('--train_deadline', type=float, default=330); p.add_argument('--decode_deadline', type=float, default=150)
+    p.add_argument('--beam', type=int, default=5); p.add_argument('--corpus_limit', type=int, default=300)
+    p.add_argument('--workers', type=int, default=os.cpu_count())
+    p = sub.add_parser('score'); p.add_argument('run'); p.add_argument('predictions'); p.add_argument('out')
+    p.add_argument('--name', default='real_language_gpu')
+    p.add_argument('--title', default="Real language at the paper's width (512), three seeds, on a GPU: Table 1")
+    a = ap.parse_args()
+    if a.cmd == 'pack': pack(a.run, a.dest)
+    elif a.cmd == 'decode':
+        decode(a.packed, a.out, a.seeds, a.hidden, a.dropout, a.epochs_xe, a.lr_xe, a.methods, a.train_deadline,
+               a.decode_deadline, a.beam, a.corpus_limit, a.workers)
+    else: score(a.run, a.predictions, a.out, a.name, a.title, ' '.join(['python bench/gpu_real_language.py'] + sys.argv[1:]))
