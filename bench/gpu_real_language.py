@@ -68,7 +68,7 @@ def _decode_unit(args):
     from vsr_cic.tables import table1_pipe, table1_predictions
     if not _CACHE:
         _CACHE['train'] = load_dataset(Path(run)/'data'/'train')
-        _CACHE['targets'] = {'photos': _photos(run), 'corpus': _corpus_test(run, corpus_limit)}
+        _CACHE['targets'] = {'photos': _photos(run), **({'corpus': _corpus_test(run, corpus_limit)} if corpus_limit else {})}
     t = time.time()
     make = lambda m_, d: table1_pipe(run, m_, d, 'cpu', _CACHE['train'])
     recs = table1_predictions(make, [(m, s, Path(cap_dir), 'paper')], _CACHE['targets'], beam, progress=None,
@@ -76,18 +76,27 @@ def _decode_unit(args):
     return recs, round(time.time() - t, 1)
 
 
-def decode(packed, out, seeds, hidden, dropout, epochs_xe, lr_xe, methods, train_deadline, decode_deadline,
-           beam, corpus_limit, workers):
+def _write(out, records, log):
+    with gzip.open(out/'predictions.json.gz', 'wt') as f: json.dump(records, f)
+    (out/'gpu_log.json').write_text(json.dumps(log, indent=1))
+
+
+def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, lr_xe=3e-3,
+           methods=('c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours', 'ours_oracle_verb'), train_deadline=330.,
+           decode_deadline=150., beam=5, corpus_limit=300, workers=None, work='/tmp/rl_gpu_run'):
+    "Train every captioner of every seed at once (GPU if there is one), then decode every row on the CPU cores"
+    workers = workers or os.cpu_count()
     import multiprocessing as mp
     import torch
     from vsr_cic.captioning import train_captioner
     from vsr_cic.real_captions import Job
     from vsr_cic.tables import TABLE1_METHODS, table1_runs
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    seeds, methods = [int(x) for x in seeds], list(methods)
     t0, log = time.time(), {'machine': {'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
                                         'cpus': os.cpu_count(), 'torch': torch.__version__,
                                         'python': platform.python_version()}}
-    run = Path('/tmp/rl_gpu_run')
+    run = Path(work)
     shutil.rmtree(run, ignore_errors=True); run.mkdir(parents=True)
     with tarfile.open(packed) as tar: tar.extractall(run)
     log['unpack_s'] = round(time.time() - t0, 1)
@@ -106,9 +115,13 @@ def decode(packed, out, seeds, hidden, dropout, epochs_xe, lr_xe, methods, train
         if j.proc.is_alive(): j.proc.terminate(); j.proc.join(); cut.append((kw, name))
     finals = []
     for kw, name in cut:          # resume with epochs_xe = the epochs it finished: no more steps, the best epoch kept
-        n = _epochs_done(Path(kw['out_dir']))
-        if n: finals.append(Job(train_captioner, {**kw, 'epochs_xe': n}, 1))
-    for f in finals: f.proc.join(120)
+        try:
+            n = _epochs_done(Path(kw['out_dir']))
+            if n: finals.append(Job(train_captioner, {**kw, 'epochs_xe': n}, 1))
+        except Exception as e: print(f'{name}: not finalised ({e!r})', flush=True)
+    for f in finals:
+        f.proc.join(120)
+        if f.proc.is_alive(): f.proc.terminate()
     for j, kw, name in zip(jobs, kws, names):
         d = Path(kw['out_dir'])
         m = json.loads((d/'metrics.json').read_text()) if (d/'metrics.json').exists() else None
@@ -117,9 +130,12 @@ def decode(packed, out, seeds, hidden, dropout, epochs_xe, lr_xe, methods, train
                        **{k: (m or {}).get(k) for k in ('val', 'epochs', 'train_seconds')}}
     log['train_wall_s'], log['train'] = round(time.time() - t, 1), train
     print(json.dumps(log, indent=1), flush=True)
+    log['settings'] = {'seeds': seeds, 'hidden': hidden, 'dropout': dropout, 'epochs_xe': epochs_xe, 'lr_xe': lr_xe,
+                       'methods': methods, 'beam': beam, 'corpus_test_limit': corpus_limit, 'device': dev}
     units = [(str(run), m, s, str(d), beam, corpus_limit) for m, s, d, _ in table1_runs(run, methods, seeds)
              if (Path(d)/'model.pt').exists()]
     t, records, took = time.time(), [], {}
+    log['decode_s'] = took
     with mp.get_context('spawn').Pool(min(workers, len(units) or 1)) as pool:
         it = pool.imap_unordered(_decode_unit, units)
         for _ in units:
@@ -127,18 +143,17 @@ def decode(packed, out, seeds, hidden, dropout, epochs_xe, lr_xe, methods, train
             if left <= 0: break
             try: recs, sec = it.next(timeout=left)
             except mp.TimeoutError: break
+            except Exception as e: print(f'a decoding failed: {e!r}', flush=True); log.setdefault('decode_errors', []).append(repr(e)); continue
             records += recs; took[f"{recs[0]['method']}/seed{recs[0]['seed']}"] = sec
             print(f"decoded {recs[0]['method']} seed {recs[0]['seed']} in {sec} s", flush=True)
+            _write(out, records, log)                     # kept as it goes: a run cut short still returns what it decoded
         pool.terminate()
     log['decode_wall_s'], log['decode_s'], log['wall_s'] = round(time.time() - t, 1), took, round(time.time() - t0, 1)
-    log['settings'] = {'seeds': seeds, 'hidden': hidden, 'dropout': dropout, 'epochs_xe': epochs_xe, 'lr_xe': lr_xe,
-                       'methods': methods, 'beam': beam, 'corpus_test_limit': corpus_limit, 'device': dev}
-    with gzip.open(out/'predictions.json.gz', 'wt') as f: json.dump(records, f)
-    (out/'gpu_log.json').write_text(json.dumps(log, indent=1))
+    _write(out, records, log)
     print(f"{len(records)} decodings written; wall {log['wall_s']} s", flush=True)
 
 
-def score(run, predictions, out, name, title, command):
+def score(run, predictions, out, name='real_language_gpu', title='', command='', publish_to='.'):
     "Score the box's predictions here, pool the seeds, write out/metrics.json and publish results/<name>.*"
     from vsr_cic.data import load_dataset
     from vsr_cic.real_captions import photo_refs, bigrams
@@ -163,7 +178,7 @@ def score(run, predictions, out, name, title, command):
     metrics = {
         'run': {**info, 'machine': f"{machine['gpu']} ({machine['cpus']} CPU cores) for training and decoding; "
                                    f"scored on {info['machine']}",
-                'gpu_run': {k: log[k] for k in ('train_wall_s', 'decode_wall_s', 'wall_s')}},
+                'gpu_run': {k: log.get(k) for k in ('train_wall_s', 'decode_wall_s', 'wall_s')}},
         'settings': {**{k: cpu['settings'][k] for k in ('corpora', 'n_captions', 'min_freq', 'region_words')},
                      'epochs_xe': st['epochs_xe'], 'epochs_rl': 0, 'hidden': st['hidden'], 'dropout': st['dropout'],
                      'lr_xe': st['lr_xe'], 'beam': st['beam'], 'seed': st['seeds']},
@@ -171,15 +186,16 @@ def score(run, predictions, out, name, title, command):
         'shared_from': {'run': str(run), 'commit': (cpu.get('run') or {}).get('commit'),
                         'components': cpu.get('components')},
         'table1': table1, 'table1_per_seed': rows, 'table1_examples': examples,
-        'orderings': {w: orderings(table1, test_set=w) for w in ('photos', 'corpus')},
+        'orderings': {w: orderings(table1, test_set=w) for w in dict.fromkeys(r['test_set'] for r in rows)},
         'table1_settings': {'preset': 'paper', 'methods': st['methods'], 'seeds': st['seeds'], 'beam': st['beam'],
                             'corpus_test_limit': st['corpus_test_limit'],
                             'shared': 'the CPU run\'s data build, GSRL and S-level planners (with / without verb)'},
-        'captioners': log['train'], 'timings': {'score_s': round(time.time() - t, 1), 'decode_s': log['decode_s']},
+        'captioners': log['train'], 'timings': {'score_s': round(time.time() - t, 1), 'decode_s': log.get('decode_s')},
     }
     (out/'metrics.json').write_text(json.dumps(metrics, indent=1, default=str))
-    publish(out/'metrics.json', name, title)
+    if publish_to is not None: publish(out/'metrics.json', name, title, root=publish_to)
     print(json.dumps(metrics['orderings'], indent=1))
+    return metrics
 
 
 if __name__ == '__main__':
@@ -192,8 +208,8 @@ if __name__ == '__main__':
     p.add_argument('--lr_xe', type=float, default=3e-3)
     p.add_argument('--methods', nargs='+', default=['c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours', 'ours_oracle_verb'])
     p.add_argument('--train_deadline', type=float, default=330); p.add_argument('--decode_deadline', type=float, default=150)
-    p.add_argument('--beam', type=int, default=5); p.add_argument('--corpus_limit', type=int, default=300)
-    p.add_argument('--workers', type=int, default=os.cpu_count())
+    p.add_argument('--beam', type=int, default=5); p.add_argument('--corpus_limit', type=int, default=300, help="the corpora's test split: its first N captions too (0: the photos only)")
+    p.add_argument('--workers', type=int, default=os.cpu_count()); p.add_argument('--work', default='/tmp/rl_gpu_run')
     p = sub.add_parser('score'); p.add_argument('run'); p.add_argument('predictions'); p.add_argument('out')
     p.add_argument('--name', default='real_language_gpu')
     p.add_argument('--title', default="Real language at the paper's width (512), three seeds, on a GPU: Table 1")
@@ -201,5 +217,5 @@ if __name__ == '__main__':
     if a.cmd == 'pack': pack(a.run, a.dest)
     elif a.cmd == 'decode':
         decode(a.packed, a.out, a.seeds, a.hidden, a.dropout, a.epochs_xe, a.lr_xe, a.methods, a.train_deadline,
-               a.decode_deadline, a.beam, a.corpus_limit, a.workers)
+               a.decode_deadline, a.beam, a.corpus_limit, a.workers, a.work)
     else: score(a.run, a.predictions, a.out, a.name, a.title, ' '.join(['python bench/gpu_real_language.py'] + sys.argv[1:]))
