@@ -36,19 +36,6 @@ def pack(run, dest):
     print(f'{dest}: {dest.stat().st_size / 2**20:.1f} MiB')
 
 
-def _photos(run):
-    from vsr_cic.data import load_dataset
-    from vsr_cic.real_captions import merge_identical_regions
-    return merge_identical_regions(load_dataset(Path(run)/'photos'/'scene'))   # what the models see (as the notebook)
-
-
-def _corpus_test(run, limit):
-    from vsr_cic.data import load_dataset
-    d = load_dataset(Path(run)/'data'/'train')
-    d.captions = [c for c in d.captions if d.images[c['image_id']]['split'] == 'test'][:limit]
-    return d
-
-
 def _val_curve(cap_dir):
     "Validation CIDEr-D after each finished XE epoch (the fit history)"
     f = Path(cap_dir)/'ckpt'/'xe'/'history.json'
@@ -56,24 +43,6 @@ def _val_curve(cap_dir):
 
 def _epochs_done(cap_dir)->int:
     return len(_val_curve(cap_dir))
-
-
-_CACHE = {}
-def _decode_unit(args):
-    "Every decoding of one (method, seed): both test sets, both groundings (a worker process, one CPU thread)"
-    run, m, s, cap_dir, beam, corpus_limit = args
-    import torch
-    torch.set_num_threads(1)
-    from vsr_cic.data import load_dataset
-    from vsr_cic.tables import table1_pipe, table1_predictions
-    if not _CACHE:
-        _CACHE['train'] = load_dataset(Path(run)/'data'/'train')
-        _CACHE['targets'] = {'photos': _photos(run), **({'corpus': _corpus_test(run, corpus_limit)} if corpus_limit else {})}
-    t = time.time()
-    make = lambda m_, d: table1_pipe(run, m_, d, 'cpu', _CACHE['train'])
-    recs = table1_predictions(make, [(m, s, Path(cap_dir), 'paper')], _CACHE['targets'], beam, progress=None,
-                              no_repeat=True, no_unk=True)
-    return recs, round(time.time() - t, 1)
 
 
 def _write(out, records, log):
@@ -136,17 +105,21 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
              if (Path(d)/'model.pt').exists()]
     t, records, took = time.time(), [], {}
     log['decode_s'] = took
-    with mp.get_context('spawn').Pool(min(workers, len(units) or 1)) as pool:
-        it = pool.imap_unordered(_decode_unit, units)
-        for _ in units:
-            left = decode_deadline - (time.time() - t)
-            if left <= 0: break
-            try: recs, sec = it.next(timeout=left)
-            except mp.TimeoutError: break
-            except Exception as e: print(f'a decoding failed: {e!r}', flush=True); log.setdefault('decode_errors', []).append(repr(e)); continue
-            records += recs; took[f"{recs[0]['method']}/seed{recs[0]['seed']}"] = sec
-            print(f"decoded {recs[0]['method']} seed {recs[0]['seed']} in {sec} s", flush=True)
-            _write(out, records, log)                     # kept as it goes: a run cut short still returns what it decoded
+    from vsr_cic.tables import run_row_predictions
+    with mp.get_context('spawn').Pool(min(workers, len(units) or 1), initializer=torch.set_num_threads, initargs=(1,)) as pool:
+        pending = [(u, pool.apply_async(run_row_predictions, u)) for u in units]
+        while pending and time.time() - t < decode_deadline:   # each (method, seed) as it finishes, until the deadline
+            time.sleep(1)
+            for u, r in [x for x in pending if x[1].ready()]:
+                pending.remove((u, r))
+                try: recs, sec = r.get()
+                except Exception as e:
+                    print(f'{u[1]} seed {u[2]}: decoding failed: {e!r}', flush=True)
+                    log.setdefault('decode_errors', []).append(f'{u[1]}/seed{u[2]}: {e!r}'); continue
+                records += recs; took[f'{u[1]}/seed{u[2]}'] = sec
+                print(f'decoded {u[1]} seed {u[2]} in {sec} s', flush=True)
+                _write(out, records, log)                 # kept as it goes: a run cut short still returns what it decoded
+        log['decode_unfinished'] = [f'{u[1]}/seed{u[2]}' for u, _ in pending]
         pool.terminate()
     log['decode_wall_s'], log['decode_s'], log['wall_s'] = round(time.time() - t, 1), took, round(time.time() - t0, 1)
     _write(out, records, log)

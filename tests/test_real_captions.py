@@ -237,3 +237,28 @@ def test_explore_without_run(tmp_path):
     photo, text = _explore(tmp_path, tmp_path/'nowhere')
     assert not photo['models'] and 'no real_captions run' in photo['why']
     assert 'papermill nbs/real_captions.ipynb' in text and text.count('VSRExplorer') == 1
+
+
+def test_split_run_decode_here_score_there(nb_run, tmp_path):
+    "bench/gpu_real_language.py on a finished run: pack its shared parts, train and decode several seeds (a GPU box's half; here on the CPU), score and pool"
+    import importlib.util
+    out, _, _ = nb_run
+    spec = importlib.util.spec_from_file_location('gpu_rl', Path(__file__).parents[1]/'bench'/'gpu_real_language.py')
+    g = importlib.util.module_from_spec(spec); spec.loader.exec_module(g)
+    g.pack(out, tmp_path/'rl.tar.xz')
+    g.decode(tmp_path/'rl.tar.xz', tmp_path/'box', seeds=[0, 1], hidden=16, dropout=0.3, epochs_xe=1,
+             methods=['sct', 'ours', 'ours_oracle_verb'], train_deadline=900, decode_deadline=900, corpus_limit=3,
+             workers=2, work=tmp_path/'work')
+    log = json.loads((tmp_path/'box'/'gpu_log.json').read_text())
+    assert not log.get('decode_errors') and not log['decode_unfinished'], log
+    assert set(log['train']) == {'sct/seed0', 'ours/seed0', 'sct/seed1', 'ours/seed1'}
+    assert all(t['done'] and not t['cut_at_deadline'] and len(t['val_by_epoch']) == 1 for t in log['train'].values()), log['train']
+    m = g.score(out, tmp_path/'box'/'predictions.json.gz', tmp_path/'scored', publish_to=None)
+    got = {(r['test_set'], r['method'], r['grounding'], r['verbs']) for r in m['table1']}
+    for meth in ('sct', 'ours', 'ours_oracle_verb'):
+        for ts in ('photos', 'corpus'):
+            assert (ts, meth, 'gsrl', 'all') in got and (ts, meth, 'gt', 'all') in got
+    for r in m['table1']:
+        assert r['seeds'] == [0, 1] and 'CIDEr-D_sd' in r and math.isfinite(r['CIDEr-D'])   # two seeds pooled: mean ± sd
+    assert len(m['table1_per_seed']) == 2 * len(m['table1'])
+    assert m['settings']['hidden'] == 16 and m['table1_settings']['seeds'] == [0, 1]

@@ -15,9 +15,9 @@ from .experiments import control_counts, control_of, mean_sd, markdown_table, PA
 # %% auto #0
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'VERB_SUBSETS', 'PAPER_BY_ROW', 'SHOWN_SETTINGS', 'RESULT_KEYS',
            'OracleVerbPipeline', 'method_predictions', 'attached_share', 'subset_scores', 'table1_runs', 'slot_capped',
-           'table1_pipe', 'table1_predictions', 'table1_scores', 'table_rows', 'pool_seeds', 'table1_markdown',
-           'orderings', 'run_info', 'results_page', 'write_results_page', 'fill_block', 'as_list', 'keep_results',
-           'readme_block', 'publish']
+           'table1_pipe', 'table1_predictions', 'table1_scores', 'run_targets', 'run_row_predictions', 'table_rows',
+           'pool_seeds', 'table1_markdown', 'orderings', 'run_info', 'results_page', 'write_results_page', 'fill_block',
+           'as_list', 'keep_results', 'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -166,6 +166,32 @@ def table1_scores(records:Sequence[Mapping], # `table1_predictions`
                 examples[f"{where}/{m}/{r['grounding']}/{pre}"] = [{k: p[k] for k in ('caption_id', 'caption', 'vsrs', 'structure')}
                                                                    for p in r['predictions'][:n_examples]]
     return rows, examples
+
+def run_targets(run, # a real-language run folder (nbs/real_captions.ipynb's out_dir)
+                corpus_limit:int=300)->dict: # the corpora's test split: its first N captions too (0: the photos only)
+    "{test set: dataset} a run's Table 1 captions: its held-out photos (as the models see them) and its corpus test split"
+    from vsr_cic.data import load_dataset
+    from vsr_cic.real_captions import merge_identical_regions
+    run = Path(run)
+    out = {'photos': merge_identical_regions(load_dataset(run/'photos'/'scene'))}
+    if corpus_limit:
+        d = load_dataset(run/'data'/'train')
+        d.captions = [c for c in d.captions if d.images[c['image_id']]['split'] == 'test'][:int(corpus_limit)]
+        out['corpus'] = d
+    return out
+
+_RUN_CACHE = {}
+def run_row_predictions(run, method:str, seed:int, cap_dir, beam:int=5, corpus_limit:int=300, preset:str='paper',
+                        device='cpu')->tuple[list, float]:
+    "(`table1_predictions` records, seconds) of one (method, seed) of a run, as the notebook decodes them; one per worker process"
+    from vsr_cic.data import load_dataset
+    key = (str(run), corpus_limit)
+    if key not in _RUN_CACHE: _RUN_CACHE[key] = load_dataset(Path(run)/'data'/'train'), run_targets(run, corpus_limit)
+    train, targets = _RUN_CACHE[key]
+    t = time.time()
+    recs = table1_predictions(lambda m, d: table1_pipe(run, m, d, device, train), [(method, int(seed), Path(cap_dir), preset)],
+                              targets, beam, progress=None, no_repeat=True, no_unk=True)
+    return recs, round(time.time() - t, 1)
 
 # %% ../nbs/25b_tables.ipynb #0000000e
 def table_rows(scores:Mapping, # {(method, grounding): {verbs: metrics}} of one seed
