@@ -79,3 +79,13 @@ def test_checks_can_fail(tmp_path):
     assert found == [(DOC, 'no-such-anchor'), ('missing.ipynb', ''), ('', 'here')]
     assert 'no-such-anchor' not in heading_anchors(NBS/DOC) and 'here' in heading_anchors(p)
     assert REFERENCE.search(markdown_cells(p)[0])
+
+
+MARKDOWN_PAGES = [NBS.parent/'README.md', *sorted((NBS.parent/'docs').rglob('*.md')), *sorted((NBS.parent/'results').glob('*.md'))]
+
+@pytest.mark.parametrize('page', MARKDOWN_PAGES, ids=lambda p: str(p.relative_to(NBS.parent)))
+def test_page_links_resolve(page):
+    "Relative links of the README, the docs pages and the results pages point at files that exist"
+    bad = [t for t in LINK.findall(page.read_text())
+           if not re.match(r'[a-z]+:', t) and t.partition('#')[0] and not (page.parent/t.partition('#')[0]).exists()]
+    assert not bad, f"{page.name}: links to missing files {bad}"

@@ -31,3 +31,17 @@ def test_results_blocks_are_generated():
         block = readme.split(f'<!-- results:{name} -->\n')[1].split(f'<!-- /results:{name} -->')[0]
         assert block.strip('\n') == readme_block(m, f'results/{name}.md').strip('\n'), f"README block {name!r} was edited by hand"
         assert (ROOT/'results'/f'{name}.md').read_text() == results_page(m, m['title']) + '\n', f"results/{name}.md was edited by hand"
+
+
+def test_numbers_only_in_generated_blocks():
+    "Outside the generated results blocks and code, the README states no measured number (scores, rates, times): those live once, in results/"
+    import re
+    text = (ROOT/'README.md').read_text()
+    text = re.sub(r'<!-- results:([\w-]+) -->.*?<!-- /results:\1 -->', '', text, flags=re.S)   # generated
+    text = re.sub(r'```.*?```', '', text, flags=re.S)                                          # commands
+    text = re.sub(r'`[^`\n]*`', '', text)                                                      # code: names, paths, pins
+    for allowed in (r'§[\d.,–\- ]+', r'\b\d+\.\d+\.\d+\b', r'\b\d+\.\d+\+', r'\b\d+(?:\.\d+)?k\b',   # sections, versions, sizes
+                    r'(?:spaCy|PyTorch|Apache-|BY-SA) ?\d+\.\d+'):
+        text = re.sub(allowed, '', text)
+    measured = re.findall(r'[^\n]{0,30}(?<![\w.])\d+\.\d+(?![\w.])[^\n]{0,10}|[^\n]{0,30}\d\s?%[^\n]{0,10}', text)
+    assert not measured, f"measured numbers outside a generated results block (put them in results/ via vsr_cic.tables.publish): {measured}"
