@@ -27,7 +27,8 @@ def run_variant(v:str, world=None, device='cuda', quick:bool=False, width:int=12
     import torch
     import bench_train as bt
     import vsr_cic.captioning as C
-    from vsr_cic.captioner import caption_inputs, compile_loss, compile_step, pad_inputs
+    from vsr_cic.captioner import caption_inputs
+    from vsr_cic.fast_captioner import compile_loss, compile_step, pad_inputs
     n, warm = (2, 1) if quick else (20, 3)
     cuda = device == 'cuda'
     sync = torch.cuda.synchronize if cuda else (lambda: None)

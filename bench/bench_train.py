@@ -27,7 +27,7 @@ def setup(world=None, device='cpu', threads:int=1, compile:bool=False, width:int
     t0 = time.perf_counter(); cd = caption_data(Path(world) if world else ensure_world(), verb_one_word=True); t_load = time.perf_counter() - t0
     net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=width, emb=width, att=width, verb_shift='one_word').to(device)
     if compile:                                                  # the captured step (CUDA: inductor + CUDA graphs)
-        from vsr_cic.captioner import compile_step
+        from vsr_cic.fast_captioner import compile_step
         compile_step(net)
     return cd, net, t_load
 
@@ -80,7 +80,7 @@ if __name__ == '__main__':
     ap = argparse.ArgumentParser(); ap.add_argument('--quick', action='store_true'); ap.add_argument('--world')
     ap.add_argument('--device', default='cpu'); ap.add_argument('--amp', default=None, choices=[None, 'bf16', 'auto'])
     ap.add_argument('--batch', type=int, default=None); ap.add_argument('--json', default=None, help='also write the result here')
-    ap.add_argument('--compile', action='store_true', help='compile the decoder step (vsr_cic.captioner.compile_step)')
+    ap.add_argument('--compile', action='store_true', help='compile the decoder step (vsr_cic.fast_captioner.compile_step)')
     a = ap.parse_args()
     r = run(a.quick, a.world, a.device, a.amp, a.batch, a.compile)
     print(table(f"Training throughput on {a.device} (batch {r['rows'][0]['batch']}, hidden 128, amp {a.amp})", r['rows'])); print('GPU:', r['gpu'])

@@ -30,7 +30,7 @@ def main():
     ap = argparse.ArgumentParser(); ap.add_argument('variant'); ap.add_argument('--world'); ap.add_argument('--json'); ap.add_argument('--device', default='cuda'); ap.add_argument('--quick', action='store_true')
     a = ap.parse_args(); v = a.variant
     from vsr_cic.captioning import prepare_batch, caption_inputs, CiderReward, scst_step_fn
-    from vsr_cic.captioner import compile_step
+    from vsr_cic.fast_captioner import compile_step, with_fast_step
     dev = a.device
     sync = torch.cuda.synchronize if dev == 'cuda' else (lambda: None)
     cd, net, _ = bt.setup(a.world, dev)
@@ -38,7 +38,7 @@ def main():
     t0 = time.perf_counter(); cpu = list(bt._batches(tr, N + WARM)); t_coll = (time.perf_counter() - t0) / (N + WARM)
     K = max(b['slot_role'].shape[1] for b in cpu); T = cd.max_len + 2
     pad = 'pad' in v
-    if 'pre' in v: net.precompute = True
+    if 'pre' in v: net.__class__ = with_fast_step(type(net))   # the same model and weights, `precompute=True`'s step
     if 'cstep' in v: compile_step(net)
     if 'chid' in v:
         net.step_hidden = torch.compile(type(net).step_hidden.__get__(net), mode='reduce-overhead' if 'ro' in v else None)

@@ -1,7 +1,8 @@
 "`compile_step`: the captured decoder step agrees with the eager one (losses, gradients, greedy and beam captions)"
 import copy
 import pytest, torch
-from vsr_cic.captioner import RoleShiftCaptioner, toy_controls, compile_step, BOS_ID, EOS_ID, PAD_ID
+from vsr_cic.captioner import RoleShiftCaptioner, toy_controls, BOS_ID, EOS_ID, PAD_ID
+from vsr_cic.fast_captioner import compile_step
 from vsr_cic.decoding import greedy_decode, beam_search
 
 def _case(device, verb_shift):
@@ -44,7 +45,7 @@ def test_compiled_step_agrees_cuda():
 
 def _loss_agree(device, **kw):
     "`compile_loss` on padded inputs == the eager loss on unpadded inputs: loss, parts and every gradient"
-    from vsr_cic.captioner import compile_loss, pad_inputs
+    from vsr_cic.fast_captioner import compile_loss, pad_inputs
     m, ctl, words, slots = _case(device, 'one_word')
     inp = dict(words=words, slot_idx=slots, **ctl)
     K, R = ctl['regions'].shape[1:3]

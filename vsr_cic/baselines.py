@@ -8,6 +8,7 @@ import inspect
 import torch
 import torch.nn as nn
 from .captioner import (ControllableCaptioner, RoleShiftCaptioner, SlotContext, HIDDEN, STAY, SHIFT)
+from .fast_captioner import with_fast_step
 
 # %% auto #0
 __all__ = ['SLOT_KEYS', 'CAPTIONERS', 'drop_verb_slots', 'NoVerbCaptioner', 'SCTCaptioner', 'pool_grounded', 'CUpDnCaptioner',
@@ -130,9 +131,12 @@ def make_captioner(name:str,        # ours | c_lstm | c_updn | sct | no_verb
                    **cfg)->ControllableCaptioner:
     "Build a captioner by name from one shared configuration"
     if name not in CAPTIONERS: raise ValueError(f"unknown captioner {name!r}; choose one of {', '.join(CAPTIONERS)}")
-    known = set().union(*(_options(c) for c in CAPTIONERS.values())) | _ID_OPTIONS
+    known = set().union(*(_options(c) for c in CAPTIONERS.values())) | _ID_OPTIONS | {'precompute'}
     bad = sorted(set(cfg) - known)
     if bad: raise TypeError(f"unknown captioner option(s) {bad}; known: {sorted(known)}")
-    own = _options(CAPTIONERS[name]) | _ID_OPTIONS
+    cls = CAPTIONERS[name]
+    # precompute=True: the same model with x_t's step-invariant terms once per batch (`vsr_cic.fast_captioner`)
+    if cfg.get('precompute') and issubclass(cls, RoleShiftCaptioner): cls = with_fast_step(cls)
+    own = _options(cls) | _ID_OPTIONS
     if name in ('sct', 'c_updn'): own |= _options(RoleShiftCaptioner)
-    return CAPTIONERS[name](vocab_size, feat_dim, **{k: v for k, v in cfg.items() if k in own})
+    return cls(vocab_size, feat_dim, **{k: v for k, v in cfg.items() if k in own})

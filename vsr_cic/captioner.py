@@ -13,8 +13,8 @@ from .vsr import ROLE_VOCAB
 # %% auto #0
 __all__ = ['PAD_ID', 'UNK_ID', 'BOS_ID', 'EOS_ID', 'GATE_WEIGHT', 'N_ROLES', 'HIDDEN', 'MASK_LOGIT', 'SHIFT', 'STAY',
            'CONTROL_KEYS', 'CAPTION_KEYS', 'VERB_SHIFT_MODES', 'check_shape', 'SlotContext', 'make_context',
-           'toy_controls', 'caption_inputs', 'ControllableCaptioner', 'gate_targets', 'caption_mask', 'caption_loss',
-           'SentinelAttention', 'shift_where', 'RoleShiftCaptioner', 'compile_step', 'pad_inputs', 'compile_loss']
+           'toy_controls', 'caption_inputs', 'stack_steps', 'ControllableCaptioner', 'gate_targets', 'caption_mask',
+           'caption_loss', 'SentinelAttention', 'shift_where', 'RoleShiftCaptioner']
 
 # %% ../nbs/13_captioner.ipynb #00000005
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3  # caption vocabulary specials (<pad>, <unk>, <bos>, <eos>)
@@ -155,6 +155,14 @@ def caption_inputs(batch:dict,              # a densified 'caption' batch (or an
 # %% ../nbs/13_captioner.ipynb #00000011
 VERB_SHIFT_MODES = ('gate', 'one_word')
 
+def stack_steps(outs:list,               # per time step: (word scores (B, ·), gate log-probs (B, 2), trace dict)
+                return_trace:bool=False,
+               )->tuple:                 # (B, T-1, ·), (B, T-1, 2) and, if asked, the traces stacked the same way
+    "Stack per-step outputs on a time axis (dim 1)"
+    w, g, tr = zip(*outs)
+    out = torch.stack(w, 1), torch.stack(g, 1)
+    return (*out, {k: torch.stack([t[k] for t in tr], 1) for k in tr[0]}) if return_trace else out
+
 class ControllableCaptioner(nn.Module):
     "Base class: shared teacher forcing, loss and the step interface used by `vsr_cic.decoding`"
     has_gate = True     # the model predicts sub-role shifts (False: the pointer never moves)
@@ -182,7 +190,6 @@ class ControllableCaptioner(nn.Module):
     def prepare(self, ctx:SlotContext)->SlotContext: return ctx
     def map_slots(self, slot_idx:torch.Tensor, ctx:SlotContext)->torch.Tensor: return slot_idx.long().clamp(min=0)
     def init_state(self, ctx:SlotContext)->tuple: raise NotImplementedError
-    def step_terms(self, words, ptrs, ctx)->list|None: return None     # per-step inputs at once (subclasses)
     def step(self, prev_word, ptr, state, ctx)->tuple: raise NotImplementedError
     def step_logits(self, prev_word, ptr, state, ctx)->tuple:
         "`step` with word *scores* whose log-softmax is the word log-probs (decoders renormalise once, after masking)"
@@ -195,21 +202,12 @@ class ControllableCaptioner(nn.Module):
 
     def teacher_force(self, words:torch.Tensor, slot_idx:torch.Tensor, ctx:SlotContext, return_trace:bool=False):
         "Run `step` over the gold caption: word log-probs (B, T-1, V) and gate log-probs (B, T-1, 2) for tokens 1…T-1"
-        B, T = words.shape
-        state, wl, gl, traces = self.init_state(ctx), [], [], []
-        last = (ctx.n_slots - 1)[:, None]                              # (B, 1)
-        ptrs = torch.minimum(slot_idx.long().clamp(min=0), last)       # (B, T)
-        pre = self.step_terms(words[:, :-1], ptrs[:, 1:], ctx)         # None or per step: `step_hidden`, one `readout`
-        for t in range(T - 1):                                         # word t+1 is generated under its own slot
-            if pre is None: w, g, state, tr = self.step(words[:, t], ptrs[:, t + 1], state, ctx)
-            else: w, g, state, tr = self.step_hidden(words[:, t], ptrs[:, t + 1], state, ctx, pre[t])
-            wl.append(w)
-            gl.append(g)
-            traces.append(tr)
-        wl = torch.stack(wl, 1) if pre is None else self.readout(torch.stack(wl, 1))
-        out = wl, torch.stack(gl, 1)                                   # (B, T-1, V), (B, T-1, 2)
-        if not return_trace: return out
-        return (*out, {k: torch.stack([tr[k] for tr in traces], 1) for k in traces[0]})
+        ptrs = torch.minimum(slot_idx.long().clamp(min=0), (ctx.n_slots - 1)[:, None])   # (B, T)
+        state, outs = self.init_state(ctx), []
+        for t in range(words.shape[1] - 1):                            # word t+1 is generated under its own slot
+            w, g, state, tr = self.step(words[:, t], ptrs[:, t + 1], state, ctx)
+            outs.append((w, g, tr))
+        return stack_steps(outs, return_trace)
 
     def forward(self, words, slot_idx, regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots,
                 slot_sub=None, slot_verb=None, return_trace:bool=False):
@@ -306,7 +304,7 @@ class SentinelAttention(nn.Module):
             gate = torch.log_softmax(torch.stack([torch.logsumexp(z_r, 1), z_g], 1), 1)  # (B, 2): [stay, shift]
         return c, gate, dict(alpha_r=a_r, alpha_v=a_v, alpha_g=gate[:, SHIFT].exp())
 
-# %% ../nbs/13_captioner.ipynb #0000001a
+# %% ../nbs/13_captioner.ipynb #0000001a1
 def shift_where(gate:torch.Tensor, # (B, 2) gate log-probs [stay, shift]
                 rows:torch.Tensor, # (B,) bool: rows whose gate must shift
                )->torch.Tensor:    # (B, 2)
@@ -314,6 +312,7 @@ def shift_where(gate:torch.Tensor, # (B, 2) gate log-probs [stay, shift]
     shift = torch.stack([torch.full_like(gate[:, 0], float('-inf')), torch.zeros_like(gate[:, 0])], 1)
     return torch.where(rows[:, None], shift, gate)
 
+# %% ../nbs/13_captioner.ipynb #0000001a
 class RoleShiftCaptioner(ControllableCaptioner):
     "Two-layer LSTM role-shift captioner with a sub-role shift gate and adaptive attention (paper §3.1.3, supp. §C.3)"
     def __init__(self, vocab_size:int,      # V, caption vocabulary size
@@ -329,11 +328,10 @@ class RoleShiftCaptioner(ControllableCaptioner):
                  use_gate:bool=True,        # predict shifts (False: the pointer never moves, C-UpDn)
                  verb_shift:str='gate',     # 'gate' | 'one_word', see above
                  feat_proj:int|None=None,  # width d of a learned linear map on regions and f̄, once per batch (None: raw D)
-                 precompute:bool=False,     # x_t's f̄, slot and (teacher forcing) word terms once per batch
                  region_words:bool=False,  # addition: W c_t added to the dropped h²_t before FC_b (names the attended region)
                  **ids):                    # pad_id, bos_id, eos_id
         super().__init__(vocab_size, feat_dim, verb_shift=verb_shift, **ids)
-        self.hidden, self.use_roles, self.has_gate, self.precompute = hidden, use_roles, use_gate, precompute
+        self.hidden, self.use_roles, self.has_gate = hidden, use_roles, use_gate
         re_dim = (role_emb or emb) if use_roles else 0
         if feat_proj is not None and feat_proj < 1:
             raise ValueError(f"feat_proj must be a positive width or None, got {feat_proj}")
@@ -353,78 +351,55 @@ class RoleShiftCaptioner(ControllableCaptioner):
         self.region_words = nn.Linear(d, hidden, bias=False) if region_words else None
 
     def prepare(self, ctx:SlotContext)->SlotContext:
-        if self.feat_proj is not None:                                 # once per batch, not per time step
+        "Once per batch: the optional feature map, the regions' attention keys W_sr·r and the slots' role embeddings"
+        if self.feat_proj is not None:
             ctx['regions'] = self.feat_proj(ctx.regions)               # (B, K, R, d)
             ctx['global_feat'] = self.feat_proj(ctx.global_feat)       # (B, d)
-        ctx['reg_proj'] = self.attn.project(ctx.regions)               # (B, K, R, A), once per batch
+        ctx['reg_proj'] = self.attn.project(ctx.regions)               # (B, K, R, A)
         if self.use_roles:
             e = self.role_embed(ctx.slot_role) + self.sub_embed(ctx.slot_sub)            # (B, K, E_r)
             if self.verb_embed is not None:
                 e = e + self.verb_embed(ctx.slot_verb.clamp(0, self.verb_embed.num_embeddings - 1))
             ctx['slot_emb'] = e
-        if self.precompute: self._precompute(ctx)
         return ctx
-
-    def _x_weights(self)->tuple:
-        "LSTM₁'s input / recurrent weights and biases stacked with the sentinel gates' (Eq. 7, supp. Eq. 9, 12)"
-        if torch.is_grad_enabled() or (self.out.weight.is_cuda and torch.cuda.is_current_stream_capturing()):
-            return self._stack_x_weights()                            # (a CUDA graph must record the stacking)
-        # decoding: stacked once per weight update (an optimiser step bumps every parameter's version)
-        key = tuple((p.data_ptr(), p._version) for p in self.parameters())
-        if getattr(self, '_x_cache', (None,))[0] != key: self._x_cache = (key, self._stack_x_weights())
-        return self._x_cache[1]
-
-    def _word_term(self, prev_word, Ww)->torch.Tensor:
-        "x_t's word term W_w·E[y_{t-1}] (B, G); CPU decoding: a row of E·W_wᵀ, computed once per weight update for each word said"
-        W = getattr(self, '_x_cache', (None, (None,)))[1][0]
-        if self.training or torch.is_grad_enabled() or Ww._base is not W or Ww.is_cuda or torch.compiler.is_compiling():
-            return F.linear(self.drop(self.embed(prev_word)), Ww)
-        rows = getattr(self, '_word_rows', None)
-        if rows is None or rows[0] is not W:                          # new weights: forget every row
-            rows = self._word_rows = (W, Ww.new_empty(self.embed.num_embeddings, Ww.shape[0]),
-                                      torch.zeros(self.embed.num_embeddings, dtype=torch.bool, device=Ww.device))
-        _, T, have = rows
-        new = prev_word[~have[prev_word]]
-        if len(new):
-            new = new.unique()
-            T[new] = F.linear(self.embed.weight[new], Ww)
-            have[new] = True
-        return T[prev_word]
-
-    def _stack_x_weights(self)->tuple:
-        gates = [(self.W_is, self.W_hs)] + ([(self.W_ig, self.W_hg)] if self.has_gate else [])
-        W = torch.cat([self.lstm1.weight_ih] + [wi.weight for wi, _ in gates])
-        U = torch.cat([self.lstm1.weight_hh] + [wh.weight for _, wh in gates])
-        return W, U, torch.cat([self.lstm1.bias_ih + self.lstm1.bias_hh] + [wi.bias for wi, _ in gates])
-
-    def _precompute(self, ctx:SlotContext):
-        "Once per batch: x_t's terms of f̄ (+ biases) and of each slot's embedding; the word and recurrent weights"
-        W, U, bias = self._x_weights()
-        e, d, H = self.embed.embedding_dim, ctx.global_feat.shape[-1], self.hidden
-        ctx['x_static'] = F.linear(ctx.global_feat, W[:, e:e + d], bias)                 # (B, G), G = 4H + H (+ H)
-        if self.use_roles: ctx['x_slot'] = F.linear(ctx.slot_emb, W[:, e + d + H:])      # (B, K, G)
-        ctx['x_weights'] = (W[:, :e], torch.cat([W[:, e + d:e + d + H], U], 1))          # a tuple: not per sample
-
-    def step_terms(self, words, ptrs, ctx)->list|None:
-        "With `precompute` and an eager `step`: per teacher-forced step, x_t's non-recurrent terms and the slot's regions"
-        if not self.precompute or 'step' in vars(self):
-            return None  # `compile_step` keeps its captured per-step graph
-        b = torch.arange(words.shape[0], device=words.device)[:, None]
-        x = ctx.x_static[:, None] + F.linear(self.drop(self.embed(words)), ctx.x_weights[0])   # (B, T-1, G)
-        if self.use_roles: x = x + ctx.x_slot[b, ptrs]
-        cols = [x, ctx.regions[b, ptrs], ctx.reg_proj[b, ptrs], ctx.region_mask[b, ptrs]]  # gathered once for all steps
-        return [
-            dict(zip(("x", "regions", "reg_proj", "mask"), s)) for s in zip(*(c.unbind(1) for c in cols))
-        ]  # 1 backward
 
     def init_state(self, ctx:SlotContext)->tuple:
         z = ctx.global_feat.new_zeros(ctx.batch_size, self.hidden)
         return (z, z, z, z)                                            # h¹, m¹, h², m²: (B, H) each
 
+    def step_hidden(self, prev_word:torch.Tensor, # (B,) y_{t-1}
+                    ptr:torch.Tensor,             # (B,) 0-based current slot (the paper's i-1, Eq. 6)
+                    state:tuple, ctx:SlotContext)->tuple:
+        "One time step up to the dropped h²_t (B, H): LSTM₁ and both sentinels here, then `attend_lstm2`"
+        h1, m1, h2, _ = state                                          # (B, H) each
+        b = torch.arange(ptr.shape[0], device=ptr.device)
+        x = [self.drop(self.embed(prev_word)), ctx.global_feat, h2]    # x_t = [E y_{t-1}; f̄; h²_{t-1}; e_role]
+        if self.use_roles: x.append(ctx.slot_emb[b, ptr])              #   e_role: the current sub-role's embedding
+        x = torch.cat(x, 1)                                            # (B, x_dim)
+        h1n, m1n = self.lstm1(x, (h1, m1))                             # h¹_t, m_t = LSTM₁(h¹_{t-1}, x_t)   (Eq. 7)
+        sr_v = torch.sigmoid(self.W_is(x) + self.W_hs(h1)) * torch.tanh(m1n)     # visual sentinel   (supp. Eq. 12)
+        sr_g = (torch.sigmoid(self.W_ig(x) + self.W_hg(h1)) * torch.tanh(m1n)    # sub-role sentinel (supp. Eq. 9)
+                if self.has_gate else None)
+        slot = ctx.regions[b, ptr], ctx.reg_proj[b, ptr], ctx.region_mask[b, ptr]  # r_t: the sub-role's regions
+        return self.attend_lstm2(h1n, m1n, sr_v, sr_g, slot, ptr, state, ctx)
+
+    def attend_lstm2(self, h1n, m1n, sr_v, sr_g, # LSTM₁'s new h¹_t, m_t and the sentinels sr^v_t, sr^g_t (B, H)
+                     slot:tuple,                 # the sub-role's regions (B, R, d), keys W_sr·r (B, R, A), mask (B, R)
+                     ptr, state, ctx)->tuple:
+        "Both adaptive attentions (gate and c_t, Eq. 5, 8), LSTM₂ (Eq. 7): (dropped h²_t, gate log-probs, state, trace)"
+        c, gate, tr = self.attn(h1n, *slot, sr_g, sr_v)                # c_t (B, d), log p(g_t) (B, 2)
+        if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch (`compile_step`)
+            gate = shift_where(gate, self.forced_shift(ptr, ctx))
+        h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), state[2:])       # h²_t = LSTM₂(h²_{t-1}, [h¹_t; c_t])  (Eq. 7)
+        h = self.drop(h2n) if self.region_words is None else self.drop(h2n) + self.region_words(c)
+        return h, gate, (h1n, m1n, h2n, m2n), tr
+
+    def readout(self, h:torch.Tensor)->torch.Tensor: return torch.log_softmax(self.out(h), -1)  # FC_b: (.., H) -> (.., V)
+
     def step(self, prev_word:torch.Tensor, # (B,) y_{t-1}
              ptr:torch.Tensor,             # (B,) 0-based current slot
              state:tuple, ctx:SlotContext):
-        "One time step: word log-probs (B, V), gate log-probs (B, 2), new state, trace"
+        "One time step: word log-probs (B, V) = log p(y_t) = log softmax FC_b(h²_t) (Eq. 7), gate log-probs (B, 2), state, trace"
         h, gate, state, tr = self.step_hidden(prev_word, ptr, state, ctx)
         return self.readout(h), gate, state, tr
 
@@ -432,122 +407,3 @@ class RoleShiftCaptioner(ControllableCaptioner):
         "`step` before FC_b's log-softmax: (B, V) logits (a decoder masks them and normalises once)"
         h, gate, state, tr = self.step_hidden(prev_word, ptr, state, ctx)
         return self.out(h), gate, state, tr
-
-    def readout(self, h:torch.Tensor)->torch.Tensor: return torch.log_softmax(self.out(h), -1)  # FC_b: (.., H) -> (.., V)
-
-    def _lstm1(self, prev_word, ptr, b, state, ctx, pre=None)->tuple:
-        "h¹_t, m¹_t and both sentinels (Eq. 7, supp. Eq. 9, 12); `precompute`: only the word and recurrent terms are new"
-        h1, m1, h2, _ = state
-        if not self.precompute:
-            parts = [self.drop(self.embed(prev_word)), ctx.global_feat, h2]
-            if self.use_roles: parts.append(ctx.slot_emb[b, ptr])
-            x = torch.cat(parts, 1)                                    # (B, x_dim)
-            h1n, m1n = self.lstm1(x, (h1, m1))
-            sr_v = torch.sigmoid(self.W_is(x) + self.W_hs(h1)) * torch.tanh(m1n)   # visual sentinel (B, H)
-            sr_g = torch.sigmoid(self.W_ig(x) + self.W_hg(h1)) * torch.tanh(m1n) if self.has_gate else None
-            return h1n, m1n, sr_v, sr_g
-        H, (Ww, Wr) = self.hidden, ctx.x_weights
-        if pre is not None: x = pre['x']                               # from `step_terms`
-        else:
-            x = ctx.x_static + self._word_term(prev_word, Ww)
-            if self.use_roles: x = x + ctx.x_slot[b, ptr]
-        z = x + F.linear(torch.cat([h2, h1], 1), Wr)                   # (B, G): LSTM₁ gates i f g o, then sentinels
-        i, f, g, o = z[:, :4 * H].chunk(4, 1)
-        m1n = torch.sigmoid(f) * m1 + torch.sigmoid(i) * torch.tanh(g)
-        tm = torch.tanh(m1n)
-        sr_g = torch.sigmoid(z[:, 5 * H:]) * tm if self.has_gate else None
-        return torch.sigmoid(o) * tm, m1n, torch.sigmoid(z[:, 4 * H:5 * H]) * tm, sr_g
-
-    def step_hidden(self, prev_word, ptr, state, ctx, pre:dict|None=None)->tuple:
-        "`step` up to the dropped h²_t (B, H) that `readout` maps to word log-probs; `pre`: this step's `step_terms`"
-        h1, m1, h2, m2 = state
-        b = torch.arange(ptr.shape[0], device=ptr.device)
-        h1n, m1n, sr_v, sr_g = self._lstm1(prev_word, ptr, b, state, ctx, pre)
-        if pre is None:
-            pre = dict(regions=ctx.regions[b, ptr], reg_proj=ctx.reg_proj[b, ptr], mask=ctx.region_mask[b, ptr])
-        c, gate, tr = self.attn(h1n, pre['regions'], pre['reg_proj'], pre['mask'], sr_g, sr_v)
-        if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch (`compile_step`)
-            gate = shift_where(gate, self.forced_shift(ptr, ctx))
-        h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), (h2, m2))
-        h = self.drop(h2n) if self.region_words is None else self.drop(h2n) + self.region_words(c)
-        return h, gate, (h1n, m1n, h2n, m2n), tr
-
-# %% ../nbs/13_captioner.ipynb #0000001d4
-def _copy_tensors(x):
-    "Copies of every tensor in a (nested) step output, so that the next CUDA-graph replay cannot overwrite them"
-    if torch.is_tensor(x): return x.clone()
-    if isinstance(x, (tuple, list)): return type(x)(_copy_tensors(v) for v in x)
-    if isinstance(x, dict): return {k: _copy_tensors(v) for k, v in x.items()}
-    return x
-
-def compile_step(model:ControllableCaptioner, # any captioner with the step interface
-                 mode:str|None='auto',        # torch.compile mode; 'auto': 'reduce-overhead' (CUDA graphs) on CUDA
-                 backend:str='inductor',      # 'aot_eager' traces without code generation (tests on CPU)
-                 **kw)->ControllableCaptioner:
-    "Compile `model.step` in place (an instance attribute shadowing the method); `del model.step` restores eager"
-    if mode == 'auto': mode = 'reduce-overhead' if next(model.parameters()).is_cuda and backend == 'inductor' else None
-    compiled = torch.compile(type(model).step.__get__(model), mode=mode, backend=backend, dynamic=None, **kw)
-    if mode != 'reduce-overhead':
-        model.step = compiled
-        return model
-    def step(*args, **kwargs):
-        # Without autograd (decoding) each replay is a new graph generation that reuses the last one's output
-        # buffers, while the decoding loop still reads them: copy them out. With autograd (teacher forcing,
-        # sampling for SCST) the graphs of one pass keep their outputs for backward, and nothing is copied.
-        out = compiled(*args, **kwargs)
-        return out if torch.is_grad_enabled() else _copy_tensors(out)
-    model.step = step
-    return model
-
-# %% ../nbs/13_captioner.ipynb #0000001d6
-_PAD_AXES = {'words': (None, 'T'), 'slot_idx': (None, 'T'), 'regions': (None, 'K', 'R', None),
-             'region_mask': (None, 'K', 'R'), 'slot_role': (None, 'K'), 'slot_is_verb': (None, 'K'),
-             'slot_sub': (None, 'K'), 'slot_verb': (None, 'K'), 'allowed_words': (None, 'K', None)}
-_AXIS_NAMES = dict(K='slot axis', R='region axis', T='caption axis')
-
-def pad_inputs(inputs:dict,          # `caption_inputs` of a batch (controls, with or without the caption)
-               K:int, R:int,         # slots and regions per slot to pad to
-               T:int|None=None,      # caption length to pad to (None: leave `words` / `slot_idx` as they are)
-               B:int|None=None,      # rows to pad to (the last, short batch of an epoch): the first row's controls
-               pad_id:int=PAD_ID)->dict: #   again, with an all-`<pad>` caption, which has no token to score
-
-    "The same inputs with one shape for every batch (captured graphs): padding masked out everywhere, loss unchanged"
-    size, out = dict(K=K, R=R, T=T), dict(inputs)
-    for key, axes in _PAD_AXES.items():
-        if key not in inputs: continue
-        x = inputs[key]
-        for dim, ax in enumerate(axes):
-            if ax is None or size[ax] is None: continue
-            n = size[ax] - x.shape[dim]
-            if n < 0:
-                raise ValueError(
-                    f"{key} has {x.shape[dim]} on its {_AXIS_NAMES[ax]}, more than the {ax}={size[ax]} to pad to"
-                )
-            if n == 0: continue
-            if key == 'slot_idx':
-                tail = x.narrow(dim, x.shape[dim] - 1, 1).expand(*x.shape[:dim], n)  # stays in its last slot
-            else: tail = x.new_full((*x.shape[:dim], n, *x.shape[dim + 1:]), pad_id if key == 'words' else 0)
-            x = torch.cat([x, tail], dim)
-        out[key] = x
-    return out if B is None else _pad_rows(out, B, pad_id)
-
-def _pad_rows(inputs:dict, B:int, pad_id:int)->dict:
-    "`pad_inputs`'s batch axis: rows that repeat the first row's controls, with an all-`<pad>` caption (no loss)"
-    b = inputs['n_slots'].shape[0]
-    if b > B: raise ValueError(f"the batch has {b} rows, more than the B={B} to pad to")
-    if b == B: return inputs
-    out = dict(inputs)
-    for key, x in inputs.items():
-        if not torch.is_tensor(x) or x.dim() == 0 or x.shape[0] != b: continue
-        tail = x[:1].expand(B - b, *x.shape[1:])
-        out[key] = torch.cat([x, torch.full_like(tail, pad_id) if key == 'words' else tail], 0)
-    return out
-
-def compile_loss(model:ControllableCaptioner, # any captioner
-                 mode:str|None='auto',        # 'auto': 'reduce-overhead' (CUDA graphs) on CUDA
-                 backend:str='inductor',      # 'aot_eager' on CPU tests
-                 **kw)->ControllableCaptioner:
-    "Capture `model.loss` (forward + backward graphs) in place; batches must share one shape (`pad_inputs`); `del model.loss` restores"
-    if mode == 'auto': mode = 'reduce-overhead' if next(model.parameters()).is_cuda and backend == 'inductor' else None
-    model.loss = torch.compile(type(model).loss.__get__(model), mode=mode, backend=backend, dynamic=False, **kw)
-    return model

@@ -15,7 +15,8 @@ from .world import world_dir, ensure_world
 from .data import load_dataset, frame_structure
 from .vsr import VERB, Vocab
 from .loader import verb_forms, CaptionDataset, Limits, build_vocabs, save_vocabs, densify, to_device
-from .captioner import caption_inputs, compile_loss, pad_inputs
+from .captioner import caption_inputs
+from .fast_captioner import compile_loss, pad_inputs
 from .baselines import make_captioner, CAPTIONERS
 from .decoding import greedy_decode, sample_decode, beam_search, scst_loss, verb_constraint, BEAM_SIZE, CapturedRollouts
 from vsr_cic.train import (
