@@ -38,7 +38,7 @@ def pack(run, dest):
 
 def _photos(run):
     from vsr_cic.data import load_dataset
-    from vsr_cic.real_captions import merge_identical_regions
+    from vsr_cic.photos import merge_identical_regions
     return merge_identical_regions(load_dataset(Path(run)/'photos'/'scene'))   # what the models see (as the notebook)
 
 
@@ -81,7 +81,7 @@ def decode(packed, out, seeds, hidden, dropout, epochs_xe, lr_xe, methods, train
     import multiprocessing as mp
     import torch
     from vsr_cic.captioning import train_captioner
-    from vsr_cic.real_captions import Job
+    from vsr_cic.train import Job
     from vsr_cic.tables import TABLE1_METHODS, table1_runs
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     t0, log = time.time(), {'machine': {'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
@@ -141,7 +141,8 @@ def decode(packed, out, seeds, hidden, dropout, epochs_xe, lr_xe, methods, train
 def score(run, predictions, out, name, title, command):
     "Score the box's predictions here, pool the seeds, write out/metrics.json and publish results/<name>.*"
     from vsr_cic.data import load_dataset
-    from vsr_cic.real_captions import photo_refs, bigrams
+    from vsr_cic.photos import photo_refs
+    from vsr_cic.metrics import bigrams
     from vsr_cic.tables import table1_scores, pool_seeds, orderings, run_info, publish
     run, out = Path(run), Path(out); out.mkdir(parents=True, exist_ok=True)
     records = json.loads(gzip.open(predictions, 'rt').read())
