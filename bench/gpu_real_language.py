@@ -58,7 +58,7 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
     import multiprocessing as mp
     import torch
     from vsr_cic.captioning import train_captioner
-    from vsr_cic.real_captions import Job
+    from vsr_cic.train import Job
     from vsr_cic.tables import TABLE1_METHODS, table1_runs
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds, methods = [int(x) for x in seeds], list(methods)
@@ -129,7 +129,8 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
 def score(run, predictions, out, name='real_language_gpu', title='', command='', publish_to='.'):
     "Score the box's predictions here, pool the seeds, write out/metrics.json and publish results/<name>.*"
     from vsr_cic.data import load_dataset
-    from vsr_cic.real_captions import photo_refs, bigrams
+    from vsr_cic.photos import photo_refs
+    from vsr_cic.metrics import bigrams
     from vsr_cic.tables import table1_scores, pool_seeds, orderings, run_info, publish
     run, out = Path(run), Path(out); out.mkdir(parents=True, exist_ok=True)
     records = json.loads(gzip.open(predictions, 'rt').read())

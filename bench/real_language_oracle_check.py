@@ -6,7 +6,8 @@ import json, sys, torch
 from pathlib import Path
 from vsr_cic.data import load_dataset
 from vsr_cic.pipeline import Pipeline
-from vsr_cic.real_captions import merge_identical_regions, SlotWordCap, slot_word_limit, slot_end_mask
+from vsr_cic.photos import merge_identical_regions
+from vsr_cic.decoding import SlotWordCap, slot_word_limit, slot_end_mask
 from vsr_cic.tables import method_predictions
 from vsr_cic.experiments import control_counts
 torch.set_num_threads(1)

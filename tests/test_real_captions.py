@@ -20,7 +20,8 @@ def tiny(shared_data, tmp_path_factory):
     from vsr_cic.readers import read_coco
     from vsr_cic.build import build
     from vsr_cic.data import load_dataset
-    from vsr_cic.real_captions import coco_test_files, photo_test_set
+    from vsr_cic.photos import coco_test_files
+    from vsr_cic.build import photo_test_set
     tmp = tmp_path_factory.mktemp('real_captions')
     rec = read_coco(shared_data/'coco_captions'/'captions_val2017.json')
     rep = build(rec, tmp/'train', text_only=True, feature_kind='class', limit=N_IMAGES, progress=False, splits=(0.2, 0.2))
@@ -88,7 +89,7 @@ def test_train_a_step_and_caption(tiny):
             objs = [j for s, j in g if s != 'V' and j is not None and not shared[j]]
             assert len(objs) == len(set(objs)), g                       # no set but the scene serves two sub-roles
     pipe.joint_grounding = False
-    from vsr_cic.real_captions import SlotWordCap, slot_word_limit
+    from vsr_cic.decoding import SlotWordCap, slot_word_limit
     k = slot_word_limit(data)                                           # the training captions' sub-role length limit
     assert 1 <= k <= max(sl['span'][1] - sl['span'][0] for c in data.captions for sl in c['slots'])
     pipe.captioner = SlotWordCap(pipe.captioner, 1)                     # decoding through the limit: one word per sub-role
@@ -208,7 +209,8 @@ def _explore(tmp, photo_runs):
 
 def test_photo_pipeline_decodes_as_the_run(nb_run):
     "coco_photo_pipeline (the explorer's models) decodes as the run did: its sub-role limit and open-phrase words"
-    from vsr_cic.real_captions import coco_photo_pipeline, SlotWordCap, slot_end_mask
+    from vsr_cic.photos import coco_photo_pipeline
+    from vsr_cic.decoding import SlotWordCap, slot_end_mask
     from vsr_cic.data import load_dataset
     out, m, _ = nb_run
     assert m['settings']['slot_end_rule'] is True

@@ -114,7 +114,7 @@ def test_reading_a_feature_file_outside_the_folder_is_refused(toy, tmp_path):
 
 def test_derived_dataset_from_a_subset_leaves_the_source_intact(toy, tmp_path):
     "corpus_subset shares the source's features; a dataset written from the subset (add_scene_region's path) writes its own file"
-    from vsr_cic.real_captions import corpus_subset
+    from vsr_cic.data import corpus_subset
     src = copy(toy, tmp_path, 'train')
     for f in ('images.jsonl', 'captions.jsonl'):                            # corpus-prefixed ids, as concat_records makes
         recs = [json.loads(l) for l in (src/f).read_text().splitlines() if l.strip()]
@@ -321,12 +321,12 @@ def test_own_photo_boxes_checked(case):
     ({'image': 'x.png', 'boxes': [], 'vsr': ['ride']}, 'field vsr'),
     ([1, 2, 3], 'JSON object')], ids=['NaN', 'bool', 'class int', 'boxes dict', 'too many', 'escape', 'vsr list', 'list'])
 def test_own_photo_json_hostile(tmp_path, spec, part):
-    from vsr_cic.real_captions import load_photo_spec
+    from vsr_cic.photos import load_photo_spec
     f = tmp_path/'photo.json'; f.write_text(json.dumps(spec))
     raises(lambda: load_photo_spec(f, ['__background__', 'person']), 'photo.json', part)
 
 def test_own_photo_hdf5_bounds(tmp_path):
-    from vsr_cic.real_captions import load_photo_spec
+    from vsr_cic.photos import load_photo_spec
     with h5py.File(tmp_path/'dets.hdf5', 'w') as h:
         h.create_dataset('7_boxes', shape=(4, 50_000_000), dtype='f4'); h['7_cls_prob'] = np.ones((4, 2), np.float32)
     raises(lambda: load_photo_spec((tmp_path/'dets.hdf5', '7', 'x.png'), ['__background__', 'person']), '7_boxes', 'more than')

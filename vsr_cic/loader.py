@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np, h5py, torch
 from torch.utils.data import Dataset, DataLoader, get_worker_info
 from .core import MAX_SUBROLES, MAX_PER_ROLE, MAX_REGIONS_PER_SET, MAX_PROPOSALS
-from .vsr import ROLE_VOCAB, VERB, PAD, UNK, Vocab, parse_subrole, verb_vocab
+from .vsr import VSR, ROLE_VOCAB, VERB, PAD, UNK, Vocab, parse_subrole, verb_vocab
 from .data import write_dataset, load_dataset, DataError, PackedRecords
 from .guards import inside, regular_file, h5_array, UnsafeInput
 
@@ -21,8 +21,8 @@ from .guards import inside, regular_file, h5_array, UnsafeInput
 __all__ = ['CACHE_BYTES', 'SET_MEMO', 'TOY_D', 'TOY_CLASSES', 'TOY_IMAGES', 'TOY_CAPTIONS', 'BOS', 'EOS', 'WORD_SPECIALS',
            'GATE_PAD', 'GLOBAL', 'TASKS', 'feature_file_of', 'FeatureStore', 'toy_features', 'make_toy_dataset',
            'build_vocabs', 'save_vocabs', 'load_vocabs', 'verb_forms', 'Limits', 'TaskDataset', 'frame_slots',
-           'frame_roles', 'GSRLDataset', 'SLevelDataset', 'RLevelDataset', 'word_slots', 'CaptionDataset', 'to_device',
-           'box_position', 'densify', 'make_loader']
+           'frame_roles', 'vsrs_in_caption_order', 'GSRLDataset', 'SLevelDataset', 'RLevelDataset', 'word_slots',
+           'CaptionDataset', 'to_device', 'box_position', 'densify', 'make_loader']
 
 # %% ../nbs/02a_loader.ipynb #00000006
 CACHE_BYTES = 2**30   # default feature cache budget: bytes of float32 arrays in memory (per loader, workers together)
@@ -372,6 +372,13 @@ def frame_roles(caption:dict, f:int)->dict:
     out = {}
     for sub, st in frame_slots(caption, f): out.setdefault(_subrole(sub)[0], []).append(st)
     return out
+
+def vsrs_in_caption_order(caption:dict)->list[VSR]:
+    "One VSR per frame of a caption record: the verb and the number of entities of each role"
+    return [
+        VSR(fr["verb"], [(r, len(s)) for r, s in frame_roles(caption, f).items() if r != VERB])
+        for f, fr in enumerate(caption["frames"])
+    ]
 
 # %% ../nbs/02a_loader.ipynb #00000016
 class GSRLDataset(TaskDataset):

@@ -172,7 +172,7 @@ def load_photo_models(path=None,         # a bundle folder (None: the package's 
     from vsr_cic.pipeline import Pipeline
     from vsr_cic.verbs import load_verb_predictor
     from vsr_cic.vsr_suggest import VerbStats
-    from vsr_cic.real_captions import SlotWordCap
+    from vsr_cic.decoding import SlotWordCap
     d = Path(path) if path is not None else models_dir()
     if not (d/'meta.json').exists():
         raise FileNotFoundError(f"no photo models in {d} (no meta.json): train them with vsr_cic.own_photo.train_photo_models")
@@ -209,7 +209,7 @@ def photo_result(res, vsrs:Sequence[VSR], image:Mapping, score:float|None=None)-
 def prepare_photo(models:PhotoModels, picture, boxes:Sequence[Mapping], max_side:int|None=MAX_SIDE,
                   image_id:str='my_photo')->dict:
     "The checked picture and boxes of an own photo and its proposals: {'image', 'scale', 'boxes', 'classes', 'proposals', 'notes'}"
-    from vsr_cic.real_captions import merge_identical_regions
+    from vsr_cic.photos import merge_identical_regions
     img, scale, notes = read_picture(picture, max_side)
     H, W = img.shape[:2]
     b, names, n2 = check_drawn_boxes(boxes, (W, H), models.classes, scale)
@@ -349,7 +349,7 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
     "Write a photo-model bundle with its fingerprint, provenance and validation scores into `dest`; returns its meta"
     from vsr_cic.runs import best_ckpt
     from vsr_cic.pipeline import Pipeline
-    from vsr_cic.real_captions import slot_word_limit, slot_end_mask
+    from vsr_cic.decoding import slot_word_limit, slot_end_mask
     from vsr_cic.vsr_suggest import VerbStats
     from vsr_cic.train import load_checkpoint
     run = Path(run_dir); dest = Path(dest) if dest is not None else models_dir()
@@ -417,7 +417,9 @@ def train_photo_models(out_dir='runs/photo_models',
     "Train the photo models (GSRL, planners, captioner, verb classifier) on real captions with class features"
     from vsr_cic.core import shared_data_dir, seed_everything
     from vsr_cic.build import build
-    from vsr_cic.real_captions import concat_records, corpus_subset, Job
+    from vsr_cic.readers import concat_records
+    from vsr_cic.data import corpus_subset
+    from vsr_cic.train import Job
     from vsr_cic.train_planners import train_gsrl, train_planner
     from vsr_cic.captioning import train_captioner
     from vsr_cic.verbs import train_verbs

@@ -86,7 +86,7 @@ def attached_share(counts:Sequence[Mapping])->float|None:
 
 def subset_scores(preds:Sequence[dict], refs:Mapping, n_frames:Mapping, corpus_bigrams:set, srl='spacy')->dict:
     "{'all' | 'one' | 'multi': photo metrics} of one method's predictions; the generated captions are parsed once"
-    from vsr_cic.real_captions import photo_scores
+    from vsr_cic.photos import photo_scores
     counts = control_counts(list(preds), srl) if preds else []
     out = {}
     for name, keep in VERB_SUBSETS.items():
@@ -113,7 +113,7 @@ def slot_capped(pipe:Pipeline, train_data, # a pipeline; its captioner's trainin
                 max_slot_words='auto', # words per sub-role before the gate must shift: 'auto' (its 90 % quantile), an int, or None (off)
                 slot_end_rule:bool=True)->tuple[Pipeline, int|None]: # a sub-role at its limit waits while its phrase is open
     "(`pipe` with `SlotWordCap` over its captioner, the limit) -- captioners without sub-roles are left as they are"
-    from vsr_cic.real_captions import SlotWordCap, slot_word_limit, slot_end_mask
+    from vsr_cic.decoding import SlotWordCap, slot_word_limit, slot_end_mask
     if max_slot_words is None or not getattr(pipe.captioner, 'has_gate', True): return pipe, None
     limit = slot_word_limit(train_data) if max_slot_words == 'auto' else int(max_slot_words)
     no_end = slot_end_mask(train_data, pipe.vocabs['captioner']) if slot_end_rule else None
