@@ -171,7 +171,7 @@ def run_targets(run, # a real-language run folder (nbs/real_captions.ipynb's out
                 corpus_limit:int=300)->dict: # the corpora's test split: its first N captions too (0: the photos only)
     "{test set: dataset} a run's Table 1 captions: its held-out photos (as the models see them) and its corpus test split"
     from vsr_cic.data import load_dataset
-    from vsr_cic.real_captions import merge_identical_regions
+    from vsr_cic.photos import merge_identical_regions
     run = Path(run)
     out = {'photos': merge_identical_regions(load_dataset(run/'photos'/'scene'))}
     if corpus_limit:
