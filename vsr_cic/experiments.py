@@ -35,9 +35,9 @@ __all__ = ['METHODS', 'TABLE1_COLS', 'TABLE2_COLS', 'SUBSETS', 'PAPER_TABLE1', '
            'ABLATION', 'ABLATION_COLS', 'default_ckpt_dirs', 'available_captioners', 'planned_examples', 'split_counts',
            'with_examples', 'markdown_table', 'gt_plan', 'caption_k', 'sct_plans', 'ours_plans', 'safe_evaluate',
            'control_counts', 'control_of', 'subset_results', 'evaluate_table1', 'table1_orderings', 'table1_report',
-           'diverse_sets', 'table2_scores', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation', 'ablation_rows',
-           'ablation_table', 'evaluate_ablation_diversity', 'ablation_diversity_rows', 'write_tiny_checkpoints',
-           'verb_predictability']
+           'table2_setup', 'diverse_sets', 'table2_scores', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation',
+           'ablation_rows', 'ablation_table', 'evaluate_ablation_diversity', 'ablation_diversity_rows',
+           'write_tiny_checkpoints', 'verb_predictability']
 
 # %% ../nbs/23_experiments.ipynb #00000005
 METHODS = ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb')   # paper Table 1 rows (Ours w/o verb = no_verb)
@@ -392,7 +392,7 @@ def table1_report(metrics:dict,         # an `evaluate` run's metrics.json (`eva
 
 
 # %% ../nbs/23_experiments.ipynb #00000013
-def _table2_setup(data, limit:int|None, tokenizer:str|None, split:str='test')->tuple:
+def table2_setup(data, limit:int|None, tokenizer:str|None, split:str='test')->tuple:
     "Table 2's captions of `split` (one verb each), their references, the metrics Java allows and the tokenizer"
     recs = diversity_captions(data, split, limit)
     if not recs:
@@ -440,7 +440,7 @@ def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), b
         pipes[name] = p
     if 'Ours' not in pipes: raise FileNotFoundError(f"evaluate_diversity: no 'ours' captioner model.pt in {ckpt_dirs}")
     data = pipes['Ours'].data
-    recs, refs, mets, tok = _table2_setup(data, limit, tokenizer)
+    recs, refs, mets, tok = table2_setup(data, limit, tokenizer)
     rows, sets_out = [], {}
     for k in ks:
         for name, pipe in pipes.items():
@@ -517,7 +517,7 @@ def evaluate_ablation_diversity(runs:dict,     # training variant -> {seed: capt
     for row, (variant, dec) in ABLATION.items():
         for s, d in sorted(runs.get(variant, {}).items()):
             pipe = Pipeline.from_dirs(gsrl_dir, planner_dir, d, device, data_dir=path, options=dec)
-            if recs is None: recs, refs, mets, tok = _table2_setup(pipe.data, limit, tokenizer, split)
+            if recs is None: recs, refs, mets, tok = table2_setup(pipe.data, limit, tokenizer, split)
             for k in ks:   # the same plans for every row (rng from `seed`): only the captioner and its decoding differ
                 res = table2_scores(diverse_sets('Ours', pipe, recs, pipe.data, k, beam, seed, plans), refs, mets, tok)
                 per_seed.append({'row': row, 'variant': variant, 'seed': s, 'captions': k, 'checkpoint': str(d),
