@@ -6,38 +6,19 @@ test's folder), run all cells and check the picture, a structure and a caption, 
 them, and that bad text gives a message. The screenshot goes to the test's tmp folder, and also to
 `$VSR_CIC_SCREENSHOTS/explore_vsr.png` when that variable names a folder (how images/explore_vsr.png is made).
 A papermill smoke run checks the notebook with explicitly named tiny checkpoints (no browser needed)."""
-import json, os, shutil, socket, subprocess, sys, time, urllib.request
+import json, os, shutil, time
 from pathlib import Path
 import pytest
-from conftest import ROOT, run_notebook
+from conftest import CHROMIUM, CHROMIUM_ARGS, run_notebook
 
-CHROMIUM = '/usr/bin/chromium'
-CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-                 '--disable-component-update', '--disable-sync']
 N_IMAGES = 20            # tiny world of the papermill smoke run
 MAIN_JOB = dict(epochs_xe=1, epochs_rl=0, beam=1)   # the README's main job, shortened (same notebook, same run folder)
-SERVER_START_S = 180     # JupyterLab start-up limit (slow on a loaded machine)
 WIDGET_S = 180_000       # ms to wait for the kernel to run all cells (it loads the 3000-image world) and render the widget
 RUN_ALL_TRIES = 3        # the menu click is retried when no cell started (kernel still connecting)
 CHANGE_S = 60_000        # ms to wait for the views to follow a change
 START_S = 20_000         # ms to wait for the first cell to start after Run All
 SHOT_ENV = 'VSR_CIC_SCREENSHOTS'
 STATE_ENV = 'VSR_CIC_BROWSER_STATE'   # development: a folder an earlier run's fixture made (data/, runs/): reused, no main job
-
-
-def _free_port()->int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
-
-
-def _wait_http(url:str, proc, log, limit:float=SERVER_START_S):
-    t = time.time()
-    while time.time() - t < limit:
-        if proc.poll() is not None: raise RuntimeError(f"jupyter lab exited with code {proc.returncode}; see its log {log}")
-        try:
-            urllib.request.urlopen(url, timeout=2); return
-        except Exception: time.sleep(0.5)
-    raise TimeoutError(f"jupyter lab did not answer {url} within {limit}s")
 
 
 def test_explore_notebook_papermill(tmp_path):
@@ -77,34 +58,11 @@ def after_main_job(tmp_path_factory):
 
 
 @pytest.fixture(scope='module')
-def lab(after_main_job):
-    "JupyterLab serving the explorer notebook with the user's defaults (the lookup runs under the test's folder)"
-    if not Path(CHROMIUM).exists(): pytest.skip(f"{CHROMIUM} not found: apt-get install -y chromium (CI's .ci/run does)")
-    pytest.importorskip('playwright.sync_api', reason="the `playwright` python package is not installed")
-    import papermill as pm
+def lab_setup(after_main_job):
+    "The explorer notebook with the user's defaults (the lookup runs under the test's folder), for conftest's `lab`"
     root = after_main_job
-    nbs = root/'nbs'; nbs.mkdir()
-    pm.execute_notebook(str(ROOT/'nbs'/'explore_vsr.ipynb'), str(nbs/'explore_vsr.ipynb'), prepare_only=True,
-                        parameters=dict(runs_root=str(root), out_dir=str(root/'runs'/'explore_vsr')))
-    news = root/'settings'/'@jupyterlab'/'apputils-extension'                      # no 'Jupyter news?' toast over the widget
-    news.mkdir(parents=True); (news/'notification.jupyterlab-settings').write_text('{"fetchNews": "false"}')
-    port = _free_port()
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(root/'rt'), JUPYTER_CONFIG_DIR=str(root/'cfg'), OMP_NUM_THREADS='1',
-               JUPYTERLAB_WORKSPACES_DIR=str(root/'ws'), JUPYTERLAB_SETTINGS_DIR=str(root/'settings'),
-               VSR_CIC_DATA=str(root/'data'))
-    log = open(root/'lab.log', 'w')
-    proc = subprocess.Popen([sys.executable, '-m', 'jupyter', 'lab', '--no-browser', '--allow-root', "--IdentityProvider.token=",
-                             "--ServerApp.password=", '--port', str(port), '--ServerApp.port_retries=0', '--ServerApp.ip=127.0.0.1',
-                             f'--ServerApp.root_dir={nbs}', f'--LabApp.workspaces_dir={root/"ws"}'],
-                            cwd=str(nbs), env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _wait_http(f'http://127.0.0.1:{port}/api', proc, root/'lab.log')
-        yield dict(url=f'http://127.0.0.1:{port}/lab/tree/explore_vsr.ipynb', root=root)
-    finally:
-        proc.terminate()
-        try: proc.wait(10)
-        except subprocess.TimeoutExpired: proc.kill()
-        log.close()
+    return dict(root=root, params=dict(runs_root=str(root), out_dir=str(root/'runs'/'explore_vsr')),
+                env=dict(VSR_CIC_DATA=str(root/'data')))
 
 
 PICTURE_OK = "() => { const i = document.querySelector('img.vsr-grounding'); return !!i && !!i.src && i.complete && i.naturalWidth > 0 }"

@@ -6,11 +6,10 @@ ship (scikit-image's `rocket`), draws two boxes with mouse events, names them `p
 VSR and checks a second caption. It also checks the JSON saved beside the picture and the panel's message for a file
 that is not a picture. The screenshot goes to the test's folder, and to `$VSR_CIC_SCREENSHOTS/own_photo.png` when
 that variable names a folder (how images/own_photo.png is made)."""
-import json, os, shutil, subprocess, sys
+import json, os, shutil
 from pathlib import Path
 import pytest
-from conftest import ROOT
-from test_browser import CHROMIUM, CHROMIUM_ARGS, SERVER_START_S, _free_port, _wait_http
+from conftest import CHROMIUM, CHROMIUM_ARGS
 
 WAIT_MS = 120_000        # the kernel loads the photo models, captions on a loaded 2-core CPU
 SHOT_ENV = 'VSR_CIC_SCREENSHOTS'
@@ -21,32 +20,10 @@ RIDE = {'ride', 'rides', 'riding', 'rode', 'ridden'}
 
 
 @pytest.fixture(scope='module')
-def lab(tmp_path_factory):
-    if not Path(CHROMIUM).exists(): pytest.skip(f"{CHROMIUM} not found: apt-get install -y chromium (CI's .ci/run does)")
-    pytest.importorskip('playwright.sync_api', reason="the `playwright` python package is not installed")
-    import papermill as pm
+def lab_setup(tmp_path_factory):
+    "A fresh folder and the explorer notebook writing its photos there, for conftest's `lab`"
     root = tmp_path_factory.mktemp('own')
-    nbs = root/'nbs'; nbs.mkdir()
-    pm.execute_notebook(str(ROOT/'nbs'/'explore_vsr.ipynb'), str(nbs/'explore_vsr.ipynb'), prepare_only=True,
-                        parameters=dict(out_dir=str(root/'runs'/'explore_vsr')))
-    news = root/'settings'/'@jupyterlab'/'apputils-extension'
-    news.mkdir(parents=True); (news/'notification.jupyterlab-settings').write_text('{"fetchNews": "false"}')
-    port = _free_port()
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(root/'rt'), JUPYTER_CONFIG_DIR=str(root/'cfg'), OMP_NUM_THREADS='1',
-               JUPYTERLAB_WORKSPACES_DIR=str(root/'ws'), JUPYTERLAB_SETTINGS_DIR=str(root/'settings'))
-    log = open(root/'lab.log', 'w')
-    proc = subprocess.Popen([sys.executable, '-m', 'jupyter', 'lab', '--no-browser', '--allow-root', "--IdentityProvider.token=",
-                             "--ServerApp.password=", '--port', str(port), '--ServerApp.port_retries=0', '--ServerApp.ip=127.0.0.1',
-                             f'--ServerApp.root_dir={nbs}', f'--LabApp.workspaces_dir={root/"ws"}'],
-                            cwd=str(nbs), env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _wait_http(f'http://127.0.0.1:{port}/api', proc, root/'lab.log', SERVER_START_S)
-        yield dict(url=f'http://127.0.0.1:{port}/lab/tree/explore_vsr.ipynb', root=root)
-    finally:
-        proc.terminate()
-        try: proc.wait(10)
-        except subprocess.TimeoutExpired: proc.kill()
-        log.close()
+    return dict(root=root, params=dict(out_dir=str(root/'runs'/'explore_vsr')))
 
 
 def _photo(folder:Path)->Path:
