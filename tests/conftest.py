@@ -1,5 +1,6 @@
 "Shared pytest fixtures: where the real data is, a clean environment for subprocesses, and JupyterLab for the browser tests"
 import os, socket, subprocess, sys, time, urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 import pytest
 
@@ -82,3 +83,21 @@ def lab(lab_setup):
         try: proc.wait(10)
         except subprocess.TimeoutExpired: proc.kill()
         log.close()
+
+
+@contextmanager
+def chromium_page(viewport:dict, fail_png:Path, show:tuple):
+    "A page of headless chromium; when the block fails: a full-page screenshot to `fail_png`, the text of the `show` elements and of the notebook printed"
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport=viewport)
+        try: yield page
+        except Exception:
+            page.screenshot(path=str(fail_png), full_page=True)
+            for c in show:
+                if page.locator(c).count(): print(c, repr(page.locator(c).first.text_content()))
+            print(f"failure screenshot: {fail_png}\npage text: {page.locator('.jp-Notebook').first.inner_text()[-3000:]}")
+            raise
+        finally:
+            browser.close()

@@ -9,7 +9,7 @@ A papermill smoke run checks the notebook with explicitly named tiny checkpoints
 import json, os, shutil, time
 from pathlib import Path
 import pytest
-from conftest import CHROMIUM, CHROMIUM_ARGS, run_notebook
+from conftest import chromium_page, run_notebook
 
 N_IMAGES = 20            # tiny world of the papermill smoke run
 MAIN_JOB = dict(epochs_xe=1, epochs_rl=0, beam=1)   # the README's main job, shortened (same notebook, same run folder)
@@ -90,53 +90,41 @@ def _views(page)->dict:
 
 
 def test_explorer_after_main_job(lab):
-    from playwright.sync_api import sync_playwright
     shot = lab['root']/'explore_vsr.png'
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={'width': 1400, 'height': 1700})   # the whole explorer fits
-            page.goto(lab['url'])
-            page.wait_for_selector('.jp-Notebook', timeout=WIDGET_S)
-            page.locator('.jp-StatusBar-TextItem', has_text='Idle').first.wait_for(timeout=WIDGET_S)   # kernel connected
-            _run_all(page)
-            for c in ('.vsr-caption', '.vsr-structures'): page.wait_for_function(HAS_TEXT, arg=c, timeout=WIDGET_S)
-            page.wait_for_function(PICTURE_OK, timeout=CHANGE_S)                    # a decoded picture, not a broken icon
-            assert page.locator('.vsr-status').first.text_content().strip() == '', page.locator('.vsr-status').first.text_content()
-            note, runs = page.locator('.vsr-note').first.text_content(), page.locator('.vsr-runs').first.text_content()
-            assert 'GSRL and planner' in note, note                                # the fallback says what it does
-            assert 'captioner: runs/train_captioner' in runs and 'runs/train_gsrl' in runs, runs   # the lookup is shown
-            train = page.locator('.vsr-train').first
-            assert train.is_visible() and 'GSRL: ~' in page.locator('.vsr-train-info').first.text_content()
-            assert 'annotation' in page.locator('.vsr-fallback').first.text_content()
-            no = page.get_by_role('button', name='No')                               # the 'Jupyter news?' toast
-            if no.count(): no.first.click()
-            page.locator('.jp-OutputArea-output', has=page.locator('.vsr-caption')).first.screenshot(path=str(shot))   # what the user sees first
-            before = _views(page)
-            verb = page.locator('.vsr-verb select').first
-            old = verb.input_value()
-            new = next(o for o in verb.locator('option').all_text_contents() if o != old)
-            verb.select_option(new)                                                  # change the VSR in the page
-            page.wait_for_function(CHANGED, arg=['.vsr-structures', before['.vsr-structures']], timeout=CHANGE_S)
-            page.wait_for_function(CHANGED, arg=['.vsr-caption', before['.vsr-caption']], timeout=CHANGE_S)
-            page.wait_for_function(PICTURE_OK, timeout=CHANGE_S)
-            after = _views(page)
-            assert page.locator('.vsr-text input').first.input_value().startswith(f'{new}:')
-            assert after['.vsr-caption'] != before['.vsr-caption'] and new in page.locator('.vsr-structures').first.text_content()
-            assert page.locator('.vsr-status').first.text_content().strip() == ''   # no red error for another verb either
-            page.locator('.vsr-text input').first.fill('not a vsr: ARG0')              # bad text: message, no traceback
-            page.locator('.vsr-text input').first.press('Enter')
-            page.wait_for_function(HAS_TEXT, arg='.vsr-error', timeout=CHANGE_S)
-            print(f"screenshot: {shot}\ncaption before: {before['.vsr-caption'][:300]!r}\ncaption after: {after['.vsr-caption'][:300]!r}")
-        except Exception:
-            fail = lab['root']/'explore_vsr_failed.png'
-            page.screenshot(path=str(fail), full_page=True)
-            for c in ('.vsr-status', '.vsr-caption', '.vsr-error', '.vsr-note', '.vsr-runs', '.vsr-fallback'):
-                if page.locator(c).count(): print(c, repr(page.locator(c).first.text_content()))
-            print(f"failure screenshot: {fail}\npage text: {page.locator('.jp-Notebook').first.inner_text()[-3000:]}")
-            raise
-        finally:
-            browser.close()
+    with chromium_page({'width': 1400, 'height': 1700}, lab['root']/'explore_vsr_failed.png',   # the whole explorer fits
+                       ('.vsr-status', '.vsr-caption', '.vsr-error', '.vsr-note', '.vsr-runs', '.vsr-fallback')) as page:
+        page.goto(lab['url'])
+        page.wait_for_selector('.jp-Notebook', timeout=WIDGET_S)
+        page.locator('.jp-StatusBar-TextItem', has_text='Idle').first.wait_for(timeout=WIDGET_S)   # kernel connected
+        _run_all(page)
+        for c in ('.vsr-caption', '.vsr-structures'): page.wait_for_function(HAS_TEXT, arg=c, timeout=WIDGET_S)
+        page.wait_for_function(PICTURE_OK, timeout=CHANGE_S)                    # a decoded picture, not a broken icon
+        assert page.locator('.vsr-status').first.text_content().strip() == '', page.locator('.vsr-status').first.text_content()
+        note, runs = page.locator('.vsr-note').first.text_content(), page.locator('.vsr-runs').first.text_content()
+        assert 'GSRL and planner' in note, note                                # the fallback says what it does
+        assert 'captioner: runs/train_captioner' in runs and 'runs/train_gsrl' in runs, runs   # the lookup is shown
+        train = page.locator('.vsr-train').first
+        assert train.is_visible() and 'GSRL: ~' in page.locator('.vsr-train-info').first.text_content()
+        assert 'annotation' in page.locator('.vsr-fallback').first.text_content()
+        no = page.get_by_role('button', name='No')                               # the 'Jupyter news?' toast
+        if no.count(): no.first.click()
+        page.locator('.jp-OutputArea-output', has=page.locator('.vsr-caption')).first.screenshot(path=str(shot))   # what the user sees first
+        before = _views(page)
+        verb = page.locator('.vsr-verb select').first
+        old = verb.input_value()
+        new = next(o for o in verb.locator('option').all_text_contents() if o != old)
+        verb.select_option(new)                                                  # change the VSR in the page
+        page.wait_for_function(CHANGED, arg=['.vsr-structures', before['.vsr-structures']], timeout=CHANGE_S)
+        page.wait_for_function(CHANGED, arg=['.vsr-caption', before['.vsr-caption']], timeout=CHANGE_S)
+        page.wait_for_function(PICTURE_OK, timeout=CHANGE_S)
+        after = _views(page)
+        assert page.locator('.vsr-text input').first.input_value().startswith(f'{new}:')
+        assert after['.vsr-caption'] != before['.vsr-caption'] and new in page.locator('.vsr-structures').first.text_content()
+        assert page.locator('.vsr-status').first.text_content().strip() == ''   # no red error for another verb either
+        page.locator('.vsr-text input').first.fill('not a vsr: ARG0')              # bad text: message, no traceback
+        page.locator('.vsr-text input').first.press('Enter')
+        page.wait_for_function(HAS_TEXT, arg='.vsr-error', timeout=CHANGE_S)
+        print(f"screenshot: {shot}\ncaption before: {before['.vsr-caption'][:300]!r}\ncaption after: {after['.vsr-caption'][:300]!r}")
     assert shot.exists() and shot.stat().st_size > 0
     if os.environ.get(SHOT_ENV):
         dest = Path(os.environ[SHOT_ENV]); dest.mkdir(parents=True, exist_ok=True); shutil.copy(shot, dest/'explore_vsr.png')
