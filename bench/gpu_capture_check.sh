@@ -5,21 +5,10 @@
 # runs/gpu_capture_check). About 7 minutes on one H200 (5 with SKIP_XE512_CAPTURE=1, which skips the slowest compile).
 # Usage: [SKIP_XE512_CAPTURE=1] bash bench/gpu_capture_check.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-runs/gpu_capture_check}; mkdir -p "$OUT"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 VSR_CIC_DATA="${VSR_CIC_DATA:-$PWD/data}"
-W="$VSR_CIC_DATA/gpu_world"
-step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
-t0=$(date +%s)
+. "$(dirname "$0")/gpu_common.sh" runs/gpu_capture_check   # OUT, W, step, machine, world
 {
-step machine
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-python3 -c "import torch,sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0))"
-step "world (3,000 images, no renders)"
-timeout 200 python3 -c "
-import time, os; t=time.time()
-from vsr_cic.world import ensure_world
-p = ensure_world('$W', render=False, n_workers=min(8, os.cpu_count())); print(p, f'{time.time()-t:.1f} s')"
+machine
+world 200
 step "CUDA tests: captured vs eager (CapturedRollouts words, SCST loss, gradients, fresh dropout per replay; compile_loss / compile_step), AMP, loader"
 timeout 180 python3 -m pytest -q -p no:cacheprovider tests/test_compile.py tests/test_amp.py tests/test_captioner_loader.py -k "cuda or rollouts or dropout" -rs
 step "width 128 (main job): SCST eager / captured rollouts, XE eager"

@@ -5,23 +5,12 @@
 # checkpoints go to /tmp). About 8 minutes on one H100/H200 (compiling the captured loss takes ~80 s).
 # Usage: bash bench/gpu_check.sh            (from anywhere; needs torch with CUDA and the package's deps importable)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-runs/gpu_check}; mkdir -p "$OUT"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 VSR_CIC_DATA="${VSR_CIC_DATA:-$PWD/data}"
-W="$VSR_CIC_DATA/gpu_world"   # a world without PNG renders (faster to generate; the models never read the pictures)
-step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
-t0=$(date +%s)
+. "$(dirname "$0")/gpu_common.sh" runs/gpu_check   # OUT, W, step, machine, world
 {
-step machine
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-python3 -c "import torch,sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0), 'bf16', torch.cuda.is_bf16_supported())"
+machine
 step "CUDA tests (tests/test_amp.py, tests/test_captioner_loader.py)"
 timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_amp.py tests/test_captioner_loader.py -rs
-step "world (3,000 images, no renders)"
-timeout 240 python3 -c "
-import time, os; t=time.time()
-from vsr_cic.world import ensure_world
-p = ensure_world('$W', render=False, n_workers=min(8, os.cpu_count())); print(p, f'{time.time()-t:.1f} s')"
+world 240
 step "training throughput, CUDA fp32 and bf16 (batch 100), and batch 500"
 timeout 120 python3 bench/bench_train.py --device cuda --world "$W/vsr_world" --json "$OUT/train_cuda_fp32.json"
 timeout 120 python3 bench/bench_train.py --device cuda --world "$W/vsr_world" --amp bf16 --json "$OUT/train_cuda_bf16.json"

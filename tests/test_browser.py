@@ -6,38 +6,19 @@ test's folder), run all cells and check the picture, a structure and a caption, 
 them, and that bad text gives a message. The screenshot goes to the test's tmp folder, and also to
 `$VSR_CIC_SCREENSHOTS/explore_vsr.png` when that variable names a folder (how images/explore_vsr.png is made).
 A papermill smoke run checks the notebook with explicitly named tiny checkpoints (no browser needed)."""
-import json, os, shutil, socket, subprocess, sys, time, urllib.request
+import json, os, shutil, time
 from pathlib import Path
 import pytest
-from conftest import ROOT, run_notebook
+from conftest import chromium_page, run_notebook
 
-CHROMIUM = '/usr/bin/chromium'
-CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-                 '--disable-component-update', '--disable-sync']
 N_IMAGES = 20            # tiny world of the papermill smoke run
 MAIN_JOB = dict(epochs_xe=1, epochs_rl=0, beam=1)   # the README's main job, shortened (same notebook, same run folder)
-SERVER_START_S = 180     # JupyterLab start-up limit (slow on a loaded machine)
 WIDGET_S = 180_000       # ms to wait for the kernel to run all cells (it loads the 3000-image world) and render the widget
 RUN_ALL_TRIES = 3        # the menu click is retried when no cell started (kernel still connecting)
 CHANGE_S = 60_000        # ms to wait for the views to follow a change
 START_S = 20_000         # ms to wait for the first cell to start after Run All
 SHOT_ENV = 'VSR_CIC_SCREENSHOTS'
 STATE_ENV = 'VSR_CIC_BROWSER_STATE'   # development: a folder an earlier run's fixture made (data/, runs/): reused, no main job
-
-
-def _free_port()->int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
-
-
-def _wait_http(url:str, proc, log, limit:float=SERVER_START_S):
-    t = time.time()
-    while time.time() - t < limit:
-        if proc.poll() is not None: raise RuntimeError(f"jupyter lab exited with code {proc.returncode}; see its log {log}")
-        try:
-            urllib.request.urlopen(url, timeout=2); return
-        except Exception: time.sleep(0.5)
-    raise TimeoutError(f"jupyter lab did not answer {url} within {limit}s")
 
 
 def test_explore_notebook_papermill(tmp_path):
@@ -77,34 +58,11 @@ def after_main_job(tmp_path_factory):
 
 
 @pytest.fixture(scope='module')
-def lab(after_main_job):
-    "JupyterLab serving the explorer notebook with the user's defaults (the lookup runs under the test's folder)"
-    if not Path(CHROMIUM).exists(): pytest.skip(f"{CHROMIUM} not found: apt-get install -y chromium (CI's .ci/run does)")
-    pytest.importorskip('playwright.sync_api', reason="the `playwright` python package is not installed")
-    import papermill as pm
+def lab_setup(after_main_job):
+    "The explorer notebook with the user's defaults (the lookup runs under the test's folder), for conftest's `lab`"
     root = after_main_job
-    nbs = root/'nbs'; nbs.mkdir()
-    pm.execute_notebook(str(ROOT/'nbs'/'explore_vsr.ipynb'), str(nbs/'explore_vsr.ipynb'), prepare_only=True,
-                        parameters=dict(runs_root=str(root), out_dir=str(root/'runs'/'explore_vsr')))
-    news = root/'settings'/'@jupyterlab'/'apputils-extension'                      # no 'Jupyter news?' toast over the widget
-    news.mkdir(parents=True); (news/'notification.jupyterlab-settings').write_text('{"fetchNews": "false"}')
-    port = _free_port()
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(root/'rt'), JUPYTER_CONFIG_DIR=str(root/'cfg'), OMP_NUM_THREADS='1',
-               JUPYTERLAB_WORKSPACES_DIR=str(root/'ws'), JUPYTERLAB_SETTINGS_DIR=str(root/'settings'),
-               VSR_CIC_DATA=str(root/'data'))
-    log = open(root/'lab.log', 'w')
-    proc = subprocess.Popen([sys.executable, '-m', 'jupyter', 'lab', '--no-browser', '--allow-root', "--IdentityProvider.token=",
-                             "--ServerApp.password=", '--port', str(port), '--ServerApp.port_retries=0', '--ServerApp.ip=127.0.0.1',
-                             f'--ServerApp.root_dir={nbs}', f'--LabApp.workspaces_dir={root/"ws"}'],
-                            cwd=str(nbs), env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _wait_http(f'http://127.0.0.1:{port}/api', proc, root/'lab.log')
-        yield dict(url=f'http://127.0.0.1:{port}/lab/tree/explore_vsr.ipynb', root=root)
-    finally:
-        proc.terminate()
-        try: proc.wait(10)
-        except subprocess.TimeoutExpired: proc.kill()
-        log.close()
+    return dict(root=root, params=dict(runs_root=str(root), out_dir=str(root/'runs'/'explore_vsr')),
+                env=dict(VSR_CIC_DATA=str(root/'data')))
 
 
 PICTURE_OK = "() => { const i = document.querySelector('img.vsr-grounding'); return !!i && !!i.src && i.complete && i.naturalWidth > 0 }"
@@ -132,53 +90,41 @@ def _views(page)->dict:
 
 
 def test_explorer_after_main_job(lab):
-    from playwright.sync_api import sync_playwright
     shot = lab['root']/'explore_vsr.png'
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={'width': 1400, 'height': 1700})   # the whole explorer fits
-            page.goto(lab['url'])
-            page.wait_for_selector('.jp-Notebook', timeout=WIDGET_S)
-            page.locator('.jp-StatusBar-TextItem', has_text='Idle').first.wait_for(timeout=WIDGET_S)   # kernel connected
-            _run_all(page)
-            for c in ('.vsr-caption', '.vsr-structures'): page.wait_for_function(HAS_TEXT, arg=c, timeout=WIDGET_S)
-            page.wait_for_function(PICTURE_OK, timeout=CHANGE_S)                    # a decoded picture, not a broken icon
-            assert page.locator('.vsr-status').first.text_content().strip() == '', page.locator('.vsr-status').first.text_content()
-            note, runs = page.locator('.vsr-note').first.text_content(), page.locator('.vsr-runs').first.text_content()
-            assert 'GSRL and planner' in note, note                                # the fallback says what it does
-            assert 'captioner: runs/train_captioner' in runs and 'runs/train_gsrl' in runs, runs   # the lookup is shown
-            train = page.locator('.vsr-train').first
-            assert train.is_visible() and 'GSRL: ~' in page.locator('.vsr-train-info').first.text_content()
-            assert 'annotation' in page.locator('.vsr-fallback').first.text_content()
-            no = page.get_by_role('button', name='No')                               # the 'Jupyter news?' toast
-            if no.count(): no.first.click()
-            page.locator('.jp-OutputArea-output', has=page.locator('.vsr-caption')).first.screenshot(path=str(shot))   # what the user sees first
-            before = _views(page)
-            verb = page.locator('.vsr-verb select').first
-            old = verb.input_value()
-            new = next(o for o in verb.locator('option').all_text_contents() if o != old)
-            verb.select_option(new)                                                  # change the VSR in the page
-            page.wait_for_function(CHANGED, arg=['.vsr-structures', before['.vsr-structures']], timeout=CHANGE_S)
-            page.wait_for_function(CHANGED, arg=['.vsr-caption', before['.vsr-caption']], timeout=CHANGE_S)
-            page.wait_for_function(PICTURE_OK, timeout=CHANGE_S)
-            after = _views(page)
-            assert page.locator('.vsr-text input').first.input_value().startswith(f'{new}:')
-            assert after['.vsr-caption'] != before['.vsr-caption'] and new in page.locator('.vsr-structures').first.text_content()
-            assert page.locator('.vsr-status').first.text_content().strip() == ''   # no red error for another verb either
-            page.locator('.vsr-text input').first.fill('not a vsr: ARG0')              # bad text: message, no traceback
-            page.locator('.vsr-text input').first.press('Enter')
-            page.wait_for_function(HAS_TEXT, arg='.vsr-error', timeout=CHANGE_S)
-            print(f"screenshot: {shot}\ncaption before: {before['.vsr-caption'][:300]!r}\ncaption after: {after['.vsr-caption'][:300]!r}")
-        except Exception:
-            fail = lab['root']/'explore_vsr_failed.png'
-            page.screenshot(path=str(fail), full_page=True)
-            for c in ('.vsr-status', '.vsr-caption', '.vsr-error', '.vsr-note', '.vsr-runs', '.vsr-fallback'):
-                if page.locator(c).count(): print(c, repr(page.locator(c).first.text_content()))
-            print(f"failure screenshot: {fail}\npage text: {page.locator('.jp-Notebook').first.inner_text()[-3000:]}")
-            raise
-        finally:
-            browser.close()
+    with chromium_page({'width': 1400, 'height': 1700}, lab['root']/'explore_vsr_failed.png',   # the whole explorer fits
+                       ('.vsr-status', '.vsr-caption', '.vsr-error', '.vsr-note', '.vsr-runs', '.vsr-fallback')) as page:
+        page.goto(lab['url'])
+        page.wait_for_selector('.jp-Notebook', timeout=WIDGET_S)
+        page.locator('.jp-StatusBar-TextItem', has_text='Idle').first.wait_for(timeout=WIDGET_S)   # kernel connected
+        _run_all(page)
+        for c in ('.vsr-caption', '.vsr-structures'): page.wait_for_function(HAS_TEXT, arg=c, timeout=WIDGET_S)
+        page.wait_for_function(PICTURE_OK, timeout=CHANGE_S)                    # a decoded picture, not a broken icon
+        assert page.locator('.vsr-status').first.text_content().strip() == '', page.locator('.vsr-status').first.text_content()
+        note, runs = page.locator('.vsr-note').first.text_content(), page.locator('.vsr-runs').first.text_content()
+        assert 'GSRL and planner' in note, note                                # the fallback says what it does
+        assert 'captioner: runs/train_captioner' in runs and 'runs/train_gsrl' in runs, runs   # the lookup is shown
+        train = page.locator('.vsr-train').first
+        assert train.is_visible() and 'GSRL: ~' in page.locator('.vsr-train-info').first.text_content()
+        assert 'annotation' in page.locator('.vsr-fallback').first.text_content()
+        no = page.get_by_role('button', name='No')                               # the 'Jupyter news?' toast
+        if no.count(): no.first.click()
+        page.locator('.jp-OutputArea-output', has=page.locator('.vsr-caption')).first.screenshot(path=str(shot))   # what the user sees first
+        before = _views(page)
+        verb = page.locator('.vsr-verb select').first
+        old = verb.input_value()
+        new = next(o for o in verb.locator('option').all_text_contents() if o != old)
+        verb.select_option(new)                                                  # change the VSR in the page
+        page.wait_for_function(CHANGED, arg=['.vsr-structures', before['.vsr-structures']], timeout=CHANGE_S)
+        page.wait_for_function(CHANGED, arg=['.vsr-caption', before['.vsr-caption']], timeout=CHANGE_S)
+        page.wait_for_function(PICTURE_OK, timeout=CHANGE_S)
+        after = _views(page)
+        assert page.locator('.vsr-text input').first.input_value().startswith(f'{new}:')
+        assert after['.vsr-caption'] != before['.vsr-caption'] and new in page.locator('.vsr-structures').first.text_content()
+        assert page.locator('.vsr-status').first.text_content().strip() == ''   # no red error for another verb either
+        page.locator('.vsr-text input').first.fill('not a vsr: ARG0')              # bad text: message, no traceback
+        page.locator('.vsr-text input').first.press('Enter')
+        page.wait_for_function(HAS_TEXT, arg='.vsr-error', timeout=CHANGE_S)
+        print(f"screenshot: {shot}\ncaption before: {before['.vsr-caption'][:300]!r}\ncaption after: {after['.vsr-caption'][:300]!r}")
     assert shot.exists() and shot.stat().st_size > 0
     if os.environ.get(SHOT_ENV):
         dest = Path(os.environ[SHOT_ENV]); dest.mkdir(parents=True, exist_ok=True); shutil.copy(shot, dest/'explore_vsr.png')

@@ -6,11 +6,10 @@ ship (scikit-image's `rocket`), draws two boxes with mouse events, names them `p
 VSR and checks a second caption. It also checks the JSON saved beside the picture and the panel's message for a file
 that is not a picture. The screenshot goes to the test's folder, and to `$VSR_CIC_SCREENSHOTS/own_photo.png` when
 that variable names a folder (how images/own_photo.png is made)."""
-import json, os, shutil, subprocess, sys
+import json, os, shutil
 from pathlib import Path
 import pytest
-from conftest import ROOT
-from test_browser import CHROMIUM, CHROMIUM_ARGS, SERVER_START_S, _free_port, _wait_http
+from conftest import chromium_page
 
 WAIT_MS = 120_000        # the kernel loads the photo models, captions on a loaded 2-core CPU
 SHOT_ENV = 'VSR_CIC_SCREENSHOTS'
@@ -21,32 +20,10 @@ RIDE = {'ride', 'rides', 'riding', 'rode', 'ridden'}
 
 
 @pytest.fixture(scope='module')
-def lab(tmp_path_factory):
-    if not Path(CHROMIUM).exists(): pytest.skip(f"{CHROMIUM} not found: apt-get install -y chromium (CI's .ci/run does)")
-    pytest.importorskip('playwright.sync_api', reason="the `playwright` python package is not installed")
-    import papermill as pm
+def lab_setup(tmp_path_factory):
+    "A fresh folder and the explorer notebook writing its photos there, for conftest's `lab`"
     root = tmp_path_factory.mktemp('own')
-    nbs = root/'nbs'; nbs.mkdir()
-    pm.execute_notebook(str(ROOT/'nbs'/'explore_vsr.ipynb'), str(nbs/'explore_vsr.ipynb'), prepare_only=True,
-                        parameters=dict(out_dir=str(root/'runs'/'explore_vsr')))
-    news = root/'settings'/'@jupyterlab'/'apputils-extension'
-    news.mkdir(parents=True); (news/'notification.jupyterlab-settings').write_text('{"fetchNews": "false"}')
-    port = _free_port()
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(root/'rt'), JUPYTER_CONFIG_DIR=str(root/'cfg'), OMP_NUM_THREADS='1',
-               JUPYTERLAB_WORKSPACES_DIR=str(root/'ws'), JUPYTERLAB_SETTINGS_DIR=str(root/'settings'))
-    log = open(root/'lab.log', 'w')
-    proc = subprocess.Popen([sys.executable, '-m', 'jupyter', 'lab', '--no-browser', '--allow-root', "--IdentityProvider.token=",
-                             "--ServerApp.password=", '--port', str(port), '--ServerApp.port_retries=0', '--ServerApp.ip=127.0.0.1',
-                             f'--ServerApp.root_dir={nbs}', f'--LabApp.workspaces_dir={root/"ws"}'],
-                            cwd=str(nbs), env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _wait_http(f'http://127.0.0.1:{port}/api', proc, root/'lab.log', SERVER_START_S)
-        yield dict(url=f'http://127.0.0.1:{port}/lab/tree/explore_vsr.ipynb', root=root)
-    finally:
-        proc.terminate()
-        try: proc.wait(10)
-        except subprocess.TimeoutExpired: proc.kill()
-        log.close()
+    return dict(root=root, params=dict(out_dir=str(root/'runs'/'explore_vsr')))
 
 
 def _photo(folder:Path)->Path:
@@ -87,68 +64,56 @@ def _items(page)->list[str]:
 
 
 def test_own_photo_panel(lab):
-    from playwright.sync_api import sync_playwright
     root = lab['root']
     pic = _photo(root)
     shot = root/'own_photo.png'
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={'width': 1400, 'height': 1500})
-        try:
-            page.goto(lab['url'], timeout=WAIT_MS)
-            page.wait_for_selector('.jp-Notebook', timeout=WAIT_MS)
-            page.locator('.jp-StatusBar-TextItem', has_text='Idle').first.wait_for(timeout=WAIT_MS)
-            no = page.get_by_role('button', name='No')
-            if no.count(): no.first.click()
-            page.locator('.jp-Cell').nth(1).click()                                  # the parameters cell
-            for _ in range(4): page.keyboard.press('Shift+Enter')                   # parameters, injected parameters, heading, the panel
-            page.locator('.vsr-own-upload').first.wait_for(state='attached', timeout=WAIT_MS)
-            # not a picture: a message in the panel, no traceback
-            txt = root/'notes.txt'; txt.write_text('not a picture')
-            _upload(page, txt)
-            page.wait_for_function("() => (document.querySelector('.vsr-own-error') || {}).textContent?.includes('is not a picture')",
-                                   timeout=WAIT_MS)
-            assert page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
-            # the photo
-            _upload(page, pic)
-            img = page.locator('.vsr-own-bbox img').first
-            page.wait_for_function("() => { const i = document.querySelector('.vsr-own-bbox img');"
-                                   " return i && i.complete && i.naturalWidth > 0 }", timeout=WAIT_MS)
-            page.wait_for_function("() => (document.querySelector('.vsr-own-error') || {}).textContent?.trim() === ''", timeout=WAIT_MS)
-            img.scroll_into_view_if_needed()
-            _draw(page, img, .05, .10, .40, .85); _name(page, 'person', 1)      # a drag that starts on a box moves it:
-            _draw(page, img, .50, .30, .95, .95); _name(page, 'horse', 2)       # the second one starts beside the first
-            saved = json.loads((root/'runs'/'explore_vsr'/'photos'/'my_photo.json').read_text())   # beside the upload
-            assert [b['class'] for b in saved['boxes']] == ['person', 'horse'], saved
-            vsr = page.locator('.vsr-own-vsr input').first
-            vsr.fill('ride: ARG0, ARG1')
-            page.locator('.vsr-own-go button, button.vsr-own-go').first.click()
-            page.wait_for_function("() => document.querySelectorAll('.vsr-own-item').length >= 1", timeout=WAIT_MS)
-            first = _items(page)[0]
-            assert first.startswith('ride: ARG0, ARG1'), first
-            assert page.locator('.vsr-own-error').first.text_content().strip() == ''
-            sugg = page.locator('.vsr-own-sugg')
-            sugg.first.wait_for(timeout=WAIT_MS)
-            picked = sugg.first.text_content().strip()
-            sugg.first.click()
-            page.wait_for_function("() => document.querySelectorAll('.vsr-own-item').length >= 2", timeout=WAIT_MS)
-            second = _items(page)[0]                                                 # the newest first
-            assert second.startswith(picked) and second.split('→', 1)[1].strip(), (picked, second)
-            page.wait_for_function("() => { const i = document.querySelector('img.vsr-own-grounding');"
-                                   " return i && i.naturalWidth > 0 }", timeout=WAIT_MS)
-            page.locator('.jp-OutputArea-output', has=page.locator('.vsr-own-bbox')).first.screenshot(path=str(shot))
-            if os.environ.get(SHOT_ENV):                                             # the state the user sees, kept before the word checks
-                dest = Path(os.environ[SHOT_ENV]); dest.mkdir(parents=True, exist_ok=True); shutil.copy(shot, dest/'own_photo.png')
-            print(f"screenshot: {shot}\ncaptions: {_items(page)}")
-            words = set(first.split('→', 1)[1].split())
-            assert words & PERSON and words & RIDE and words & HORSE, first          # a word for each box's class and a form of ride
-        except Exception:
-            fail = root/'own_photo_failed.png'
-            page.screenshot(path=str(fail), full_page=True)
-            for c in ('.vsr-own-error', '.vsr-own-note', '.vsr-own-boxes', '.vsr-own-caption'):
-                if page.locator(c).count(): print(c, repr(page.locator(c).first.text_content()))
-            print(f"failure screenshot: {fail}\npage text: {page.locator('.jp-Notebook').first.inner_text()[-3000:]}")
-            raise
-        finally:
-            browser.close()
+    with chromium_page({'width': 1400, 'height': 1500}, root/'own_photo_failed.png',
+                       ('.vsr-own-error', '.vsr-own-note', '.vsr-own-boxes', '.vsr-own-caption')) as page:
+        page.goto(lab['url'], timeout=WAIT_MS)
+        page.wait_for_selector('.jp-Notebook', timeout=WAIT_MS)
+        page.locator('.jp-StatusBar-TextItem', has_text='Idle').first.wait_for(timeout=WAIT_MS)
+        no = page.get_by_role('button', name='No')
+        if no.count(): no.first.click()
+        page.locator('.jp-Cell').nth(1).click()                                  # the parameters cell
+        for _ in range(4): page.keyboard.press('Shift+Enter')                   # parameters, injected parameters, heading, the panel
+        page.locator('.vsr-own-upload').first.wait_for(state='attached', timeout=WAIT_MS)
+        # not a picture: a message in the panel, no traceback
+        txt = root/'notes.txt'; txt.write_text('not a picture')
+        _upload(page, txt)
+        page.wait_for_function("() => (document.querySelector('.vsr-own-error') || {}).textContent?.includes('is not a picture')",
+                               timeout=WAIT_MS)
+        assert page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
+        # the photo
+        _upload(page, pic)
+        img = page.locator('.vsr-own-bbox img').first
+        page.wait_for_function("() => { const i = document.querySelector('.vsr-own-bbox img');"
+                               " return i && i.complete && i.naturalWidth > 0 }", timeout=WAIT_MS)
+        page.wait_for_function("() => (document.querySelector('.vsr-own-error') || {}).textContent?.trim() === ''", timeout=WAIT_MS)
+        img.scroll_into_view_if_needed()
+        _draw(page, img, .05, .10, .40, .85); _name(page, 'person', 1)      # a drag that starts on a box moves it:
+        _draw(page, img, .50, .30, .95, .95); _name(page, 'horse', 2)       # the second one starts beside the first
+        saved = json.loads((root/'runs'/'explore_vsr'/'photos'/'my_photo.json').read_text())   # beside the upload
+        assert [b['class'] for b in saved['boxes']] == ['person', 'horse'], saved
+        vsr = page.locator('.vsr-own-vsr input').first
+        vsr.fill('ride: ARG0, ARG1')
+        page.locator('.vsr-own-go button, button.vsr-own-go').first.click()
+        page.wait_for_function("() => document.querySelectorAll('.vsr-own-item').length >= 1", timeout=WAIT_MS)
+        first = _items(page)[0]
+        assert first.startswith('ride: ARG0, ARG1'), first
+        assert page.locator('.vsr-own-error').first.text_content().strip() == ''
+        sugg = page.locator('.vsr-own-sugg')
+        sugg.first.wait_for(timeout=WAIT_MS)
+        picked = sugg.first.text_content().strip()
+        sugg.first.click()
+        page.wait_for_function("() => document.querySelectorAll('.vsr-own-item').length >= 2", timeout=WAIT_MS)
+        second = _items(page)[0]                                                 # the newest first
+        assert second.startswith(picked) and second.split('→', 1)[1].strip(), (picked, second)
+        page.wait_for_function("() => { const i = document.querySelector('img.vsr-own-grounding');"
+                               " return i && i.naturalWidth > 0 }", timeout=WAIT_MS)
+        page.locator('.jp-OutputArea-output', has=page.locator('.vsr-own-bbox')).first.screenshot(path=str(shot))
+        if os.environ.get(SHOT_ENV):                                             # the state the user sees, kept before the word checks
+            dest = Path(os.environ[SHOT_ENV]); dest.mkdir(parents=True, exist_ok=True); shutil.copy(shot, dest/'own_photo.png')
+        print(f"screenshot: {shot}\ncaptions: {_items(page)}")
+        words = set(first.split('→', 1)[1].split())
+        assert words & PERSON and words & RIDE and words & HORSE, first          # a word for each box's class and a form of ride
     assert shot.exists() and shot.stat().st_size > 0

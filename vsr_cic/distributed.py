@@ -11,7 +11,7 @@ import torch
 
 # %% auto #0
 __all__ = ['is_main_process', 'DistEnv', 'world', 'init_distributed', 'wrap_ddp', 'unwrap', 'cleanup_distributed', 'print0',
-           'average_gradients', 'broadcast_module', 'check_in_sync']
+           'broadcast_obj', 'gather_obj', 'average_gradients', 'broadcast_module', 'check_in_sync']
 
 # %% ../nbs/14a_distributed.ipynb #00000005
 def is_main_process()->bool:
@@ -83,14 +83,14 @@ def print0(*args, **kw):
     if is_main_process(): print(*args, **kw, flush=True)
 
 # %% ../nbs/14a_distributed.ipynb #00000009
-def _bcast(obj):
+def broadcast_obj(obj):
     "Rank 0's `obj` on every rank"
     if not _dist_on(): return obj
     box = [obj]
     torch.distributed.broadcast_object_list(box, src=0)
     return box[0]
 
-def _gather(obj)->list:
+def gather_obj(obj)->list:
     "Every rank's `obj`, in rank order, on every rank"
     if not _dist_on(): return [obj]
     out = [None] * torch.distributed.get_world_size()

@@ -10,7 +10,7 @@ from typing import Sequence
 import xml.etree.ElementTree as ET
 import numpy as np
 from .data import BACKGROUND
-from .readers import Records, FormatError, tokenize, _where, _image_size
+from .readers import Records, FormatError, tokenize, where_text, picture_size
 
 # %% auto #0
 __all__ = ['MULTI30K_SPLITS', 'parse_flickr_sentence', 'parse_flickr_xml', 'read_flickr_entities', 'read_multi30k']
@@ -25,10 +25,10 @@ def parse_flickr_sentence(line:str,     # one line of Sentences/<id>.txt
     words, phrases, cur = [], [], None
     for w in line.split():
         if w.startswith('[/EN#'):
-            if cur is not None: raise FormatError(_where(file, f"nested phrase at {w!r} in {line.strip()!r}"))
+            if cur is not None: raise FormatError(where_text(file, f"nested phrase at {w!r} in {line.strip()!r}"))
             m = _PHRASE.match(w)
             if not m:
-                raise FormatError(_where(file, f"bad phrase tag {w!r} in {line.strip()!r}: expected [/EN#<id>/<type>"))
+                raise FormatError(where_text(file, f"bad phrase tag {w!r} in {line.strip()!r}: expected [/EN#<id>/<type>"))
             cur = {'chain': int(m.group(1)), 'types': m.group(2).strip('/').split('/'), 'start': len(words),
                    'words': []}
             continue
@@ -42,7 +42,7 @@ def parse_flickr_sentence(line:str,     # one line of Sentences/<id>.txt
                             'text': ' '.join(cur['words'])})
             cur = None
     if cur is not None:
-        raise FormatError(_where(file, f"phrase [/EN#{cur['chain']} … is never closed with ']' in {line.strip()!r}"))
+        raise FormatError(where_text(file, f"phrase [/EN#{cur['chain']} … is never closed with ']' in {line.strip()!r}"))
     return words, phrases
 
 # %% ../nbs/05a_flickr.ipynb #00000008
@@ -54,21 +54,21 @@ def parse_flickr_xml(path)->dict:
     except ET.ParseError as e: raise FormatError(f"{path}: not valid XML ({e})") from None
     def num(el, tag, where):
         x = el.find(tag)
-        if x is None or x.text is None: raise FormatError(_where(path, where, f"missing <{tag}>"))
+        if x is None or x.text is None: raise FormatError(where_text(path, where, f"missing <{tag}>"))
         try: return int(float(x.text))
-        except ValueError: raise FormatError(_where(path, where, f"<{tag}> is {x.text!r}, not a number")) from None
+        except ValueError: raise FormatError(where_text(path, where, f"<{tag}> is {x.text!r}, not a number")) from None
     size = root.find('size')
     if size is None: raise FormatError(f"{path}: missing <size>")
     W, H = num(size, 'width', '<size>'), num(size, 'height', '<size>')
     out = {'width': W, 'height': H, 'boxes': {}, 'nobox': [], 'scene': []}
     for k, obj in enumerate(root.findall('object')):
         names = [int(n.text) for n in obj.findall('name') if n.text and n.text.strip().isdigit()]
-        if not names: raise FormatError(_where(path, f"<object> {k}", "no numeric <name> (chain id)"))
+        if not names: raise FormatError(where_text(path, f"<object> {k}", "no numeric <name> (chain id)"))
         bb = obj.find('bndbox')
         if bb is not None:
             box = [num(bb, t, f"<object> {k} <bndbox>") - 1 for t in ('xmin', 'ymin', 'xmax', 'ymax')]
             if not (0 <= box[0] < box[2] <= W and 0 <= box[1] < box[3] <= H):
-                raise FormatError(_where(path, f"<object> {k} (chain {names[0]})",
+                raise FormatError(where_text(path, f"<object> {k} (chain {names[0]})",
                                          f"box {box} is empty or outside the {W}x{H} image"))
             for n in names: out['boxes'].setdefault(n, []).append(box)
         else:
@@ -127,7 +127,7 @@ def read_flickr_entities(sentences_dir,           # folder of <id>.txt
                              'frames': [], 'slots': [], 'chunks': chunks})
         w, h, fn = (ann['width'], ann['height'], None) if ann else (None, None, None)
         if image_dir is not None and (Path(image_dir)/f'{iid}.jpg').exists():
-            w2, h2, fn = _image_size(image_dir, iid)
+            w2, h2, fn = picture_size(image_dir, iid)
             if ann and (w2, h2) != (w, h):
                 raise FormatError(f"{Path(annotations_dir)/f'{iid}.xml'}: <size> {w}x{h} differs from the picture's "
                                   f"{w2}x{h2}")

@@ -15,9 +15,9 @@ from .guards import inside, regular_file, h5_array, UnsafeInput
 
 # %% auto #0
 __all__ = ['SAMPLE_PHOTOS', 'PHOTO_SPLIT', 'TEXT_IN', 'PHOTO_METRICS', 'scene_caption', 'add_scene_region', 'sample_photo',
-           'photo_proposals', 'WithPhotos', 'pipeline_predictions', 'photo_figure', 'save_small_png', 'photo_pipeline',
-           'photo_preview', 'coco_test_files', 'merge_identical_regions', 'photo_refs', 'photo_scores',
-           'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
+           'photo_proposals', 'WithPhotos', 'pipeline_predictions', 'photo_figure', 'save_small_png', 'run_dataset',
+           'photo_pipeline', 'photo_preview', 'coco_test_files', 'merge_identical_regions', 'photo_refs',
+           'photo_scores', 'load_photo_spec', 'coco_photo_pipeline', 'own_photo']
 
 # %% ../nbs/24_photos.ipynb #00000005
 from .features import SCENE_CLASS   # class of the whole-picture proposal added by `add_scene_region`
@@ -271,7 +271,7 @@ def save_small_png(fig, path, max_bytes:int=300_000, dpi:int=80)->Path:
     return path
 
 # %% ../nbs/24_photos.ipynb #00000016
-def _run_data(run:Path)->Path|None:
+def run_dataset(run:Path)->Path|None:
     "The dataset a real_photos run trained its captioner on (its run_config.json), relative paths tried from here and from the checkout"
     import json
     from vsr_cic.core import repo_root
@@ -293,7 +293,7 @@ def photo_pipeline(run_dir,                 # a real_photos.ipynb out_dir
     need = [run/'gsrl'/'gsrl', run/'planner'/'slevel_transformer', run/'captioner'/'model.pt']
     missing = [str(p) for p in need if not p.exists()]
     if missing: return None, None, f"no models trained on real photos in {run} (missing {', '.join(missing)})"
-    data_path = _run_data(run)
+    data_path = run_dataset(run)
     if data_path is None: return None, None, f"the dataset named in {run/'captioner'/'run_config.json'} was not found"
     pipe = Pipeline.from_dirs(run/'gsrl', run/'planner', run/'captioner', device, data_dir=data_path)
     spec, img = SAMPLE_PHOTOS.get(photo), sample_photo(photo)

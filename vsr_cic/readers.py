@@ -13,30 +13,32 @@ import numpy as np
 from .guards import inside, regular_file, UnsafeInput
 
 # %% auto #0
-__all__ = ['BOX_TOLERANCE', 'FormatError', 'tokenize', 'Records', 'read_coco_entities', 'read_coco', 'concat_records',
-           'sample_records', 'parse_n_captions']
+__all__ = ['BOX_TOLERANCE', 'FormatError', 'where_text', 'load_json', 'need_field', 'tokenize', 'Records', 'picture_size',
+           'read_coco_entities', 'read_coco', 'concat_records', 'sample_records', 'parse_n_captions']
 
 # %% ../nbs/05_readers.ipynb #00000006
 class FormatError(ValueError):
     "Input file does not follow its documented format; the message names the file, the field and the value"
 
-def _where(file, *parts)->str: return ': '.join([str(file), *[str(p) for p in parts if p is not None]])
+def where_text(file, *parts)->str:
+    "Where a reading error is, for its message: `file: part: part` (parts that are None left out)"
+    return ': '.join([str(file), *[str(p) for p in parts if p is not None]])
 
-def _load_json(path)->object:
+def load_json(path)->object:
     "Read a json file, with errors that name it"
     p = Path(path)
     if not p.exists(): raise FileNotFoundError(f"{str(p)!r} not found")
     try: return json.loads(p.read_text(encoding='utf-8'))
     except json.JSONDecodeError as e: raise FormatError(f"{p}: not valid JSON ({e})") from None
 
-def _need(d, key, file, where=None, typ=None):
+def need_field(d, key, file, where=None, typ=None):
     "`d[key]`, or a FormatError naming the file, the place and the missing or mistyped field"
     if not isinstance(d, dict):
-        raise FormatError(_where(file, where, f"expected an object, got {type(d).__name__} {str(d)[:80]!r}"))
-    if key not in d: raise FormatError(_where(file, where, f"missing field {key!r} (has {sorted(d)[:8]})"))
+        raise FormatError(where_text(file, where, f"expected an object, got {type(d).__name__} {str(d)[:80]!r}"))
+    if key not in d: raise FormatError(where_text(file, where, f"missing field {key!r} (has {sorted(d)[:8]})"))
     v = d[key]
     if typ is not None and not isinstance(v, typ):
-        raise FormatError(_where(file, where,
+        raise FormatError(where_text(file, where,
                                  f"field {key!r} should be {getattr(typ, '__name__', typ)}, got {type(v).__name__} "
                                  f"{str(v)[:80]!r}"))
     return v
@@ -67,10 +69,10 @@ def _find_span(tokens, words, start, file, where):
     n = len(words)
     for s in range(start, len(tokens) - n + 1):
         if tokens[s:s+n] == words: return s, s + n
-    raise FormatError(_where(file, where,
+    raise FormatError(where_text(file, where,
                              f"noun chunk {' '.join(words)!r} not found in the caption words after position {start}"))
 
-def _image_size(image_dir, image_id):
+def picture_size(image_dir, image_id):
     "(width, height, relative file) of the picture of `image_id` in `image_dir`, or (None, None, None)"
     if image_dir is None: return None, None, None
     from PIL import Image
@@ -87,16 +89,16 @@ def _add_detections(det:dict, dets:dict, path, where:str):
     "Add one caption's `detections` ({class: [[det_id, box]]}) to the image's `dets` {det_id: (box, class)}, checked"
     for cls, lst in det.items():
         if not isinstance(lst, list):
-            raise FormatError(_where(path, where, f"detections[{cls!r}] should be a list of [det_id, box]"))
+            raise FormatError(where_text(path, where, f"detections[{cls!r}] should be a list of [det_id, box]"))
         for item in lst:
             ok = isinstance(item, list) and len(item) == 2 and isinstance(item[0], int) and isinstance(item[1], list) \
                  and len(item[1]) == 4
             if not ok:
-                raise FormatError(_where(path, where,
+                raise FormatError(where_text(path, where,
                                          f"detections[{cls!r}] entry {item!r} is not [det_id, [x1, y1, x2, y2]]"))
             did, box = item
             if did in dets and (dets[did][1] != cls or not np.allclose(dets[did][0], box)):
-                raise FormatError(_where(path, where, f"det_id {did} is {cls!r} {box} here but {dets[did][1]!r} "
+                raise FormatError(where_text(path, where, f"det_id {did} is {cls!r} {box} here but {dets[did][1]!r} "
                                                       f"{dets[did][0]} in another caption"))
             dets[did] = (box, cls)
 
@@ -107,49 +109,49 @@ def read_coco_entities(path,                   # coco_entities_release.json (or 
                       )->Records:
     "Read SCT's COCO Entities json into canonical records (chunks as pre-SRL slots, one set per class)"
     path = Path(path)
-    data = _load_json(path)
+    data = load_json(path)
     if not isinstance(data, dict):
         raise FormatError(f"{path}: top level should be {{image id: {{caption: entry}}}}, got {type(data).__name__}")
     images, captions, boxes, box_classes, classes = [], [], {}, {}, set()
     for img_id, caps in data.items():
-        if not str(img_id).isdigit(): raise FormatError(_where(path, f"image id {img_id!r} is not an integer"))
+        if not str(img_id).isdigit(): raise FormatError(where_text(path, f"image id {img_id!r} is not an integer"))
         if not isinstance(caps, dict):
             raise FormatError(
-                _where(path, f"image {img_id}", f"expected {{caption: entry}}, got {type(caps).__name__}")
+                where_text(path, f"image {img_id}", f"expected {{caption: entry}}, got {type(caps).__name__}")
             )
         dets, split = {}, None                      # det_id -> (box, class)
         for k, (cap, e) in enumerate(caps.items()):
             where = f"image {img_id}, caption {cap!r}"
-            seq = _need(e, 'det_sequences', path, where, list)
-            chunks = _need(e, 'noun_chunks', path, where, list)
-            det = _need(e, 'detections', path, where, dict)
+            seq = need_field(e, 'det_sequences', path, where, list)
+            chunks = need_field(e, 'noun_chunks', path, where, list)
+            det = need_field(e, 'detections', path, where, dict)
             s = e.get('split', default_split)
             if s is None:
-                raise FormatError(_where(path, where,
+                raise FormatError(where_text(path, where,
                                          "missing field 'split' (pass default_split= for files without it)"))
             if s not in ('train', 'val', 'test'):
-                raise FormatError(_where(path, where, f"field 'split' is {s!r}, expected train|val|test"))
+                raise FormatError(where_text(path, where, f"field 'split' is {s!r}, expected train|val|test"))
             if split not in (None, s):
-                raise FormatError(_where(path, where,
+                raise FormatError(where_text(path, where,
                                          f"split {s!r} differs from {split!r} of another caption of the image"))
             split = s
             _add_detections(det, dets, path, where)
             tokens = cap.lower().split()
             if len(seq) != len(tokens):
-                raise FormatError(_where(path, where, f"det_sequences has {len(seq)} entries for {len(tokens)} words"))
+                raise FormatError(where_text(path, where, f"det_sequences has {len(seq)} entries for {len(tokens)} words"))
             out, pos = [], 0
             for j, ch in enumerate(chunks):
                 if not (isinstance(ch, list) and len(ch) == 2 and all(isinstance(x, str) for x in ch)):
-                    raise FormatError(_where(path, where, f"noun_chunks[{j}] = {ch!r} is not [chunk text, class]"))
+                    raise FormatError(where_text(path, where, f"noun_chunks[{j}] = {ch!r} is not [chunk text, class]"))
                 text, cls = ch
                 if cls != '_' and cls not in det:
-                    raise FormatError(_where(path, where,
+                    raise FormatError(where_text(path, where,
                                              f"noun_chunks[{j}] class {cls!r} has no detections (classes: "
                                              f"{sorted(det)})"))
                 s_, e_ = _find_span(tokens, text.lower().split(), pos, path, where)
                 pos = e_
                 if strict and any(c != cls for c in seq[s_:e_]):
-                    raise FormatError(_where(path, where,
+                    raise FormatError(where_text(path, where,
                                              f"noun chunk {text!r} has class {cls!r} but det_sequences[{s_}:{e_}] = "
                                              f"{seq[s_:e_]}"))
                 out.append({'span': [s_, e_], 'class': None if cls == '_' else cls})
@@ -162,7 +164,7 @@ def read_coco_entities(path,                   # coco_entities_release.json (or 
         sets = [[i for i, c in enumerate(cls_of) if c == sc] for sc in set_cls]
         for c in captions[len(captions) - len(caps):]:
             for ch in c['chunks']: ch['set'] = None if ch['class'] is None else set_cls.index(ch['class'])
-        w, h, f = _image_size(image_dir, img_id)
+        w, h, f = picture_size(image_dir, img_id)
         images.append({'image_id': str(img_id), 'split': split, 'width': w, 'height': h, 'file': f, 'sets': sets,
                        'det_ids': order})
         boxes[str(img_id)] = np.array([dets[d][0] for d in order], dtype=np.float32).reshape(-1, 4)
@@ -183,47 +185,47 @@ def read_coco(captions_json,             # captions_*.json
              )->Records:
     "Read COCO captions (and instance boxes) into canonical records: tokens, no chunks, GT boxes as proposals"
     cpath = Path(captions_json)
-    cj = _load_json(cpath)
+    cj = load_json(cpath)
     imgs = {}
-    for k, im in enumerate(_need(cj, 'images', cpath, None, list)):
-        iid = _need(im, 'id', cpath, f'images[{k}]')
+    for k, im in enumerate(need_field(cj, 'images', cpath, None, list)):
+        iid = need_field(im, 'id', cpath, f'images[{k}]')
         imgs[str(iid)] = {'image_id': str(iid), 'split': split, 'width': im.get('width'), 'height': im.get('height'),
                           'file': None, 'sets': [], 'file_name': im.get('file_name')}
     captions, seen = [], {}
-    for k, a in enumerate(_need(cj, 'annotations', cpath, None, list)):
+    for k, a in enumerate(need_field(cj, 'annotations', cpath, None, list)):
         where = f'annotations[{k}]'
-        iid, cap = str(_need(a, 'image_id', cpath, where)), _need(a, 'caption', cpath, where, str)
-        if iid not in imgs: raise FormatError(_where(cpath, where, f"image_id {iid} is not in 'images'"))
+        iid, cap = str(need_field(a, 'image_id', cpath, where)), need_field(a, 'caption', cpath, where, str)
+        if iid not in imgs: raise FormatError(where_text(cpath, where, f"image_id {iid} is not in 'images'"))
         n = seen[iid] = seen.get(iid, -1) + 1
         captions.append({'caption_id': str(a.get('id', f'{iid}_{n}')), 'image_id': iid, 'caption': cap.strip(),
                          'tokens': tokenize(cap), 'frames': [], 'slots': []})
     boxes, box_classes, classes = {i: np.zeros((0, 4), np.float32) for i in imgs}, {i: [] for i in imgs}, [BACKGROUND]
     if instances_json is not None:
         ipath = Path(instances_json)
-        ij = _load_json(ipath)
+        ij = load_json(ipath)
         sizes = {}
-        for k, im in enumerate(_need(ij, 'images', ipath, None, list)):
-            sizes[str(_need(im, 'id', ipath, f'images[{k}]'))] = (_need(im, 'width', ipath, f'images[{k}]', int),
-                                                                  _need(im, 'height', ipath, f'images[{k}]', int))
+        for k, im in enumerate(need_field(ij, 'images', ipath, None, list)):
+            sizes[str(need_field(im, 'id', ipath, f'images[{k}]'))] = (need_field(im, 'width', ipath, f'images[{k}]', int),
+                                                                  need_field(im, 'height', ipath, f'images[{k}]', int))
         cats = {}
-        for k, c in enumerate(_need(ij, 'categories', ipath, None, list)):
-            cats[_need(c, 'id', ipath, f'categories[{k}]', int)] = _need(c, 'name', ipath, f'categories[{k}]', str)
+        for k, c in enumerate(need_field(ij, 'categories', ipath, None, list)):
+            cats[need_field(c, 'id', ipath, f'categories[{k}]', int)] = need_field(c, 'name', ipath, f'categories[{k}]', str)
         classes += [cats[i] for i in sorted(cats)]
         bx, bc = {}, {}
-        for k, a in enumerate(_need(ij, 'annotations', ipath, None, list)):
+        for k, a in enumerate(need_field(ij, 'annotations', ipath, None, list)):
             where = f"annotations[{k}] (id {a.get('id')})" if isinstance(a, dict) else f'annotations[{k}]'
-            iid, cid = str(_need(a, 'image_id', ipath, where)), _need(a, 'category_id', ipath, where, int)
-            bb = _need(a, 'bbox', ipath, where, list)
-            if iid not in sizes: raise FormatError(_where(ipath, where, f"image_id {iid} is not in 'images'"))
+            iid, cid = str(need_field(a, 'image_id', ipath, where)), need_field(a, 'category_id', ipath, where, int)
+            bb = need_field(a, 'bbox', ipath, where, list)
+            if iid not in sizes: raise FormatError(where_text(ipath, where, f"image_id {iid} is not in 'images'"))
             if cid not in cats:
-                raise FormatError(_where(ipath, where, f"unknown category_id {cid} (known: {sorted(cats)[:10]}…)"))
+                raise FormatError(where_text(ipath, where, f"unknown category_id {cid} (known: {sorted(cats)[:10]}…)"))
             if drop_crowd and a.get('iscrowd'): continue
             W, H = sizes[iid]
             if len(bb) != 4 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in bb):
-                raise FormatError(_where(ipath, where, f"bbox {str(bb)[:80]} is not [x, y, w, h] of finite numbers"))
+                raise FormatError(where_text(ipath, where, f"bbox {str(bb)[:80]} is not [x, y, w, h] of finite numbers"))
             x, y, w, h = bb
             if w < 0 or h < 0 or x < -BOX_TOLERANCE or y < -BOX_TOLERANCE or x + w > W + BOX_TOLERANCE or y + h > H + BOX_TOLERANCE:
-                raise FormatError(_where(ipath, where,
+                raise FormatError(where_text(ipath, where,
                                          f"bbox {bb} (x, y, w, h) is outside image {iid} of {W}x{H} pixels"))
             bx.setdefault(iid, []).append([max(0., x), max(0., y), min(float(W), x + w), min(float(H), y + h)])
             bc.setdefault(iid, []).append(cats[cid])

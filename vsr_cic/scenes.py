@@ -18,8 +18,9 @@ __all__ = ['IMAGE_W', 'IMAGE_H', 'FEATURE_DIM', 'GEOM_DIM', 'WORLD_NAME', 'WORLD
            'A', 'ADULTS', 'CHILDREN', 'VERBS', 'GROUND_Y', 'MIN_DX', 'N_LANDMARKS_P', 'N_COMPANIONS', 'N_DISTRACTORS',
            'SKY_CLASSES', 'Y2_GROUND', 'Y1_SKY', 'Y2_LANDMARK', 'PERSPECTIVE', 'ENTITY_DEPTH', 'DISTRACTOR_DEPTH',
            'MIN_DZ', 'MIN_DZ_LANDMARK', 'ATTR_VALUES', 'EMB_SCALE', 'DET_MARGIN', 'PLACE_COLOURS', 'SKY', 'RENDER_DPI',
-           'FONT_SIZE', 'SPRITE_PX', 'class_attrs', 'Verb', 'spaced_depths', 'Scene', 'sample_scene', 'nearest_first',
-           'world_embeddings', 'scene_proposals', 'paint_order', 'draw_scene', 'render_scene', 'render_scenes']
+           'FONT_SIZE', 'SPRITE_PX', 'class_attrs', 'Verb', 'pick_one', 'spaced_depths', 'Scene', 'sample_scene',
+           'nearest_first', 'world_embeddings', 'scene_proposals', 'paint_order', 'draw_scene', 'render_scene',
+           'render_scenes']
 
 # %% ../nbs/02c_scenes.ipynb #00000006
 IMAGE_W, IMAGE_H = 320, 240  # pixels of a rendered scene (and the box coordinate frame)
@@ -171,10 +172,12 @@ DISTRACTOR_DEPTH = (0., .2)  # … distractors behind them
 MIN_DZ = .1               # depth between two entities
 MIN_DZ_LANDMARK = .5      # depth between two landmarks
 
-def _pick(rng, seq): return seq[int(rng.integers(len(seq)))]
+def pick_one(rng, seq):
+    "One item of `seq`, drawn uniformly with the numpy generator `rng`"
+    return seq[int(rng.integers(len(seq)))]
 
 def _attrs(rng, cls):
-    return {k: _pick(rng, v) for k, v in class_attrs(cls).items()}
+    return {k: pick_one(rng, v) for k, v in class_attrs(cls).items()}
 
 def spaced_depths(rng:np.random.Generator, n:int, lo:float, hi:float, gap:float)->list[float]:
     "n depths in [lo, hi], pairwise at least `gap` apart, in random order (uniform over such configurations)"
@@ -211,18 +214,18 @@ class Scene(list):
 
 def sample_scene(rng:np.random.Generator)->Scene:
     "A random scene: place, landmarks, the participants of a core verb, companions and distractors, each at a depth"
-    place = _pick(rng, list(PLACES))
+    place = pick_one(rng, list(PLACES))
     picked = [(place, 'place')] + [(str(c), 'landmark') for c in rng.choice(LANDMARKS, rng.choice(3, p=N_LANDMARKS_P),
                                                                             replace=False)]
     used = {place, *(c for c, _ in picked)}
     def add(pool, kind):
         pool = [c for c in pool if c not in used]
         if not pool: return None
-        c = _pick(rng, pool)
+        c = pick_one(rng, pool)
         used.add(c)
         picked.append((c, kind))
         return c
-    core = VERBS[_pick(rng, list(VERBS))]
+    core = VERBS[pick_one(rng, list(VERBS))]
     s = add(core.subj_pool, 'entity')
     if s in PERSONS and rng.random() < .35: add(PERSONS, 'entity')
     if core.obj_pool:

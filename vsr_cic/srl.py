@@ -15,8 +15,8 @@ from .vsr import normalize_role, VERB
 # %% auto #0
 __all__ = ['LEXICON_FILE', 'LEXICON_FIELDS', 'PACKAGED_LEXICON', 'SPACY_MODELS', 'SPACY_DISABLE', 'DEFAULT_BACKEND', 'BACKENDS',
            'LATER_BACKENDS', 'SRLError', 'Arg', 'Frame', 'Parse', 'format_frame', 'asset_path', 'Lexicon',
-           'load_lexicon', 'pack_lexicon', 'load_nlp', 'verb_lemma', 'SRL', 'bio_to_frame', 'AllenNLPSRL',
-           'caption_parse', 'GoldSRL', 'get_srl']
+           'load_lexicon', 'pack_lexicon', 'load_nlp', 'verb_lemma', 'SRL', 'bio_to_frame', 'read_json_records',
+           'AllenNLPSRL', 'caption_parse', 'GoldSRL', 'get_srl']
 
 # %% ../nbs/04_srl.ipynb #00000005
 class SRLError(ValueError):
@@ -225,7 +225,7 @@ def _lemmatize_one(words, i, lexicon):
     return verb_lemma(t.text, lemma, lexicon)
 
 # %% ../nbs/04_srl.ipynb #00000015
-def _read_json_records(src, what:str)->list[dict]:
+def read_json_records(src, what:str)->list[dict]:
     "A dict, a list of dicts, or a .json / .jsonl file of them"
     if isinstance(src, dict): return [src]
     if isinstance(src, (list, tuple)): return list(src)
@@ -248,7 +248,7 @@ class AllenNLPSRL(SRL):
                  lexicon:Lexicon|None|str='auto'):
         self.lexicon = load_lexicon() if lexicon == 'auto' else lexicon
         self.dropped, self.parses, self._index = Counter(), [], {}
-        for i, rec in enumerate(_read_json_records(source, 'AllenNLP output')):
+        for i, rec in enumerate(read_json_records(source, 'AllenNLP output')):
             if not isinstance(rec, dict) or 'words' not in rec or 'verbs' not in rec:
                 raise SRLError(f"AllenNLP output record {i}: expected keys 'words' and 'verbs', got {rec!r:.80}")
             words = list(rec['words'])
@@ -292,7 +292,7 @@ class GoldSRL(SRL):
     def __init__(self, captions): # a dataset folder, a captions.jsonl path, or a list of caption records
         if isinstance(captions, (str, Path)) and Path(captions).is_dir(): captions = Path(captions)/'captions.jsonl'
         self.parses, self._index = [], {}
-        for i, rec in enumerate(_read_json_records(captions, 'captions')):
+        for i, rec in enumerate(read_json_records(captions, 'captions')):
             p = caption_parse(rec, f"caption {rec.get('caption_id', i)!r}")
             self.parses.append(p)
             self._index.setdefault(tuple(p.tokens), p)

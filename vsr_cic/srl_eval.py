@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Sequence
 from .vsr import normalize_role, VERB
-from .srl import SRL, SRLError, Parse, Lexicon, load_nlp, caption_parse, format_frame, _read_json_records
+from .srl import SRL, SRLError, Parse, Lexicon, load_nlp, caption_parse, format_frame, read_json_records
 
 # %% auto #0
 __all__ = ['HELDOUT_FRAC', 'EXAMPLE_SPLITS', 'NO_ARG', 'SCORE_KEYS', 'read_up_conllu', 'is_verb_form', 'example_split',
@@ -137,7 +137,7 @@ def read_captions_srl(path:str|Path, limit:int|None=None, # captions (not lines)
                      )->list[dict]:
     "Gold items from a caption SRL file (one JSON line per caption and predicate, as `captions_dev_srl.jsonl`)"
     items, index = [], {}
-    for n, rec in enumerate(_read_json_records(path, 'caption SRL'), 1):
+    for n, rec in enumerate(read_json_records(path, 'caption SRL'), 1):
         try:
             cid, toks, rel = rec['caption_id'], list(rec['tokens']), rec.get('rel')
             if cid not in index:
@@ -165,7 +165,7 @@ def read_dataset_frames(captions, limit:int|None=None)->list[dict]:
     "Gold items from canonical caption records (a dataset folder, a captions.jsonl path or a list): span matching"
     if isinstance(captions, (str, Path)) and Path(captions).is_dir(): captions = Path(captions)/'captions.jsonl'
     items = []
-    for i, rec in enumerate(_read_json_records(captions, 'captions')):
+    for i, rec in enumerate(read_json_records(captions, 'captions')):
         if limit is not None and i >= limit: break
         p = caption_parse(rec, f"caption {rec.get('caption_id', i)!r}")
         preds = {}

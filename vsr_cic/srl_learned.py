@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Sequence
 import numpy as np
 from .srl import SRL, Arg, Frame, Parse, Lexicon, SRLError, load_lexicon, asset_path
-from .srl_rules import SpacySRL, frame_of, is_predicate, subtree_span, _passive, shared_trailing_pps, phrase_noun
+from .srl_rules import SpacySRL, frame_of, is_predicate, subtree_span, is_passive, shared_trailing_pps, phrase_noun
 from .srl_words import PLACE_NOUNS, ANIMATE, TIME_NOUNS, LOC_PREPS, PREP_KEYWORDS, PREP_ROLE
 from .vsr import ROLES
 
 # %% auto #0
-__all__ = ['NONE', 'SKIP_DEPS', 'LOC_WORDS', 'MODEL_FILE', 'REL_TAGS', 'candidates', 'roleset_features', 'features',
+__all__ = ['NONE', 'SKIP_DEPS', 'LOC_WORDS', 'MODEL_FILE', 'REL_TAGS', 'candidates', 'word_class', 'roleset_features', 'features',
            'roleset_driven', 'predicate_rows', 'ArgLabeller', 'decode', 'conflicts_dropped', 'training_rows',
            'train_labeller', 'training_docs', 'train_from_shared', 'relative_roles', 'LearnedSRL']
 
@@ -38,7 +38,8 @@ def candidates(p, rule:Frame)->dict:
         if s < e and not (s <= p.i < e): out.setdefault((s, e), None)
     return out
 
-def _word_class(t)->str:
+def word_class(t)->str:
+    "The coarse class of a spaCy token for the learned tagger's features: 'place', 'anim', 'time', else its part of speech"
     w, l = t.lower_, t.lemma_.lower()
     if w in PLACE_NOUNS or l in PLACE_NOUNS: return 'place'
     if w in ANIMATE or l in ANIMATE or t.pos_ == 'PRON' and w not in ('it', 'this', 'that', 'which'): return 'anim'
@@ -80,7 +81,7 @@ def features(p, s:int, e:int, rule:str|None, roleset:str|None, roles:dict, passi
         else top
     )
     pos = 'L' if e <= p.i else 'R'
-    lemma, rl, voice, cls = p.lemma_.lower(), rule or 'NA', 'pass' if passive else 'act', _word_class(hw)
+    lemma, rl, voice, cls = p.lemma_.lower(), rule or 'NA', 'pass' if passive else 'act', word_class(hw)
     n = e - s
     f = [
         f"rl={rl}",
@@ -116,7 +117,7 @@ def features(p, s:int, e:int, rule:str|None, roleset:str|None, roles:dict, passi
         f += [rf, f'{rf}|rl={rl}', f'{rf}|rel={rel}', f'{rf}|voice={voice}|pos={pos}']
     return f
 
-from .srl_rules import _passive
+from .srl_rules import is_passive
 
 
 # %% ../nbs/04d_srl_learned.ipynb #a10
@@ -143,7 +144,7 @@ def predicate_rows(p, lex:Lexicon, roleset:str|None=None):
     rule = frame_of(p, lex)
     rs = roleset or rule.roleset
     roles = lex.roles(rs) if lex is not None else {}
-    passive = _passive(p)
+    passive = is_passive(p)
     rows = [(s, e, features(p, s, e, r, rs, roles, passive)) for (s, e), r in candidates(p, rule).items()]
     return rule, rs, roles, rows
 

@@ -29,8 +29,9 @@ from vsr_cic.srl_words import (
 # %% auto #0
 __all__ = ['PARTICIPLES_T', 'RELATIONAL_PREPS', 'PARTICLE_ROLE', 'NOUN_POS', 'PROXY_VERBS', 'PROXY_ING', 'SINGULAR_DETS',
            'DEFINITE_DETS', 'QUANTITY_NOUNS', 'PROXY_PARTICIPLE', 'PARALLEL_MIN', 'CHUNK', 'subtree_span', 'span_head',
-           'lexicon_lemma', 'is_predicate', 'split_locatives', 'shared_trailing_pps', 'frame_of', 'phrase_noun',
-           'verb_end', 'np_determiner', 'agrees_as_verb', 'verbless_candidate', 'parallel_parse', 'SpacySRL']
+           'lexicon_lemma', 'is_predicate', 'is_passive', 'split_locatives', 'shared_trailing_pps', 'frame_of',
+           'phrase_noun', 'verb_end', 'np_determiner', 'agrees_as_verb', 'verbless_candidate', 'parallel_parse',
+           'SpacySRL']
 
 # %% ../nbs/04b_srl_rules.ipynb #00000006
 _PUNCT = ('PUNCT',)
@@ -111,10 +112,11 @@ def is_predicate(t, lexicon:Lexicon|None=None)->bool:
         and t.dep_ not in ("aux", "auxpass")
     )
 
-def _passive(p)->bool:
+def is_passive(p)->bool:
+    "Is the spaCy predicate token `p` passive (a passive auxiliary or subject, a reduced relative, or a conjunct of a passive)?"
     if any(c.dep_ in ('auxpass', 'nsubjpass', 'csubjpass') for c in p.children): return True
     if p.tag_ == 'VBN' and p.dep_ in ('acl', 'amod'): return True
-    if p.tag_ == 'VBN' and p.dep_ == 'conj' and not any(c.dep_ == 'aux' for c in p.children): return _passive(p.head)
+    if p.tag_ == 'VBN' and p.dep_ == 'conj' and not any(c.dep_ == 'aux' for c in p.children): return is_passive(p.head)
     return _reduced_relative_root(p)
 
 PARTICIPLES_T = frozenset('cut set put hung built made laid spread split left'.split())   # participles without -ed / -en
@@ -152,7 +154,7 @@ class _Verb:
             and not (c.left_edge.i > 0 and p.doc[c.left_edge.i - 1].lower_ in ("and", "or"))
             for c in p.children
         )  # an object right after 'and' is a stray conjunct
-        self.passive = _passive(p)
+        self.passive = is_passive(p)
         if self.lemma == 'lay' and not self.has_obj and not self.passive and lexicon is not None and 'lie' in lexicon:
             self.lemma = 'lie'   # captions say 'a dog laying on a couch' for lying: lie.07 (ARG1 entity, ARG2 location)
         self.roleset, self.roles = None, {}

@@ -11,9 +11,9 @@ import numpy as np
 import torch
 from torch import nn
 from .srl import Arg, Frame, Parse, Lexicon, SRLError, load_lexicon, asset_path
-from .srl_rules import SpacySRL, frame_of, is_predicate, _passive
+from .srl_rules import SpacySRL, frame_of, is_predicate, is_passive
 from .srl_words import LOC_PREPS, PREP_KEYWORDS
-from .srl_learned import LOC_WORDS, LearnedSRL, roleset_driven, training_docs, _word_class
+from .srl_learned import LOC_WORDS, LearnedSRL, roleset_driven, training_docs, word_class
 
 # %% auto #0
 __all__ = ['NUMBERED', 'FIELDS', 'TAGGER_FILE', 'tree_path', 'predicate_vector', 'preposition_vector', 'token_features',
@@ -74,9 +74,9 @@ def token_features(p, rule:Frame, roles:dict)->tuple[list, list]:
     for a in rule.args:
         rtag[a.start:a.end] = ['B-' + a.role] + ['I-' + a.role] * (a.end - a.start - 1)
     rtag[p.i:rule.v_end or p.i + 1] = ['V'] * ((rule.v_end or p.i + 1) - p.i)
-    pv, lemma = predicate_vector(roles, _passive(p)), p.lemma_.lower()
+    pv, lemma = predicate_vector(roles, is_passive(p)), p.lemma_.lower()
     S = [(t.tag_, t.dep_, tree_path(t, p), rtag[t.i], t.lemma_.lower(), str(max(-6, min(6, t.i - p.i))),
-          _word_class(t), lemma if t.i == p.i else '-') for t in doc]
+          word_class(t), lemma if t.i == p.i else '-') for t in doc]
     return S, [pv + preposition_vector(t, roles) for t in doc]
 
 # %% ../nbs/04e_srl_tagger.ipynb #e9

@@ -10,14 +10,14 @@ from typing import Mapping, Sequence
 import numpy as np
 from .pipeline import Pipeline
 from .photos import pipeline_predictions
-from .experiments import control_counts, control_of, mean_sd, markdown_table, PAPER_TABLE1
+from .experiments import control_counts, control_of, mean_sd, markdown_table, PAPER_TABLE1, TABLE1_COLS
 
 # %% auto #0
-__all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'VERB_SUBSETS', 'PAPER_BY_ROW', 'SHOWN_SETTINGS', 'RESULT_KEYS',
-           'OracleVerbPipeline', 'method_predictions', 'attached_share', 'subset_scores', 'table1_runs', 'slot_capped',
-           'table1_pipe', 'table1_predictions', 'table1_scores', 'run_targets', 'run_row_predictions', 'table_rows',
-           'pool_seeds', 'table1_markdown', 'orderings', 'run_info', 'results_page', 'write_results_page', 'fill_block',
-           'as_list', 'keep_results', 'readme_block', 'publish']
+__all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'VERB_SUBSETS', 'PAPER_BY_ROW', 'PAGE_COLS', 'SHOWN_SETTINGS', 'WORLD_VERBS',
+           'RESULT_KEYS', 'OracleVerbPipeline', 'method_predictions', 'attached_share', 'subset_scores', 'table1_runs',
+           'slot_capped', 'table1_pipe', 'table1_predictions', 'table1_scores', 'run_targets', 'run_row_predictions',
+           'table_rows', 'pool_seeds', 'table1_markdown', 'orderings', 'run_info', 'results_page', 'write_results_page',
+           'world_results', 'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -284,6 +284,7 @@ def run_info(command:str|None=None)->dict:
             'machine': f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()} {platform.release()}",
             'python': platform.python_version(), 'command': command}
 
+PAGE_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'SPICE', 'R_V', 'R_SR1', 'R_SR2', 'attached')   # those the rows have
 SHOWN_SETTINGS = ('corpora', 'n_captions', 'epochs_xe', 'epochs_rl', 'hidden', 'lr_xe', 'min_freq', 'region_words', 'beam', 'seed')
 
 def results_page(metrics:Mapping, title:str, intro:str='')->str:
@@ -296,12 +297,15 @@ def results_page(metrics:Mapping, title:str, intro:str='')->str:
     if st: out += ['Settings: ' + ', '.join(f'`{k}={st[k]}`' for k in SHOWN_SETTINGS if k in st) + '.', '']
     if intro: out += [intro, '']
     rows = metrics.get('table1', [])
-    names = {'photos': 'held-out photos', 'corpus': "the corpora's own test split"}
+    names = {'photos': 'held-out photos', 'corpus': "the corpora's own test split", 'world': "the synthetic world's test split"}
     for ts in dict.fromkeys(r.get('test_set', 'photos') for r in rows):
+        here = [r for r in rows if r.get('test_set', 'photos') == ts]
+        cols = [c for c in PAGE_COLS if any(c in r for r in here)]
         for v, name in (('all', 'every caption'), ('one', 'one-verb captions'), ('multi', 'multi-verb captions')):
-            if any(r['verbs'] == v and r.get('test_set', 'photos') == ts for r in rows):
+            if any(r['verbs'] == v for r in here):
                 out += [f'## Table 1, {names.get(ts, ts)}: {name}', '',
-                        table1_markdown(rows, v, ts, paper=PAPER_BY_ROW if v == 'all' else None), '']
+                        table1_markdown(rows, v, ts, cols, paper=PAPER_BY_ROW if v == 'all' else None), '']
+        if not any(r['preset'] == 'paper' for r in here): continue   # the orderings are the paper preset's
         bad = orderings(rows, test_set=ts)
         out += ['**The paper\'s orderings** (Ours above C-LSTM, C-UpDn, SCT and w/o verb on CIDEr-D, R_V, R_SR1, '
                 'R_SR2 within each grounding; oracle verb ≥ Ours on R_V), every caption: ' +
@@ -319,6 +323,21 @@ def write_results_page(metrics_json, md_path, title:str, intro:str='')->Path:
     md.parent.mkdir(parents=True, exist_ok=True)
     md.write_text(results_page(json.loads(Path(metrics_json).read_text()), title, intro) + '\n')
     return md
+
+WORLD_VERBS = {'all': 'all', 'one-verb': 'one', 'multi-verb': 'multi'}   # `evaluate`'s caption subsets -> the pages' `verbs`
+
+def world_results(ev:Mapping, # an `evaluate` run's metrics.json on a synthetic world (`experiments.evaluate_table1`'s result)
+                  run:Mapping|None=None, # `run_info` of the run that made it
+                  source:str='metrics.json')->tuple[dict, str]: # where `ev` is, named in the intro
+    "An `evaluate` run in `results_page`'s form: (metrics with Table 1 rows of `test_set` 'world', the page's intro)"
+    rows = [{'test_set': 'world', 'method': _PAPER_NAMES.get(r['method'], r['method']), 'grounding': r['proposals'].lower(),
+             'preset': r.get('preset', ev.get('preset')), 'verbs': WORLD_VERBS[r['captions']], 'n_captions': r['n'],
+             **{c: r.get(c) for c in TABLE1_COLS}} for r in ev['rows']]
+    fixed = ('preset', 'beam', 'structure', 'n_test', 'dataset')
+    intro = (f"From `{source}`: " + ', '.join(f'{k} {ev[k]!r}' for k in fixed if k in ev) + '. Values in %. Unplanned '
+             f"captions per row: {sorted({r.get('unplanned', 0) for r in ev['rows']})}; rows planned with a fallback "
+             f"planner: {sum(bool(r.get('planner_fallback')) for r in ev['rows'])}.")
+    return {'run': dict(run or {}), 'table1': rows}, intro
 
 def fill_block(text:str, name:str, body:str)->str:
     "`text` with the lines between `<!-- results:name -->` and `<!-- /results:name -->` replaced by `body`"

@@ -25,8 +25,8 @@ from vsr_cic.distributed import (
     average_gradients,
     broadcast_module,
     check_in_sync,
-    _bcast,
-    _gather,
+    broadcast_obj,
+    gather_obj,
 )
 
 # %% auto #0
@@ -331,7 +331,7 @@ def _resume(net, opt, sched, ckpt_dir:Path, main:bool)->LoopState:
     "Weights, optimiser, scheduler, loop state and RNG streams from `ckpt_dir/last.pt` (rank 0 reads, every rank gets it)"
     rank, ws = world()
     ck = load_checkpoint(ckpt_dir/'last.pt') if main and (ckpt_dir/'last.pt').exists() else None
-    ck = _bcast(ck)                                             # ranks on other nodes need not see the file
+    ck = broadcast_obj(ck)                                             # ranks on other nodes need not see the file
     if ck is None: return LoopState()
     load_weights(net, ck['model'], ckpt_dir/'last.pt')
     opt.load_state_dict(ck['opt'])
@@ -368,7 +368,7 @@ def _update(model, net, opt, loss, sync:bool, clip:float|None, stop):
 def _evaluate(model, eval_fn, st:LoopState, monitor:str|None, mode:str, patience:int|None)->bool:
     "End-of-epoch evaluation (rank 0's metrics decide for every rank) and early stopping; whether this epoch is the best"
     model.eval()
-    with torch.no_grad(): ev = _bcast(eval_fn(st.epoch))
+    with torch.no_grad(): ev = broadcast_obj(eval_fn(st.epoch))
     st.history.append({'kind': 'eval', 'epoch': st.epoch, 'step': st.step, **ev})
     if monitor is None: return False
     if monitor not in ev: raise KeyError(f"monitor {monitor!r} is not among the eval metrics {sorted(ev)}")
@@ -411,7 +411,7 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
 
     def save(tag):
         if ckpt_dir is None: return
-        rngs = _gather(rng_state()) if dist else None           # a collective: every rank saves at the same points
+        rngs = gather_obj(rng_state()) if dist else None           # a collective: every rank saves at the same points
         if not main: return
         atomic_save({'model': net.state_dict(), 'opt': opt.state_dict(), 'sched': sched.state_dict() if sched else None,
                      'loop': asdict(st), 'rng': rng_state(), 'rng_ranks': rngs, 'world_size': ws,

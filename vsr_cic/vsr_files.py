@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from .vsr import normalize_role, VERB
-from .readers import Records, FormatError, _where, _need, _load_json
+from .readers import Records, FormatError, where_text, need_field, load_json
 
 # %% auto #0
 __all__ = ['VSR_FILES', 'VSRAnnotations', 'read_vsr_annotations', 'apply_vsr_annotations']
@@ -30,8 +30,8 @@ def read_vsr_annotations(folder,          # folder holding the files of `VSR_FIL
     folder = Path(folder)
     names = {**VSR_FILES, **(files or {})}
     p = {k: folder/v for k, v in names.items()}
-    cls_d, vs_d, verb_d, vidx = (_load_json(p[k]) for k in ('classes', 'vs', 'verbs', 'verb_idx'))
-    surf_d = _load_json(p['surface']) if p['surface'].exists() else {}
+    cls_d, vs_d, verb_d, vidx = (load_json(p[k]) for k in ('classes', 'vs', 'verbs', 'verb_idx'))
+    surf_d = load_json(p['surface']) if p['surface'].exists() else {}
     if not isinstance(vidx, dict) or not all(isinstance(v, int) for v in vidx.values()):
         raise FormatError(f"{p['verb_idx']}: expected {{lemma: int index}}")
     items = {}
@@ -39,31 +39,31 @@ def read_vsr_annotations(folder,          # folder holding the files of `VSR_FIL
         for cap, slots in caps.items():
             where = f"image {img}, caption {cap!r}"
             if not isinstance(slots, list):
-                raise FormatError(_where(p['classes'], where, f"expected a list of slot classes, got {slots!r}"))
-            vs = _need(_need(vs_d, img, p['vs'], None, dict), cap, p['vs'], f"image {img}", dict)
-            vl, sl = _need(vs, 'verb', p['vs'], where, list), _need(vs, 'sr', p['vs'], where, list)
+                raise FormatError(where_text(p['classes'], where, f"expected a list of slot classes, got {slots!r}"))
+            vs = need_field(need_field(vs_d, img, p['vs'], None, dict), cap, p['vs'], f"image {img}", dict)
+            vl, sl = need_field(vs, 'verb', p['vs'], where, list), need_field(vs, 'sr', p['vs'], where, list)
             if not len(vl) == len(sl) == len(slots):
-                raise FormatError(_where(p['vs'], where,
+                raise FormatError(where_text(p['vs'], where,
                                          f"'verb' has {len(vl)} and 'sr' {len(sl)} slot lists for {len(slots)} slots "
                                          f"in {p['classes'].name}"))
-            verbs = _need(_need(verb_d, img, p['verbs'], None, dict), cap, p['verbs'], f"image {img}", list)
+            verbs = need_field(need_field(verb_d, img, p['verbs'], None, dict), cap, p['verbs'], f"image {img}", list)
             for v in verbs:
                 if v not in vidx:
-                    raise FormatError(_where(p['verbs'], where, f"verb {v!r} is not in {p['verb_idx'].name}"))
+                    raise FormatError(where_text(p['verbs'], where, f"verb {v!r} is not in {p['verb_idx'].name}"))
             surf = surf_d.get(img, {}).get(cap, [[] for _ in slots])
             out = []
             for j, (c, vv, ss) in enumerate(zip(slots, vl, sl)):
                 if len(vv) != len(ss):
-                    raise FormatError(_where(p['vs'], where, f"slot {j}: {len(vv)} verbs {vv} but {len(ss)} roles "
+                    raise FormatError(where_text(p['vs'], where, f"slot {j}: {len(vv)} verbs {vv} but {len(ss)} roles "
                                                              f"{ss}"))
                 labels = []
                 for v, r in zip(vv, ss):
                     if v not in verbs:
-                        raise FormatError(_where(p['vs'], where,
+                        raise FormatError(where_text(p['vs'], where,
                                                  f"slot {j} names verb {v!r}, not among the caption's verbs {verbs} "
                                                  f"in {p['verbs'].name}"))
                     role = VERB if c == 'verb' else normalize_role(str(r), strict=False)
-                    if role is None: raise FormatError(_where(p['vs'], where, f"slot {j}: unknown semantic role {r!r}"))
+                    if role is None: raise FormatError(where_text(p['vs'], where, f"slot {j}: unknown semantic role {r!r}"))
                     labels.append((v, role))
                 out.append({'class': c, 'labels': labels, 'surface': (surf[j] if j < len(surf) else [])})
             items[(str(img), cap)] = {'verbs': list(verbs), 'slots': out}

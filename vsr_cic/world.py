@@ -15,7 +15,7 @@ from .vsr import VSR, subrole_names
 from .data import (write_dataset, load_dataset, group_proposals, caption_vsrs, build_slots, BACKGROUND,
                           validate_caption, frame_structure)
 from .scenes import *
-from .scenes import _pick
+from .scenes import pick_one
 from .vsr import parse_subrole
 
 # %% auto #0
@@ -73,11 +73,11 @@ def _loc_phrases(c:_Caption, locs:Sequence[int], kind:str)->list:
     "Locative PPs: (words, relative entity spans) in caption order (ground before landmark; coordination left to right)"
     def pp(i):
         prep = ([PLACES[c.scene[i]['cls']][0]] if CATEGORY[c.scene[i]['cls']] == 'place'
-                else list(_pick(c.rng, LANDMARK_PREPS)))
+                else list(pick_one(c.rng, LANDMARK_PREPS)))
         w, e = c.group([i])
         return prep + w, [(a + len(prep), b + len(prep), j) for a, b, j in e]
     if kind == 'coord':
-        prep = list(_pick(c.rng, LANDMARK_PREPS))
+        prep = list(pick_one(c.rng, LANDMARK_PREPS))
         w, e = c.group(locs)
         return [(prep + w, [(a + len(prep), b + len(prep), j) for a, b, j in e])]
     area = lambda i: (lambda b: (b[2] - b[0]) * (b[3] - b[1]))(c.scene[i]['box'])
@@ -216,7 +216,7 @@ def sample_caption(scene:list[dict], rng:np.random.Generator, set_of:dict, optio
         pverbs = sorted({p.lemma for p in VERBS.values() if p.participle and p.lemma != verb
                          for i in ents if free(i) and i != extra and cls(i) in p.obj_pool})
         if pverbs:
-            pv = _pick(rng, pverbs)
+            pv = pick_one(rng, pverbs)
             part = (pv, nearest([i for i in ents if free(i) and i != extra and cls(i) in VERBS[pv].obj_pool]))
     roles = ({v.subj_role} if not agentless else set()) | ({v.obj_role} if obj else set()) \
             | ({v.extra[0]} if extra is not None else set()) | ({'LOC'} if locs else set())
