@@ -81,9 +81,6 @@ def _private_reaches()->dict:
 REACHES = _private_reaches()
 # issue 35: real_captions.py (nbs/25_real_captions.ipynb) is being dissolved into the modules that own its parts
 # (data exposes what the others need publicly); until then it still reads data's private helpers
-DISSOLVING = {(w, 'data', x) for w in ('vsr_cic/real_captions.py', 'nbs/25_real_captions.ipynb')
-              for x in ('_atomic', '_read_jsonl', '_write_jsonl')}
-
 def test_modules_found():
     assert len(MODS) > 30 and all(nb for _, nb in MODS.values()), 'every module names the notebook it is exported from'
 
@@ -124,13 +121,8 @@ def test_public_names_defined_once():
 
 def test_no_private_names_from_other_modules():
     "No module, experiment notebook or notebook test takes another module's `_private` name (make it public, with a docstring)"
-    bad = sorted(REACHES - DISSOLVING)
+    bad = sorted(REACHES)
     assert not bad, '\n'.join(f'{w} uses {m}.{x}' for w, m, x in bad)
-
-@pytest.mark.xfail(strict=True, reason="issue 35: vsr_cic/real_captions.py (nbs/25_real_captions.ipynb) still reads data's "
-                   "_atomic, _read_jsonl, _write_jsonl until it is dissolved into its owners; then drop DISSOLVING and this mark")
-def test_real_captions_reaches_no_private_names():
-    assert not REACHES & DISSOLVING, sorted(REACHES & DISSOLVING)
 
 def test_checks_can_fail():
     "The checks above see a planted cycle, a later-notebook import, a long function and private names taken from other modules"
