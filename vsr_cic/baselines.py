@@ -11,7 +11,7 @@ from .captioner import (ControllableCaptioner, RoleShiftCaptioner, SlotContext, 
 
 # %% auto #0
 __all__ = ['SLOT_KEYS', 'CAPTIONERS', 'drop_verb_slots', 'NoVerbCaptioner', 'SCTCaptioner', 'pool_grounded', 'CUpDnCaptioner',
-           'CLSTMCaptioner', 'make_captioner']
+           'CLSTMCaptioner', 'captioner_options', 'make_captioner']
 
 # %% ../nbs/14_baselines.ipynb #00000006
 SLOT_KEYS = ('regions', 'region_mask', 'slot_role', 'slot_is_verb', 'slot_sub', 'slot_verb', 'allowed_words')
@@ -124,13 +124,17 @@ def _options(cls)->set:
                                                                            'ids')}
 _ID_OPTIONS = {'pad_id', 'bos_id', 'eos_id'}
 
+def captioner_options()->set:
+    "Every option `make_captioner` accepts (one captioner's or another's)"
+    return set().union(*(_options(c) for c in CAPTIONERS.values())) | _ID_OPTIONS
+
 def make_captioner(name:str,        # ours | c_lstm | c_updn | sct | no_verb
                    vocab_size:int,  # V
                    feat_dim:int,    # D
                    **cfg)->ControllableCaptioner:
     "Build a captioner by name from one shared configuration"
     if name not in CAPTIONERS: raise ValueError(f"unknown captioner {name!r}; choose one of {', '.join(CAPTIONERS)}")
-    known = set().union(*(_options(c) for c in CAPTIONERS.values())) | _ID_OPTIONS
+    known = captioner_options()
     bad = sorted(set(cfg) - known)
     if bad: raise TypeError(f"unknown captioner option(s) {bad}; known: {sorted(known)}")
     own = _options(CAPTIONERS[name]) | _ID_OPTIONS
