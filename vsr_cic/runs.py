@@ -17,7 +17,7 @@ from .core import seed_everything, get_device
 from .world import resolve_data
 
 # %% auto #0
-__all__ = ['RUN_CONFIG', 'MODEL_FILE', 'IN_RUN', 'CKPT_FILES', 'NUM_THREADS', 'MODEL_KEYS', 'RUN_IGNORE', 'RunMismatch',
+__all__ = ['RUN_CONFIG', 'MODEL_PT', 'IN_RUN', 'CKPT_FILES', 'NUM_THREADS', 'MODEL_KEYS', 'RUN_IGNORE', 'RunMismatch',
            'has_checkpoints', 'data_entry', 'data_path', 'read_json', 'config_diff', 'check_run_config',
            'write_run_config', 'vocab_fingerprint', 'check_vocabs_unchanged', 'check_vocab_fits', 'best_ckpt',
            'find_ckpt', 'restore_best', 'run_vocabs', 'load_gsrl', 'open_run', 'start_run', 'model_file', 'has_model',
@@ -25,7 +25,7 @@ __all__ = ['RUN_CONFIG', 'MODEL_FILE', 'IN_RUN', 'CKPT_FILES', 'NUM_THREADS', 'M
 
 # %% ../nbs/15b_runs.ipynb #c99459d5
 RUN_CONFIG = 'run_config.json'
-MODEL_FILE = 'model.pt'   # a finished run's selected model (`save_model`)
+MODEL_PT = 'model.pt'   # a finished run's selected model (`save_model`)
 IN_RUN = 'data_in_run'   # run_config key: True when 'data' is a path relative to the run folder
 
 class RunMismatch(ValueError):
@@ -34,7 +34,7 @@ class RunMismatch(ValueError):
 def has_checkpoints(out:str|os.PathLike)->bool:
     "Does the run folder hold trained weights (a stage checkpoint or `model.pt`)?"
     out = Path(out)
-    return (out/MODEL_FILE).exists() or any((out/d).is_dir() and any((out/d).rglob('*.pt')) for d in ('ckpt', *LEGACY_STAGES))
+    return (out/MODEL_PT).exists() or any((out/d).is_dir() and any((out/d).rglob('*.pt')) for d in ('ckpt', *LEGACY_STAGES))
 
 def data_entry(path:str|os.PathLike, out:str|os.PathLike)->dict:
     "The run_config entries naming the dataset: relative to the run folder when it lies inside it (survives a copy or move)"
@@ -210,7 +210,7 @@ MODEL_KEYS = ('model', 'name', 'config', 'vocab_size', 'feat_dim')   # what ever
 
 def model_file(run)->Path:
     "The `model.pt` of a run folder"
-    return Path(run)/MODEL_FILE
+    return Path(run)/MODEL_PT
 
 def has_model(run)->bool:
     "Does the run folder hold a finished run's model?"
