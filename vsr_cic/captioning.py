@@ -4,7 +4,7 @@
 
 # %% ../nbs/16_captioning.ipynb #00000002
 from __future__ import annotations
-import argparse, difflib, inspect, json, os, sys, time
+import argparse, difflib, functools, inspect, json, os, sys, time
 from dataclasses import dataclass, fields
 from pathlib import Path
 import numpy as np
@@ -466,6 +466,14 @@ def _takes_main_job(fn):
     fn.__signature__ = _JOB_SIGNATURE
     return fn
 
+def _checks_main_job(fn):
+    "Refuse the arguments `main_job` refuses before `fn` runs (before `guard_run` claims the run folder)"
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        main_job(*args, **kwargs)
+        return fn(*args, **kwargs)
+    return checked
+
 # %% ../nbs/16_captioning.ipynb #b21e6045
 def _ckpt_step(d:Path)->int:
     return load_checkpoint(d/'last.pt')['loop']['step'] if (d/'last.pt').exists() else 0
@@ -668,6 +676,7 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
             'history': {'xe': xe.history, 'rl': rl_hist}, 'net': r.net, 'data': r.cd}
 
 # %% ../nbs/16_captioning.ipynb #4a06bafb
+@_checks_main_job          # a misspelt argument is refused before anything is written
 @guard_run(config=False)   # marker and lock; the settings check is `_open_run`'s
 @_takes_main_job           # the arguments: `MainJob`'s fields, then more `make_captioner` options
 def train_captioner(*args, **kwargs)->dict:
