@@ -357,7 +357,7 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
     parts = [('gsrl', 'gsrl'), ('planner', 'slevel_transformer'), ('planner', 'rlevel'), ('verbs', 'verbs')]
     for sub, ck in parts[:2] + parts[3:]:
         if best_ckpt(run/sub/ck) is None: raise FileNotFoundError(f"export_photo_models: no checkpoint in {run/sub/ck}")
-    cap, _ = read_model(run/'captioner', 'export_photo_models')   # names a missing model.pt (before anything is written)
+    cap = read_model(run/'captioner', 'export_photo_models')   # names a missing model.pt (before anything is written)
     if dest.exists(): shutil.rmtree(dest)
     dest.mkdir(parents=True)
     for sub, ck in parts:

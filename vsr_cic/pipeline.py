@@ -24,7 +24,7 @@ from .train import load_checkpoint, load_weights, build_checked
 from .vsr import as_vsrs, check_known, ing_form
 from .data import check_proposals, load_dataset
 from .loader import verb_forms
-from .runs import data_path, best_ckpt, find_ckpt, run_vocabs, load_gsrl, read_model, model_file, has_model
+from .runs import data_path, best_ckpt, find_ckpt, run_vocabs, load_gsrl, read_model, model_vocabs, model_file, has_model
 from .loader import frame_roles, build_vocabs
 from .data import frame_structure
 from .vsr import Vocab
@@ -51,10 +51,11 @@ def load_planner(planner_dir, device='cpu', kind:str='transformer')->tuple:
 def load_captioner(captioner_dir, device='cpu')->tuple:
     "(captioner, vocabularies, checkpoint info) from a `train_captioner` out_dir (`model.pt`)"
     d = Path(captioner_dir)
-    ck, vocabs = read_model(d, 'captioner')   # its keys, and the vocabularies the weights were trained with
+    ck = read_model(d, 'captioner')
     # the config and sizes are checked against the weights before the module is built (`build_checked`)
     m = build_checked(make_captioner, ck['config'], ck['model'], model_file(d), ck['name'], ck['vocab_size'],
                       ck['feat_dim'])
+    vocabs = model_vocabs(d, ck, 'captioner')   # the vocabularies the weights were trained with
     info = {k: v for k, v in ck.items() if k != 'model'}
     rc = d/'run_config.json'
     mj = d/'metrics.json'

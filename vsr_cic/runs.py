@@ -21,7 +21,7 @@ __all__ = ['RUN_CONFIG', 'MODEL_PT', 'IN_RUN', 'CKPT_FILES', 'NUM_THREADS', 'MOD
            'has_checkpoints', 'data_entry', 'data_path', 'read_json', 'config_diff', 'check_run_config',
            'write_run_config', 'vocab_fingerprint', 'check_vocabs_unchanged', 'check_vocab_fits', 'best_ckpt',
            'find_ckpt', 'restore_best', 'run_vocabs', 'load_gsrl', 'open_run', 'start_run', 'model_file', 'has_model',
-           'save_model', 'read_model', 'trainer_config', 'guard_run', 'retire_stage']
+           'save_model', 'read_model', 'model_vocabs', 'trainer_config', 'guard_run', 'retire_stage']
 
 # %% ../nbs/15b_runs.ipynb #c99459d5
 RUN_CONFIG = 'run_config.json'
@@ -230,17 +230,21 @@ def save_model(run,                        # the run folder
                  'feat_dim': feat_dim, **info, 'vocab_dir': vocab_dir, 'vocab_sha': vocab_fingerprint(vocabs)}, f)
     return f
 
-def read_model(run, what:str='captioner', map_location='cpu')->tuple[dict, dict]:
-    "(`model.pt`'s entries, the vocabularies beside it) of a run; errors name the missing file or key or a foreign vocabulary"
+def read_model(run, what:str='captioner', map_location='cpu')->dict:
+    "`model.pt`'s entries of a run; errors name the missing file or key"
     f = model_file(run)
     if not f.exists():
         raise FileNotFoundError(f"{what}: no checkpoint {f} (train_captioner writes it when training ends)")
     ck = load_checkpoint(f, map_location)
     for k in MODEL_KEYS:
         if k not in ck: raise KeyError(f"{what}: {f} lacks key {k!r} (has {sorted(ck)})")
+    return ck
+
+def model_vocabs(run, ck:Mapping, what:str='captioner')->dict:
+    "The vocabularies beside a run's `model.pt` (`ck`), refused (`RunMismatch`) when they are not the ones it was trained with"
     vocabs = run_vocabs(Path(run)/ck.get('vocab_dir', 'vocab'), what)
-    check_vocab_fits(ck, vocabs, f)   # weights and ids agree
-    return ck, vocabs
+    check_vocab_fits(ck, vocabs, model_file(run))   # weights and ids agree
+    return vocabs
 
 # %% ../nbs/15b_runs.ipynb #8a2066ec
 RUN_IGNORE = ('progress', 'num_threads', 'threads', 'num_workers', 'device', 'stop_after', 'epochs', 'epochs_sn',
