@@ -18,8 +18,8 @@ from .metrics import bigrams
 
 # %% auto #0
 __all__ = ['SLOT_KEYS', 'CAPTIONERS', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'drop_verb_slots', 'NoVerbCaptioner', 'SCTCaptioner',
-           'pool_grounded', 'CUpDnCaptioner', 'CLSTMCaptioner', 'make_captioner', 'caption_keys', 'grounding_keys',
-           'key_score', 'RetrievalIndex', 'retrieval_predictions']
+           'pool_grounded', 'CUpDnCaptioner', 'CLSTMCaptioner', 'captioner_options', 'make_captioner', 'caption_keys',
+           'grounding_keys', 'key_score', 'RetrievalIndex', 'retrieval_predictions']
 
 # %% ../nbs/14_baselines.ipynb #00000006
 SLOT_KEYS = ('regions', 'region_mask', 'slot_role', 'slot_is_verb', 'slot_sub', 'slot_verb', 'allowed_words')
@@ -132,13 +132,17 @@ def _options(cls)->set:
                                                                            'ids')}
 _ID_OPTIONS = {'pad_id', 'bos_id', 'eos_id'}
 
+def captioner_options()->set:
+    "Every option `make_captioner` accepts (one captioner's or another's)"
+    return set().union(*(_options(c) for c in CAPTIONERS.values())) | _ID_OPTIONS | {'precompute'}   # precompute: the fast path (13b)
+
 def make_captioner(name:str,        # ours | c_lstm | c_updn | sct | no_verb
                    vocab_size:int,  # V
                    feat_dim:int,    # D
                    **cfg)->ControllableCaptioner:
     "Build a captioner by name from one shared configuration"
     if name not in CAPTIONERS: raise ValueError(f"unknown captioner {name!r}; choose one of {', '.join(CAPTIONERS)}")
-    known = set().union(*(_options(c) for c in CAPTIONERS.values())) | _ID_OPTIONS | {'precompute'}
+    known = captioner_options()
     bad = sorted(set(cfg) - known)
     if bad: raise TypeError(f"unknown captioner option(s) {bad}; known: {sorted(known)}")
     cls = CAPTIONERS[name]

@@ -4,26 +4,25 @@
 
 # %% ../nbs/16_captioning.ipynb #00000002
 from __future__ import annotations
-import json, os, sys, time
+import argparse, difflib, functools, inspect, json, os, sys, time
 from dataclasses import dataclass, fields
 from pathlib import Path
 import numpy as np
 import torch
 from torch.utils.data import DataLoader
-from .core import seed_everything, get_device
+from .core import seed_everything
 from .world import world_dir, ensure_world
 from .data import load_dataset, frame_structure
 from .vsr import VERB, Vocab
 from .loader import verb_forms, CaptionDataset, Limits, build_vocabs, save_vocabs, densify, to_device
 from .captioner import caption_inputs
 from .fast_captioner import compile_loss, pad_inputs
-from .baselines import make_captioner, CAPTIONERS
+from .baselines import make_captioner, captioner_options, CAPTIONERS
 from .decoding import greedy_decode, sample_decode, beam_search, scst_loss, verb_constraint, BEAM_SIZE, CapturedRollouts
 from vsr_cic.train import (
     fit,
     EpochBatchSampler,
     load_checkpoint,
-    atomic_save,
     sampler_for,
     TrainingInterrupted,
     check_inputs,
@@ -35,11 +34,13 @@ from vsr_cic.runs import (
     write_run_config,
     check_vocabs_unchanged,
     retire_stage,
-    vocab_fingerprint,
     guard_run,
+    open_run,
+    save_model,
 )
 from .distributed import init_distributed, cleanup_distributed, broadcast_module
-from fastcore.script import call_parse, bool_arg
+from fastcore.basics import str2bool
+from fastcore.docments import docments
 from .cider import CiderD, ids_to_seqs
 from .metrics import evaluate_captions, java_available, EMPTY
 from .baselines import NoVerbCaptioner
@@ -50,7 +51,7 @@ __all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'C
            'preset_options', 'CaptionData', 'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn',
            'prepare_batch', 'controls_of', 'gt_sequences', 'static_shape', 'xe_step_fn', 'CiderReward', 'scst_step_fn',
            'slot_names', 'oracle_verb_words', 'decode_split', 'cider_d', 'evaluate_split', 'format_sample',
-           'plot_curves', 'MainJob', 'train_captioner', 'train_captioner_cli']
+           'plot_curves', 'MainJob', 'main_job', 'train_captioner', 'main_job_parser', 'train_captioner_cli']
 
 # %% ../nbs/16_captioning.ipynb #00000005
 LR_XE, LR_RL = 5e-4, 5e-5    # supp. §D
@@ -400,55 +401,81 @@ def plot_curves(xe_history:list, rl_history:list, path=None):
 # %% ../nbs/16_captioning.ipynb #0000001e
 @dataclass(frozen=True)
 class MainJob:
-    "The main job's settings and their defaults, written once: `train_captioner`, its CLI and `train_captioner.ipynb` read `MAIN_JOB`"
-    data_dir: str|None = None         # dataset folder; None -> the built-in world (`vsr_cic.world.ensure_world`)
-    out_dir: str = 'runs/train_captioner'
+    "The main job's settings and defaults, written once: `train_captioner`'s arguments, its CLI's flags and `train_captioner.ipynb`'s parameters"
+    data_dir: str|None = None         # dataset folder; None: the built-in world (`vsr_cic.world.ensure_world`)
+    out_dir: str = 'runs/train_captioner' # where checkpoints, model.pt, metrics.json, samples and curves go
     model: str = 'ours'               # ours | c_lstm | c_updn | sct | no_verb
     epochs_xe: int = 5                # cross-entropy epochs (early stopping on val CIDEr-D)
     epochs_rl: int = 2                # self-critical epochs
-    batch_size: int = BATCH_SIZE      # global batch (split over ranks under torchrun)
-    lr_xe: float = LR_XE
-    lr_rl: float = LR_RL
+    batch_size: int = BATCH_SIZE      # global batch, split over ranks under torchrun (supp. §D)
+    lr_xe: float = LR_XE              # Adam learning rate of the cross-entropy stage (supp. §D)
+    lr_rl: float = LR_RL              # Adam learning rate of the self-critical stage (supp. §D)
     hidden: int = 128                 # LSTM, embedding and attention width (paper: 512)
-    beam: int = BEAM_SIZE             # test decoding (paper: 5)
-    val_beam: int = 1                 # validation decoding for early stopping (1 = greedy, fast)
+    beam: int = BEAM_SIZE             # test decoding beam (paper: 5)
+    val_beam: int = 1                 # validation decoding for early stopping (1: greedy, fast)
     device: str = 'auto'              # auto | cpu | cuda (under torchrun: cuda:LOCAL_RANK unless cpu)
-    seed: int = 0
-    world_images: int | None = (
-        None  # a small world of this many images in `out_dir/world` (tests); None: the built-in one
-    )
-    patience: int = PATIENCE
-    lr_decay: float = LR_DECAY
-    lr_step: int = LR_STEP
-    dropout: float = 0.5
+    seed: int = 0                     # random seed
+    world_images: int|None = None     # a small world of this many images in `out_dir/world` (tests); None: the built-in one
+    patience: int = PATIENCE          # epochs without a better validation CIDEr-D before a stage stops
+    lr_decay: float = LR_DECAY        # StepLR factor
+    lr_step: int = LR_STEP            # StepLR period (epochs)
+    dropout: float = 0.5              # the captioner's dropout
     rl_samples: int = 1               # samples per caption in the self-critical stage
-    preset: str = DEFAULT_PRESET      # 'paper' | 'ours': the whole method (see "Two presets")
+    preset: str = DEFAULT_PRESET      # paper | ours: the whole method (captioner, decoding, schedule; see "Two presets")
     role_emb: bool|None = None        # addition: role/sub-index embeddings in x_t (None: the preset's)
     complete: bool|None = None        # addition: end-of-caption rule, in SCST samples too (None: the preset's)
     constrain_verbs: bool|None = None # addition: verb slots say only the verb's forms (None: the preset's)
-    lr_decay_rl: bool = True          # lr × lr_decay every lr_step epochs in the self-critical stage (supp. §D)
-    ungrounded: str = 'fill'          # training captions with an ungrounded sub-role: 'fill' (supp. §D) | 'drop'
+    lr_decay_rl: bool = True          # lr × lr_decay every lr_step epochs in the self-critical stage too (supp. §D)
+    ungrounded: str = 'fill'          # training captions with an ungrounded sub-role: fill (supp. §D) | drop
     min_freq: int = 1                 # vocabulary threshold: rarer train words become <unk> (verb forms always kept)
-    verb_shift: str = (
-        "one_word"  # 'one_word': a verb slot is the verb token, shift forced after it (paper); 'gate': learned
-    )
-    test_split: str = 'test'
+    verb_shift: str = 'one_word'      # one_word: a verb slot is the verb token, shift forced after it (paper); gate: learned
+    test_split: str = 'test'          # the split decoded and scored at the end
     metrics: bool = True              # full pycocoevalcap metrics on the test split
     control: bool = True              # R_V / R_SR1 / R_SR2 via SRL on the test split
     threads: int|None = 1             # torch CPU threads per process (1 is fastest on a small shared CPU)
-    num_workers: int = 0
-    progress: bool = True
+    num_workers: int = 0              # loader processes (feed a captured GPU step with 4 or more)
+    progress: bool = True             # progress bars and log lines
     n_show: int = 8                   # sample captions written to samples.txt
-    resume: bool = True
-    stop_after: int|None = None       # stop after this many optimiser steps (tests of resuming)
-    ckpt_every: int = 50
-    clip: float|None = None
-    amp: str|None = None              # None | 'bf16' | 'auto' (bf16 autocast on a CUDA device that supports it)
+    resume: bool = True               # continue the run in out_dir (False: train from scratch, replacing its checkpoints)
+    stop_after: int|None = None       # stop after this many optimiser steps, as a kill would (tests of resuming)
+    ckpt_every: int = 50              # optimiser steps between resumable checkpoints
+    clip: float|None = None           # gradient-norm clipping (None: none)
+    amp: str|None = None              # None | bf16 | auto: bfloat16 autocast on a CUDA device that supports it
     capture: bool = False             # CUDA: XE loss and SCST rollouts as CUDA graphs (`compile_loss`, `CapturedRollouts`)
 
 MAIN_JOB = MainJob()
-_J = MAIN_JOB   # short alias for the defaults of `train_captioner`
 
+_P = inspect.Parameter
+_JOB_SIGNATURE = inspect.Signature([_P(f.name, _P.POSITIONAL_OR_KEYWORD, default=f.default, annotation=f.type)
+                                    for f in fields(MainJob)] + [_P('model_cfg', _P.VAR_KEYWORD)], return_annotation='dict')
+
+def main_job(*args, **kwargs)->tuple:   # (MainJob, more `make_captioner` options)
+    "A `train_captioner` call's arguments (`MainJob`'s fields in order, or by name, then captioner options) as its job"
+    b = _JOB_SIGNATURE.bind(*args, **kwargs)
+    b.apply_defaults()
+    model_cfg = b.arguments.pop('model_cfg')
+    bad = sorted(set(model_cfg) - captioner_options())
+    if bad:
+        near = {k: difflib.get_close_matches(k, [f.name for f in fields(MainJob)], 1) for k in bad}
+        hint = ''.join(f"; did you mean {n[0]!r} for {k!r}?" for k, n in near.items() if n)
+        raise TypeError(f"train_captioner: unknown argument(s) {bad}: neither a `MainJob` field nor a captioner option "
+                        f"(`make_captioner`){hint}")
+    return MainJob(**b.arguments), model_cfg
+
+def _takes_main_job(fn):
+    "Give `fn(*args, **kwargs)` `main_job`'s signature: every `MainJob` field with its default, then `**model_cfg`"
+    fn.__signature__ = _JOB_SIGNATURE
+    return fn
+
+def _checks_main_job(fn):
+    "Refuse the arguments `main_job` refuses before `fn` runs (before `guard_run` claims the run folder)"
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        main_job(*args, **kwargs)
+        return fn(*args, **kwargs)
+    return checked
+
+# %% ../nbs/16_captioning.ipynb #b21e6045
 def _ckpt_step(d:Path)->int:
     return load_checkpoint(d/'last.pt')['loop']['step'] if (d/'last.pt').exists() else 0
 
@@ -503,23 +530,21 @@ def _dataset(job:MainJob, out:Path, env)->Path:
     if env.rank != 0: path = make()
     return path
 
+# %% ../nbs/16_captioning.ipynb #3c46b4f6
 def _open_run(job:MainJob, model_cfg:dict)->_Run:
-    "Threads, distributed setup, seeds, run folder and config check, data, vocabularies and the model"
+    "Distributed setup, the run folder (`open_run`) and its settings check, data, vocabularies and the model"
     if job.model not in CAPTIONERS: raise ValueError(f"model must be one of {', '.join(CAPTIONERS)}, got {job.model!r}")
-    if job.threads: torch.set_num_threads(job.threads)
     # torchrun: cuda:LOCAL_RANK (NCCL) or cpu (gloo)
     env = init_distributed(device='cpu' if str(job.device) == 'cpu' else None)
     main = env.rank == 0                                   # under torchrun: every rank trains its shard, rank 0 writes
-    seed_everything(job.seed)
-    dev = env.device if env.distributed else get_device(job.device)
+    # the opening every trainer shares (`vsr_cic.runs`): threads, seeds, device, run folder
+    out, dev = open_run(job.out_dir, job.seed, env.device if env.distributed else job.device, job.threads)
     if job.capture and (torch.device(dev).type != 'cuda' or env.distributed):
         raise ValueError(
             f"capture=True needs one CUDA device, got {dev}"
             + (f" on {env.world_size} ranks" if env.distributed else "")
             + ": CUDA graphs remove kernel-launch overhead, which a CPU does not have; train eagerly there"
         )
-    out = Path(job.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     opts, cfg, data_at, run_cfg = _run_settings(job, out, model_cfg)
     # before any world is generated or vocabulary written (`vsr_cic.runs`)
     check_run_config(out, run_cfg, job.resume)
@@ -562,6 +587,7 @@ def _fit_options(r:_Run)->dict:
                 clip=j.clip,
                 resume=j.resume, progress=j.progress, amp=j.amp)
 
+# %% ../nbs/16_captioning.ipynb #87f1445c
 def _train_xe(r:_Run):
     "The cross-entropy stage: (fit state, optimiser steps this call made)"
     j, tr, d = r.job, r.cd.splits['train'], r.out/'ckpt'/'xe'
@@ -601,6 +627,7 @@ def _train_rl(r:_Run, used:int):
     r.clock('rl', t1)
     return rl
 
+# %% ../nbs/16_captioning.ipynb #1da43eee
 def _select(r:_Run, xe_best, rl_best)->tuple:
     "Load the checkpoint with the best validation CIDEr-D of either stage and write `model.pt`: (val CIDEr-D, stage)"
     j, d_xe, d_rl = r.job, r.out/'ckpt'/'xe', r.out/'ckpt'/'rl'
@@ -609,9 +636,8 @@ def _select(r:_Run, xe_best, rl_best)->tuple:
              if best_ckpt(d) is not None and (st == 'xe' or j.epochs_rl > 0)]
     best_val, stage, ck = max(cands, key=lambda c: (c[0], c[1] == 'rl'))
     r.net.load_state_dict(load_checkpoint(ck)['model'])
-    atomic_save({'model': r.net.state_dict(), 'name': j.model, 'config': r.cfg, 'vocab_size': r.cd.vocab_size,
-                 'feat_dim': r.cd.feat_dim, 'stage': stage, 'val_cider': best_val, 'vocab_dir': 'vocab',
-                 'vocab_sha': vocab_fingerprint(r.cd.vocab), 'preset': j.preset, 'options': r.opts}, r.out/'model.pt')
+    save_model(r.out, r.net, j.model, r.cfg, r.cd.vocab, r.cd.feat_dim, 'vocab', stage=stage, val_cider=best_val,
+               preset=j.preset, options=r.opts)
     return best_val, stage
 
 def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_seconds:float, model_cfg:dict,
@@ -650,37 +676,23 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
     return {**metrics_out, 'interrupted': None, 'preds': preds, 'samples': shown,
             'history': {'xe': xe.history, 'rl': rl_hist}, 'net': r.net, 'data': r.cd}
 
+# %% ../nbs/16_captioning.ipynb #4a06bafb
+@_checks_main_job          # a misspelt argument is refused before anything is written
 @guard_run(config=False)   # marker and lock; the settings check is `_open_run`'s
-def train_captioner(data_dir=_J.data_dir, out_dir=_J.out_dir, model:str=_J.model, epochs_xe:int=_J.epochs_xe,
-                    epochs_rl:int=_J.epochs_rl, batch_size:int=_J.batch_size, lr_xe:float=_J.lr_xe,
-                    lr_rl:float=_J.lr_rl,
-                    hidden:int=_J.hidden, beam:int=_J.beam, val_beam:int=_J.val_beam, device=_J.device,
-                    seed:int=_J.seed,
-                    world_images:int|None=_J.world_images, patience:int=_J.patience, lr_decay:float=_J.lr_decay,
-                    lr_step:int=_J.lr_step, dropout:float=_J.dropout, rl_samples:int=_J.rl_samples,
-                    preset:str=_J.preset,
-                    role_emb:bool|None=_J.role_emb, complete:bool|None=_J.complete,
-                    constrain_verbs:bool|None=_J.constrain_verbs,
-                    lr_decay_rl:bool=_J.lr_decay_rl, ungrounded:str=_J.ungrounded, min_freq:int=_J.min_freq,
-                    verb_shift:str=_J.verb_shift, test_split:str=_J.test_split, metrics:bool=_J.metrics,
-                    control:bool=_J.control,
-                    threads:int|None=_J.threads, num_workers:int=_J.num_workers, progress:bool=_J.progress,
-                    n_show:int=_J.n_show,
-                    resume:bool=_J.resume, stop_after:int|None=_J.stop_after, ckpt_every:int=_J.ckpt_every,
-                    clip:float|None=_J.clip, amp:str|None=_J.amp, capture:bool=_J.capture,
-                    **model_cfg)->dict:       # more `make_captioner` options; every other argument: see `MainJob`
+@_takes_main_job           # the arguments: `MainJob`'s fields, then more `make_captioner` options
+def train_captioner(*args, **kwargs)->dict:
     "Train a captioner (XE then self-critical), select on validation CIDEr-D, evaluate on the test split; write everything to `out_dir`"
-    t_start, args = time.time(), dict(locals())
-    job = MainJob(**{f.name: args[f.name] for f in fields(MainJob)})
+    t_start = time.time()
+    job, model_cfg = main_job(*args, **kwargs)
     r = _open_run(job, model_cfg)
-    result = {'model': model, 'out_dir': str(r.out), 'interrupted': None}
+    result = {'model': job.model, 'out_dir': str(r.out), 'interrupted': None}
     xe, used = _train_xe(r)
-    if not xe.done and xe.epoch < epochs_xe: return {**result, 'interrupted': 'xe', 'step': xe.step}
+    if not xe.done and xe.epoch < job.epochs_xe: return {**result, 'interrupted': 'xe', 'step': xe.step}
     rl_hist, rl_best = [], None
-    if epochs_rl > 0:
-        if stop_after is not None and used >= stop_after: return {**result, 'interrupted': 'rl', 'step': 0}
+    if job.epochs_rl > 0:
+        if job.stop_after is not None and used >= job.stop_after: return {**result, 'interrupted': 'rl', 'step': 0}
         rl = _train_rl(r, used)
-        if not rl.done and rl.epoch < epochs_rl: return {**result, 'interrupted': 'rl', 'step': rl.step}
+        if not rl.done and rl.epoch < job.epochs_rl: return {**result, 'interrupted': 'rl', 'step': rl.step}
         rl_hist, rl_best = rl.history, rl.best
     train_seconds = r.spent['xe'] + r.spent['rl']
     # training is over: the selection, test and files are rank 0's
@@ -690,34 +702,34 @@ def train_captioner(data_dir=_J.data_dir, out_dir=_J.out_dir, model:str=_J.model
     return _test_and_report(r, xe, rl_hist, best_val, stage, train_seconds, model_cfg, t_start)
 
 # %% ../nbs/16_captioning.ipynb #00000020
-@call_parse
-def train_captioner_cli(data_dir:str=None,    # dataset folder (default: the built-in world)
-                        out_dir:str=MAIN_JOB.out_dir, # where checkpoints, metrics.json, samples and curves go
-                        model:str=MAIN_JOB.model, # ours | c_lstm | c_updn | sct | no_verb
-                        preset:str=MAIN_JOB.preset, # paper | ours: the whole method (captioner, decoding, schedule)
-                        epochs_xe:int=MAIN_JOB.epochs_xe, # cross-entropy epochs
-                        epochs_rl:int=MAIN_JOB.epochs_rl, # self-critical epochs
-                        batch_size:int=MAIN_JOB.batch_size, # global batch (split over ranks under torchrun)
-                        hidden:int=MAIN_JOB.hidden, # LSTM/embedding/attention width (paper: 512)
-                        beam:int=MAIN_JOB.beam, # test beam size
-                        device:str=MAIN_JOB.device, # auto | cpu | cuda (under torchrun: cuda:LOCAL_RANK unless cpu)
-                        seed:int=MAIN_JOB.seed, # random seed
-                        world_images:int=MAIN_JOB.world_images, # a small world of this many images in out_dir/world
-                        amp:str=MAIN_JOB.amp, # bf16 | auto: bfloat16 autocast on CUDA
-                        capture:bool_arg=MAIN_JOB.capture, # CUDA: XE loss and SCST rollouts as CUDA graphs (~8x / ~6x faster steps)
-                        threads:int=MAIN_JOB.threads, # torch CPU threads per process
-                        metrics:bool_arg=MAIN_JOB.metrics, # pycocoevalcap metrics on the test split
-                        control:bool_arg=MAIN_JOB.control, # R_V / R_SR1 / R_SR2 on the test split
-                        progress:bool_arg=MAIN_JOB.progress, # progress bars and log lines
-                       ):
+def _flag_type(anno:str):
+    "The argparse type of a `MainJob` field's annotation: 'int', 'bool', 'str|None'… ('none' gives None where it is allowed)"
+    kinds = [k.strip() for k in anno.split('|')]
+    base = next(k for k in kinds if k != 'None')
+    conv = {'int': int, 'float': float, 'str': str, 'bool': lambda s: bool(str2bool(s))}[base]
+    def parse(s:str): return None if 'None' in kinds and s.lower() == 'none' else conv(s)
+    parse.__name__ = base + (' or none' if 'None' in kinds else '')     # argparse names it in its errors
+    return parse
+
+def main_job_parser()->argparse.ArgumentParser:
+    "The shell's flags: one `--name` per `MainJob` field, with its type, default and documentation"
+    p = argparse.ArgumentParser(prog='vsr_train_captioner', formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+                                description=train_captioner_cli.__doc__)
+    docs = docments(MainJob)
+    for f in fields(MainJob):
+        p.add_argument(f'--{f.name}', type=_flag_type(f.type), default=f.default,
+                       help=(docs[f.name] or f.name).replace('%', '%%'), metavar=f.type.replace(' ', '').upper())
+    return p
+
+def train_captioner_cli(argv:list|None=None): # the flags (None: the command line's)
     "Train and evaluate a captioner from the shell (`python` or `torchrun`); prints the test metrics as JSON"
-    try: r = train_captioner(data_dir, out_dir, model=model, preset=preset, epochs_xe=epochs_xe, epochs_rl=epochs_rl,
-                             batch_size=batch_size, hidden=hidden, beam=beam, device=device, seed=seed,
-                             world_images=world_images,
-                             amp=amp, capture=capture, threads=threads, metrics=metrics, control=control, progress=progress)
+    job = main_job_parser().parse_args(argv)
+    try: r = train_captioner(**vars(job))
     except TrainingInterrupted as e:                        # Ctrl-C: the message, no traceback
         print(e, file=sys.stderr)
         raise SystemExit(130) from None
     if r.get('rank', 0) == 0:
         keep = ('model', 'out_dir', 'interrupted', 'test', 'train_seconds')
         print(json.dumps({k: r[k] for k in keep if k in r}, default=str))
+
+if __name__ == '__main__' and '__file__' in globals(): train_captioner_cli()   # `python -m vsr_cic.captioning` (not a notebook)

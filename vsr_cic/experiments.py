@@ -29,6 +29,8 @@ from .slevel import SLevelPlanner, SinkhornSLevel
 from .vsr import Vocab
 from .rlevel import RLevelPlanner
 from .baselines import make_captioner
+from .runs import has_model, save_model
+
 
 # %% auto #0
 __all__ = ['METHODS', 'TABLE1_COLS', 'TABLE2_COLS', 'SUBSETS', 'PAPER_TABLE1', 'BASELINES', 'ORDER_COLS', 'TRAIN_VARIANTS',
@@ -56,7 +58,7 @@ def available_captioners(ckpt_dirs:dict)->dict:
     for m in METHODS:
         ds = ckpt_dirs.get(m, [])
         for d in [ds] if isinstance(ds, (str, Path)) else ds:
-            if (Path(d)/'model.pt').exists():
+            if has_model(d):
                 out[m] = Path(d)
                 break
     return out
@@ -536,8 +538,7 @@ def write_tiny_checkpoints(data_dir, root, methods=METHODS, hidden:int=16, seed:
         d = root/'compare'/m
         (d/'vocab').mkdir(parents=True, exist_ok=True)
         save_vocabs(voc, d/'vocab')
-        torch.save({'model': make_captioner(m, len(voc['words']), D, **cfg).state_dict(), 'name': m, 'config': cfg,
-                    'vocab_size': len(voc['words']), 'feat_dim': D, 'vocab_dir': 'vocab'}, d/'model.pt')
+        save_model(d, make_captioner(m, len(voc['words']), D, **cfg), m, cfg, voc, D)
         (d/'run_config.json').write_text(json.dumps({'model': m, 'data': str(data_dir)}))
         dirs[m] = [d]
     return dirs

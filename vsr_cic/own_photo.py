@@ -347,7 +347,7 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
                         n_val:int=300,        # validation captions shipped (and scored)
                         half:bool=True, beam:int=BEAM, extra:Mapping|None=None)->dict:
     "Write a photo-model bundle with its fingerprint, provenance and validation scores into `dest`; returns its meta"
-    from vsr_cic.runs import best_ckpt
+    from vsr_cic.runs import best_ckpt, read_model, model_file
     from vsr_cic.pipeline import Pipeline
     from vsr_cic.decoding import slot_word_limit, slot_end_mask
     from vsr_cic.vsr_suggest import VerbStats
@@ -357,7 +357,7 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
     parts = [('gsrl', 'gsrl'), ('planner', 'slevel_transformer'), ('planner', 'rlevel'), ('verbs', 'verbs')]
     for sub, ck in parts[:2] + parts[3:]:
         if best_ckpt(run/sub/ck) is None: raise FileNotFoundError(f"export_photo_models: no checkpoint in {run/sub/ck}")
-    if not (run/'captioner'/'model.pt').exists(): raise FileNotFoundError(f"export_photo_models: no {run/'captioner'/'model.pt'}")
+    cap = read_model(run/'captioner', 'export_photo_models')   # names a missing model.pt (before anything is written)
     if dest.exists(): shutil.rmtree(dest)
     dest.mkdir(parents=True)
     for sub, ck in parts:
@@ -365,8 +365,7 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
         if f is not None: slim_checkpoint(f, dest/sub/ck/'best.pt', half)
     for sub in ('gsrl', 'planner'):
         for n in ('words', 'verbs'): shutil.copy(run/sub/f'{n}_vocab.json', dest/sub/f'{n}_vocab.json')
-    cap = load_checkpoint(run/'captioner'/'model.pt')
-    slim_checkpoint(run/'captioner'/'model.pt', dest/'captioner'/'model.pt', half)
+    slim_checkpoint(model_file(run/'captioner'), model_file(dest/'captioner'), half)
     vd = cap.get('vocab_dir', 'vocab')
     (dest/'captioner'/vd).mkdir(parents=True, exist_ok=True)
     for n in ('words', 'verbs'): shutil.copy(run/'captioner'/vd/f'{n}_vocab.json', dest/'captioner'/vd/f'{n}_vocab.json')

@@ -290,7 +290,8 @@ def photo_pipeline(run_dir,                 # a real_photos.ipynb out_dir
     from PIL import Image
     from vsr_cic.pipeline import Pipeline
     run = Path(run_dir)
-    need = [run/'gsrl'/'gsrl', run/'planner'/'slevel_transformer', run/'captioner'/'model.pt']
+    from vsr_cic.runs import model_file
+    need = [run/'gsrl'/'gsrl', run/'planner'/'slevel_transformer', model_file(run/'captioner')]
     missing = [str(p) for p in need if not p.exists()]
     if missing: return None, None, f"no models trained on real photos in {run} (missing {', '.join(missing)})"
     data_path = run_dataset(run)

@@ -24,7 +24,7 @@ from .train import load_checkpoint, load_weights, build_checked
 from .vsr import as_vsrs, check_known, ing_form
 from .data import check_proposals, load_dataset
 from .loader import verb_forms
-from .runs import check_vocab_fits, data_path, best_ckpt, find_ckpt, run_vocabs, load_gsrl
+from .runs import data_path, best_ckpt, find_ckpt, run_vocabs, load_gsrl, read_model, model_vocabs, model_file, has_model
 from .loader import frame_roles, build_vocabs
 from .data import frame_structure
 from .vsr import Vocab
@@ -51,16 +51,11 @@ def load_planner(planner_dir, device='cpu', kind:str='transformer')->tuple:
 def load_captioner(captioner_dir, device='cpu')->tuple:
     "(captioner, vocabularies, checkpoint info) from a `train_captioner` out_dir (`model.pt`)"
     d = Path(captioner_dir)
-    f = d/'model.pt'
-    if not f.exists():
-        raise FileNotFoundError(f"captioner: no checkpoint {f} (train_captioner writes it when training ends)")
-    ck = load_checkpoint(f)
-    for k in ('model', 'name', 'config', 'vocab_size', 'feat_dim'):
-        if k not in ck: raise KeyError(f"captioner: {f} lacks key {k!r} (has {sorted(ck)})")
+    ck = read_model(d, 'captioner')
     # the config and sizes are checked against the weights before the module is built (`build_checked`)
-    m = build_checked(make_captioner, ck['config'], ck['model'], f, ck['name'], ck['vocab_size'], ck['feat_dim'])
-    vocabs = run_vocabs(d/ck.get('vocab_dir', 'vocab'), 'captioner')
-    check_vocab_fits(ck, vocabs, f)   # weights and ids agree
+    m = build_checked(make_captioner, ck['config'], ck['model'], model_file(d), ck['name'], ck['vocab_size'],
+                      ck['feat_dim'])
+    vocabs = model_vocabs(d, ck, 'captioner')   # the vocabularies the weights were trained with
     info = {k: v for k, v in ck.items() if k != 'model'}
     rc = d/'run_config.json'
     mj = d/'metrics.json'
@@ -361,7 +356,7 @@ def run_checkpoint(component:str, # 'gsrl', 'planner', 'captioner' or 'verbs'
     d = Path(folder)
     subs = {'gsrl': [d/'gsrl'], 'planner': [d/'slevel_transformer'], 'captioner': [], 'verbs': [d/'verbs', d]}
     if component not in subs: raise ValueError(f"unknown component {component!r}; expected one of {sorted(subs)}")
-    if component == 'captioner': return d/'model.pt' if (d/'model.pt').exists() else None
+    if component == 'captioner': return model_file(d) if has_model(d) else None
     return best_ckpt(*subs[component])
 
 def run_verbs(component:str, folder)->Vocab|None:

@@ -11,19 +11,21 @@ import torch
 from .vsr import Vocab
 from .loader import load_vocabs
 from .gsrl import GSRL
-from .train import load_checkpoint, load_weights, build_checked
+from .train import load_checkpoint, load_weights, build_checked, atomic_save
 from .guards import claim_run, run_lock, writing, LEGACY_STAGES, RunFolderError, RunLocked
 from .core import seed_everything, get_device
 from .world import resolve_data
 
 # %% auto #0
-__all__ = ['RUN_CONFIG', 'IN_RUN', 'CKPT_FILES', 'NUM_THREADS', 'RUN_IGNORE', 'RunMismatch', 'has_checkpoints', 'data_entry',
-           'data_path', 'read_json', 'config_diff', 'check_run_config', 'write_run_config', 'vocab_fingerprint',
-           'check_vocabs_unchanged', 'check_vocab_fits', 'best_ckpt', 'find_ckpt', 'restore_best', 'run_vocabs',
-           'load_gsrl', 'start_run', 'trainer_config', 'guard_run', 'retire_stage']
+__all__ = ['RUN_CONFIG', 'MODEL_PT', 'IN_RUN', 'CKPT_FILES', 'NUM_THREADS', 'MODEL_KEYS', 'RUN_IGNORE', 'RunMismatch',
+           'has_checkpoints', 'data_entry', 'data_path', 'read_json', 'config_diff', 'check_run_config',
+           'write_run_config', 'vocab_fingerprint', 'check_vocabs_unchanged', 'check_vocab_fits', 'best_ckpt',
+           'find_ckpt', 'restore_best', 'run_vocabs', 'load_gsrl', 'open_run', 'start_run', 'model_file', 'has_model',
+           'save_model', 'read_model', 'model_vocabs', 'trainer_config', 'guard_run', 'retire_stage']
 
 # %% ../nbs/15b_runs.ipynb #c99459d5
 RUN_CONFIG = 'run_config.json'
+MODEL_PT = 'model.pt'   # a finished run's selected model (`save_model`)
 IN_RUN = 'data_in_run'   # run_config key: True when 'data' is a path relative to the run folder
 
 class RunMismatch(ValueError):
@@ -32,7 +34,7 @@ class RunMismatch(ValueError):
 def has_checkpoints(out:str|os.PathLike)->bool:
     "Does the run folder hold trained weights (a stage checkpoint or `model.pt`)?"
     out = Path(out)
-    return (out/'model.pt').exists() or any((out/d).is_dir() and any((out/d).rglob('*.pt')) for d in ('ckpt', *LEGACY_STAGES))
+    return (out/MODEL_PT).exists() or any((out/d).is_dir() and any((out/d).rglob('*.pt')) for d in ('ckpt', *LEGACY_STAGES))
 
 def data_entry(path:str|os.PathLike, out:str|os.PathLike)->dict:
     "The run_config entries naming the dataset: relative to the run folder when it lies inside it (survives a copy or move)"
@@ -178,6 +180,19 @@ def load_gsrl(gsrl_dir, device='cpu')->tuple[GSRL, dict]:
 NUM_THREADS = 1   # torch intra-op threads of the small trainers: their models are tiny, and on a shared 2-core CPU
                   # 2 threads made a GSRL step 20x slower (36 ms -> 714 ms)
 
+def open_run(out_dir,                      # the run folder (created)
+             seed:int=0,
+             device=None,                  # 'auto', 'cpu', 'cuda'…, a torch.device; None: the trainer picks it later
+             num_threads:int|None=NUM_THREADS, # torch intra-op threads (None: leave torch's setting)
+            )->tuple:                      # (run folder, torch device or None)
+    "The opening every trainer shares: torch threads, seeds, device, run folder"
+    if num_threads: torch.set_num_threads(num_threads)
+    seed_everything(seed)
+    dev = get_device(device) if device is not None else None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return out, dev
+
 def start_run(data_dir,                    # dataset folder; None -> the built-in world (`vsr_cic.world.resolve_data`)
               out_dir,                     # the run folder (created)
               seed:int=0,
@@ -185,13 +200,51 @@ def start_run(data_dir,                    # dataset folder; None -> the built-i
               device=None,                 # 'auto', 'cpu', 'cuda'…; None: the trainer picks it later
               num_threads:int|None=NUM_THREADS,
              )->tuple:                     # (run folder, dataset folder, torch device or None)
-    "The opening the GSRL, planner and verb trainers share: torch threads, seeds, device, run folder, dataset"
-    if num_threads: torch.set_num_threads(num_threads)
-    seed_everything(seed)
-    dev = get_device(device) if device is not None else None
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    "`open_run`, then the dataset: the opening of the GSRL, planner and verb trainers"
+    out, dev = open_run(out_dir, seed, device, num_threads)
     return out, resolve_data(data_dir, world_images, seed, out), dev
+
+
+# %% ../nbs/15b_runs.ipynb #6544a82c
+MODEL_KEYS = ('model', 'name', 'config', 'vocab_size', 'feat_dim')   # what every `model.pt` holds
+
+def model_file(run)->Path:
+    "The `model.pt` of a run folder"
+    return Path(run)/MODEL_PT
+
+def has_model(run)->bool:
+    "Does the run folder hold a finished run's model?"
+    return model_file(run).exists()
+
+def save_model(run,                        # the run folder
+               model:torch.nn.Module,
+               name:str,                   # `make_captioner`'s name (ours | c_lstm | …)
+               config:Mapping,             # `make_captioner`'s options
+               vocabs:Mapping[str, Vocab], # the run's vocabularies ({'words', 'verbs'}), saved under `vocab_dir`
+               feat_dim:int,               # D
+               vocab_dir:str='vocab',      # relative to the run folder
+               **info)->Path:              # more entries (stage, val_cider, preset, options…)
+    "Write a run's `model.pt` atomically: the weights and everything that rebuilds and checks them"
+    f = model_file(run)
+    atomic_save({'model': model.state_dict(), 'name': name, 'config': dict(config), 'vocab_size': len(vocabs['words']),
+                 'feat_dim': feat_dim, **info, 'vocab_dir': vocab_dir, 'vocab_sha': vocab_fingerprint(vocabs)}, f)
+    return f
+
+def read_model(run, what:str='captioner', map_location='cpu')->dict:
+    "`model.pt`'s entries of a run; errors name the missing file or key"
+    f = model_file(run)
+    if not f.exists():
+        raise FileNotFoundError(f"{what}: no checkpoint {f} (train_captioner writes it when training ends)")
+    ck = load_checkpoint(f, map_location)
+    for k in MODEL_KEYS:
+        if k not in ck: raise KeyError(f"{what}: {f} lacks key {k!r} (has {sorted(ck)})")
+    return ck
+
+def model_vocabs(run, ck:Mapping, what:str='captioner')->dict:
+    "The vocabularies beside a run's `model.pt` (`ck`), refused (`RunMismatch`) when they are not the ones it was trained with"
+    vocabs = run_vocabs(Path(run)/ck.get('vocab_dir', 'vocab'), what)
+    check_vocab_fits(ck, vocabs, model_file(run))   # weights and ids agree
+    return vocabs
 
 # %% ../nbs/15b_runs.ipynb #8a2066ec
 RUN_IGNORE = ('progress', 'num_threads', 'threads', 'num_workers', 'device', 'stop_after', 'epochs', 'epochs_sn',
