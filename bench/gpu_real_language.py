@@ -13,7 +13,7 @@ A GPU box has no Java and no spaCy, and only 64 MiB travel to it, so the work is
   python bench/gpu_real_language.py score runs/rl_def OUT/predictions.json.gz runs/rl_gpu --name real_language_gpu
 
 The same shared parts (one data build, one GSRL, one planner of each kind) serve every captioner, as in
-`nbs/real_captions.ipynb`; only the captioners' width, dropout, epochs and seeds differ from the CPU run.
+`nbs/experiments/real_captions.ipynb`; only the captioners' width, dropout, epochs and seeds differ from the CPU run.
 """
 import argparse, gzip, json, os, platform, shutil, sys, tarfile, time
 from pathlib import Path

@@ -1,4 +1,4 @@
-"Papermill smoke runs of nbs/build_dataset.ipynb on real data (coco_mini images + boxes; COCO val captions text-only)"
+"Papermill smoke runs of nbs/experiments/build_dataset.ipynb on real data (coco_mini images + boxes; COCO val captions text-only)"
 import json
 from pathlib import Path
 import pytest
@@ -6,12 +6,12 @@ from vsr_cic.core import shared_data_dir
 from vsr_cic.data import load_dataset, frame_structure
 
 SD = shared_data_dir()
-NB = Path(__file__).resolve().parent.parent/'nbs'/'build_dataset.ipynb'
+NB = Path(__file__).resolve().parent.parent/'nbs'/'experiments'/'build_dataset.ipynb'
 pytestmark = pytest.mark.skipif(SD is None, reason="shared data folder not found: set VSR_CIC_SHARED to the shared/data folder")
 
 def run(tmp_path, **params):
     from conftest import run_notebook
-    run_notebook(NB.name, tmp_path, **params)
+    run_notebook(f'experiments/{NB.name}', tmp_path, **params)
     return json.loads((Path(params['out_dir'])/'report.json').read_text())
 
 def test_build_coco_mini(tmp_path):

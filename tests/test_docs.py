@@ -39,7 +39,7 @@ def links(path:Path)->list[tuple[str, str]]:
             out.append((file, anchor))
     return out
 
-NOTEBOOKS = sorted(NBS.glob('*.ipynb'))
+NOTEBOOKS = sorted(NBS.rglob('*.ipynb'))
 
 def test_doc_exists_and_has_anchors():
     anchors = heading_anchors(NBS/DOC)
@@ -51,9 +51,9 @@ def test_doc_has_no_code():
     cells = json.loads((NBS/DOC).read_text())['cells']
     assert [c['cell_type'] for c in cells if c['cell_type'] != 'markdown'] == []
 
-@pytest.mark.parametrize('nb', NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize('nb', NOTEBOOKS, ids=lambda p: str(p.relative_to(NBS)))
 def test_links_resolve(nb):
-    base = NBS.parent if nb.name == 'index.ipynb' else NBS            # index.ipynb is rendered to ../README.md
+    base = NBS.parent if nb.name == 'index.ipynb' else nb.parent      # index.ipynb is rendered to ../README.md
     bad = []
     for file, anchor in links(nb):
         target = nb if file == '' else base/file
@@ -63,7 +63,7 @@ def test_links_resolve(nb):
             bad.append(f"{file}#{anchor}: no heading with that anchor in {target.name}")
     assert not bad, f"{nb.name}: " + '; '.join(bad)
 
-@pytest.mark.parametrize('nb', NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize('nb', NOTEBOOKS, ids=lambda p: str(p.relative_to(NBS)))
 def test_no_shared_reference_citation(nb):
     hits = [m.group(0) for md in markdown_cells(nb) for m in REFERENCE.finditer(md)]
     assert not hits, f"{nb.name} cites the development-only REFERENCE.md ({hits}); link {DOC}#<section> instead"

@@ -29,7 +29,7 @@ def _experiment_notebooks():
     """Notebooks with code but without a `default_exp` are experiments run by papermill (index.ipynb is the README;
     markdown-only notebooks such as official_code.ipynb are documentation)"""
     out = []
-    for p in sorted((ROOT/'nbs').glob('*.ipynb')):
+    for p in sorted((ROOT/'nbs').rglob('*.ipynb')):
         nb = json.loads(p.read_text())
         src = ''.join(''.join(c['source']) for c in nb['cells'] if c['cell_type'] == 'code')
         if src.strip() and '#| default_exp' not in src and p.name != 'index.ipynb': out.append((p.name, nb))
@@ -68,3 +68,11 @@ def test_glossary_points_at_real_code():
             assert any(hasattr(m, name) for m in mods), f"glossary entry {paper!r}: {name!r} not found in {where}"
             checked += 1
     assert checked >= 20, checked
+
+
+def test_experiments_in_their_own_folder():
+    "Experiment notebooks live in nbs/experiments/, apart from the library's numbered ones; the user's two entry points stay on top"
+    top = {p.name for p in (ROOT/'nbs').glob('*.ipynb')}
+    experiments = {n for n, _ in _experiment_notebooks()}
+    assert experiments & top == {'train_captioner.ipynb', 'explore_vsr.ipynb'}, experiments & top
+    assert len(experiments - top) >= 10 and all((ROOT/'nbs'/'experiments'/n).exists() for n in experiments - top)

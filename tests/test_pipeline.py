@@ -80,7 +80,7 @@ def _run(nb, tmp_path, data, dirs, **params):
 def test_evaluate_notebook(tiny, tmp_path):
     "evaluate.ipynb: every method x {GSRL, GT}, planned by the right planner without fallbacks, the table rendered from metrics.json"
     t0 = time.time(); data, dirs = tiny
-    m, table = _run('evaluate.ipynb', tmp_path, data, dirs, beam=2, limit=6, metrics=False, control=False, sinkhorn=True)
+    m, table = _run('experiments/evaluate.ipynb', tmp_path, data, dirs, beam=2, limit=6, metrics=False, control=False, sinkhorn=True)
     rows = {(r['method'], r['proposals'], r['captions']): r for r in m['rows']}
     for x in ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb', 'ours (sinkhorn S-level)', 'ours (oracle verb)'):
         for p in ('GSRL', 'GT'): assert (x, p, 'all') in rows, (x, p)
@@ -100,7 +100,7 @@ def test_evaluate_notebook(tiny, tmp_path):
 
 def test_diversity_notebook(tiny, tmp_path):
     t0 = time.time(); data, dirs = tiny
-    m, table = _run('diversity.ipynb', tmp_path, data, dirs, beam=2, ks=[2, 6], limit=4, verb_epochs=2)
+    m, table = _run('experiments/diversity.ipynb', tmp_path, data, dirs, beam=2, ks=[2, 6], limit=4, verb_epochs=2)
     got = {(r['method'], r['captions']) for r in m['rows']}
     assert got == {(x, k) for x in ('BS', 'SCT', 'Ours', 'Ours (suggested VSRs)') for k in (2, 6)}
     for r in m['rows']: assert 0 <= r['Div-1'] <= 1 and 0 <= r['Div-2'] <= 1 and r['self-CIDEr'] is not None
@@ -113,7 +113,7 @@ def test_ablation_notebook(tiny, tmp_path):
     "ablation.ipynb: paper, paper + each addition, ours; every row over both seeds, with a spread"
     data, dirs = tiny
     out = tmp_path/'abl'
-    run_notebook('ablation.ipynb', tmp_path, data_dir=str(data), out_dir=str(out), seeds=[0, 1], epochs_xe=1, epochs_rl=1,
+    run_notebook('experiments/ablation.ipynb', tmp_path, data_dir=str(data), out_dir=str(out), seeds=[0, 1], epochs_xe=1, epochs_rl=1,
                  hidden=8, batch_size=32, beam=2, limit=6, gsrl_dir=str(dirs['gsrl']), planner_dir=str(dirs['planner']),
                  diversity_ks=[2], diversity_limit=4)
     m = json.loads((out/'metrics.json').read_text())

@@ -45,3 +45,9 @@ def test_numbers_only_in_generated_blocks():
         text = re.sub(allowed, '', text)
     measured = re.findall(r'[^\n]{0,30}(?<![\w.])\d+\.\d+(?![\w.])[^\n]{0,10}|[^\n]{0,30}\d\s?%[^\n]{0,10}', text)
     assert not measured, f"measured numbers outside a generated results block (put them in results/ via vsr_cic.tables.publish): {measured}"
+
+
+def test_readme_is_a_front_door():
+    "The README stays short (issue 35): details live in docs/, results in results/"
+    n = len((ROOT/'README.md').read_text().splitlines())
+    assert n <= 300, f"README.md has {n} lines (at most 300): move details to docs/ and results to results/"

@@ -1,5 +1,5 @@
 """The class-feature dataset kind end to end on a tiny real corpus (build from text, load, train a step of every
-component, caption a held-out real COCO photo), and a papermill smoke run of nbs/real_captions.ipynb.
+component, caption a held-out real COCO photo), and a papermill smoke run of nbs/experiments/real_captions.ipynb.
 Needs ../shared/data (COCO val2017 captions, coco_mini); skips with the reason when it is absent."""
 import json, math
 from pathlib import Path
@@ -128,11 +128,11 @@ def entity_photos(sd, dest):
 
 @pytest.fixture(scope='module')
 def nb_run(shared_data, tmp_path_factory):
-    "nbs/real_captions.ipynb with quick=True (every step, tiny) on photos outside coco_mini (the COCO Entities samples)"
+    "nbs/experiments/real_captions.ipynb with quick=True (every step, tiny) on photos outside coco_mini (the COCO Entities samples)"
     tmp = tmp_path_factory.mktemp('real_captions_nb')
     out = tmp/'run'
     cj, ij, pics = entity_photos(shared_data, tmp/'photos')
-    run_notebook('real_captions.ipynb', tmp, out_dir=str(out), quick=True, test_captions_json=str(cj), test_instances_json=str(ij),
+    run_notebook('experiments/real_captions.ipynb', tmp, out_dir=str(out), quick=True, test_captions_json=str(cj), test_instances_json=str(ij),
                  test_image_dir=str(pics), visual_small_dir=str(tmp/'none'), device='cpu', results_md=str(tmp/'results'/'real.md'),
                  figure_path=str(out/'real_captions.png'))   # the run's own figure: no copy onto itself
     return out, json.loads((out/'metrics.json').read_text()), tmp
@@ -238,7 +238,7 @@ def test_explore_without_run(tmp_path):
     pytest.importorskip('skimage', reason="scikit-image is not installed")
     photo, text = _explore(tmp_path, tmp_path/'nowhere')
     assert not photo['models'] and 'no real_captions run' in photo['why']
-    assert 'papermill nbs/real_captions.ipynb' in text and text.count('VSRExplorer') == 1
+    assert 'papermill nbs/experiments/real_captions.ipynb' in text and text.count('VSRExplorer') == 1
 
 
 def test_split_run_decode_here_score_there(nb_run, tmp_path):

@@ -1,4 +1,4 @@
-"""Papermill smoke run of nbs/real_photos.ipynb on the real coco_mini images (tiny settings): every component trains,
+"""Papermill smoke run of nbs/experiments/real_photos.ipynb on the real coco_mini images (tiny settings): every component trains,
 the full pipeline captions every held-out test image, and metrics.json / the figure are written.
 (explore_vsr.ipynb's real-photo section now uses real_captions.ipynb's models: tests/test_real_captions.py tests it.)
 Uses data/coco_mini_vsr (built from ../shared/data/coco_mini by the notebook when missing, about a minute)."""
@@ -20,7 +20,7 @@ def run(shared_data, tmp_path_factory):
     pytest.importorskip('skimage', reason="scikit-image is not installed")
     tmp = tmp_path_factory.mktemp('real_photos')
     out = tmp/'run'
-    run_notebook('real_photos.ipynb', tmp, out_dir=str(out), **TINY)
+    run_notebook('experiments/real_photos.ipynb', tmp, out_dir=str(out), **TINY)
     return out, json.loads((out/'metrics.json').read_text())
 
 

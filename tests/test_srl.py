@@ -1,4 +1,4 @@
-"SRL on real gold data (small slices) and a papermill smoke run of nbs/eval_srl.ipynb"
+"SRL on real gold data (small slices) and a papermill smoke run of nbs/experiments/eval_srl.ipynb"
 import json, os, subprocess, sys
 from pathlib import Path
 import pytest
@@ -7,7 +7,7 @@ from vsr_cic.srl import get_srl, load_lexicon, format_frame, SRLError
 from vsr_cic.srl_eval import read_up_conllu, read_propbank_examples, read_captions_srl, read_dataset_frames, evaluate
 
 SD = shared_data_dir()
-NB = Path(__file__).resolve().parent.parent/'nbs'/'eval_srl.ipynb'
+NB = Path(__file__).resolve().parent.parent/'nbs'/'experiments'/'eval_srl.ipynb'
 needs_data = pytest.mark.skipif(SD is None, reason="shared data folder not found: set VSR_CIC_SHARED to the shared/data folder")
 KEYS = {'precision', 'recall', 'f1', 'predicate_f1'}
 
@@ -57,7 +57,7 @@ def test_eval_notebook_smoke(tmp_path):
     wdir = world.ensure_world(tmp_path/'data', n_images=10, render=False)
     out = tmp_path/'run'
     from conftest import run_notebook
-    run_notebook(NB.name, tmp_path, out_dir=str(out), limit=40, world_dir=str(wdir))
+    run_notebook(f'experiments/{NB.name}', tmp_path, out_dir=str(out), limit=40, world_dir=str(wdir))
     m = json.loads((out/'metrics.json').read_text())
     for name in ('world', 'up_ewt', 'propbank_examples', 'captions_dev'):
         assert KEYS <= set(m[name]), (name, m[name])

@@ -14,7 +14,7 @@ def run(nb, tmp_path, **params):
 def test_train_gsrl_notebook(tmp_path):
     "train_gsrl.ipynb with preset='paper': the paper's lr and widths are used and recorded (epochs given: 1)"
     t0 = time.time()
-    run('train_gsrl.ipynb', tmp_path, preset='paper', **TINY)
+    run('experiments/train_gsrl.ipynb', tmp_path, preset='paper', **TINY)
     m = json.loads((tmp_path/'run'/'metrics.json').read_text())
     assert m['lr'] == 1e-5 and (m['config']['d_v'], m['config']['d_att'], m['config']['hidden']) == (300, 512, 512)
     assert m['settings']['preset'] == 'paper' and m['settings']['differs_from_paper'] == {'epochs': [1, 20], 'batch_size': [32, 128]}
@@ -26,7 +26,7 @@ def test_train_gsrl_notebook(tmp_path):
 
 def test_train_planner_notebook(tmp_path):
     t0 = time.time()
-    run('train_planner.ipynb', tmp_path, n_verbs_fig=2, **TINY)
+    run('experiments/train_planner.ipynb', tmp_path, n_verbs_fig=2, **TINY)
     m = json.loads((tmp_path/'run'/'metrics.json').read_text())
     for k in ('s_level', 's_level_sn', 'baseline'):
         assert {'exact', 'pair_acc', 'valid', 'exact_seen', 'exact_unseen', 'ceiling'} <= set(m[k]), k

@@ -9,7 +9,7 @@ TINY = dict(world_images=40, epochs=1, batch_size=16, seed=0, device='cpu', hidd
 def test_train_verbs_notebook(tmp_path):
     torch.set_num_threads(1)
     t0 = time.time()
-    run_notebook('train_verbs.ipynb', tmp_path, out_dir=str(tmp_path/'run'), **TINY)
+    run_notebook('experiments/train_verbs.ipynb', tmp_path, out_dir=str(tmp_path/'run'), **TINY)
     run = tmp_path/'run'
     m = json.loads((run/'metrics.json').read_text())
     assert {'mAP', 'top1', 'top5', 'prior', 'test', 'suggestions', 'epochs'} <= set(m)

@@ -477,7 +477,7 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     ]
     missing = [str(p) for p in need if not p.exists()]
     if missing:
-        return None, f"no real_captions run in {run} (missing {', '.join(missing)}): run nbs/real_captions.ipynb first"
+        return None, f"no real_captions run in {run} (missing {', '.join(missing)}): run nbs/experiments/real_captions.ipynb first"
     pipe = Pipeline.from_dirs(run/'gsrl', run/'planner', run/'captioner', device, data_dir=run/'data'/'train')
     train = pipe.data                                       # the training captions (the sub-role rules are counted on them)
     pipe.data = merge_identical_regions(

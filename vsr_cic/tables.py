@@ -167,7 +167,7 @@ def table1_scores(records:Sequence[Mapping], # `table1_predictions`
                                                                    for p in r['predictions'][:n_examples]]
     return rows, examples
 
-def run_targets(run, # a real-language run folder (nbs/real_captions.ipynb's out_dir)
+def run_targets(run, # a real-language run folder (nbs/experiments/real_captions.ipynb's out_dir)
                 corpus_limit:int=300)->dict: # the corpora's test split: its first N captions too (0: the photos only)
     "{test set: dataset} a run's Table 1 captions: its held-out photos (as the models see them) and its corpus test split"
     from vsr_cic.data import load_dataset
