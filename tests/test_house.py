@@ -133,3 +133,17 @@ def test_checks_can_fail():
     src = 'def f():\n' + '    x = 1\n' * 90
     fn = ast.parse(src).body[0]
     assert fn.end_lineno - fn.lineno + 1 > MAX_FN_LINES
+
+
+MAX_CELL_LINES = 100
+
+def test_export_cells_are_short():
+    "A library notebook's export cell fits on a screen or two (issue 35): over 100 lines only when it is one class or function"
+    long = []
+    for p in sorted(NBS.glob('*.ipynb')):
+        for c in json.loads(p.read_text())['cells']:
+            src = ''.join(c['source'])
+            if c['cell_type'] != 'code' or not src.startswith('#| export') or len(src.splitlines()) <= MAX_CELL_LINES: continue
+            defs = [n for n in ast.parse(src).body if not isinstance(n, (ast.Import, ast.ImportFrom, ast.Expr))]
+            if len(defs) > 1: long.append(f"{p.name} cell {c.get('id')}: {len(src.splitlines())} lines, {len(defs)} statements")
+    assert not long, 'split these cells at their top-level definitions:\n' + '\n'.join(long)

@@ -219,6 +219,7 @@ def _class_sets(images:list, records:Records, classes:list, own:bool, text_only:
         stats['boxes'] += len(cp)
     return class_sets
 
+# %% ../nbs/24a_build.ipynb #6ce911d3
 def build(records:Records,          # from a reader (`read_coco`, `read_multi30k`, `read_flickr_entities`, …)
           out_dir,                  # dataset folder (created; its cache/ makes reruns resumable)
           image_dir=None,           # pictures (image mode); None with `text_only`
@@ -334,6 +335,7 @@ def pick_distractors(mentioned:Sequence[str], M:np.ndarray, classes:Sequence[str
 def _stable_seed(image_id:str, seed:int)->int: return int(hashlib.md5(f'{seed}:{image_id}'.encode()).hexdigest()[:8],
                                                           16)
 
+# %% ../nbs/24a_build.ipynb #474c6790
 def build_text_proposals(records:Records,     # text-only records (`read_coco` without instances, `read_multi30k`, …)
                          out_dir,
                          n_distractors:int=TEXT_ONLY_DISTRACTORS, # unmentioned classes added per image

@@ -139,6 +139,7 @@ def _rank_small(c:np.ndarray, V:int)->tuple[np.ndarray, np.ndarray]:
     first[c[::-1]] = np.arange(len(c) - 1, -1, -1)   # last write wins: the first occurrence
     return (np.cumsum(present) - 1)[c], first[present]
 
+# %% ../nbs/08a_cider.ipynb #086ccc19
 def ngram_counts(ids:np.ndarray, lens:np.ndarray, n:int=CIDER_N,
                 )->tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # sentence (E,), n-gram index (E,), tf (E,), keys (U,)
     "Term frequency of every distinct n-gram (orders 1..n) of every sentence, sorted by (sentence, n-gram); n-grams index the sorted packed `keys`"
@@ -206,6 +207,7 @@ def _lookup(keys:np.ndarray, vals:np.ndarray, q:np.ndarray)->np.ndarray:
     i = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
     return np.where(keys[i] == q, vals[i], 0.0)
 
+# %% ../nbs/08a_cider.ipynb #300b1d21
 class CiderD:
     "CIDEr-D equal to pycocoevalcap's `Cider`; df from a cached corpus (`refs`) or from the refs being scored"
     def __init__(self,

@@ -294,6 +294,7 @@ def check_feature_arrays(image:Mapping,      # image record (id, width, height)
                         f"beyond {MAX_ABS_FEATURE:g} (damaged or unnormalised?)")
     check_boxes(image, boxes, where)
 
+# %% ../nbs/02_data.ipynb #6b48330d
 def check_proposals(image:Mapping,          # proposals dict: 'features' (P, D), 'sets', optionally 'boxes', 'cls_prob'
                     widths:Mapping|None=None, # component name -> feature widths D it accepts
                     where:str='proposals'):
@@ -335,6 +336,7 @@ def _same_picture(files:dict, r:Mapping, where:str):
                         f"under two ids (it could be in two splits)")
     files[f] = r['image_id']
 
+# %% ../nbs/02_data.ipynb #f67d2035
 def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
                   meta:Mapping,            # meta.json content (`feature_file` defaults to features.hdf5)
                   images:Iterable[Mapping], # image records
@@ -483,6 +485,7 @@ def _unique(recs, key:str, where:str):
             raise DataError(f"{where}: duplicate {key} {k!r} (records {seen[k]} and {i}); ids must be unique")
         seen[k] = i
 
+# %% ../nbs/02_data.ipynb #43d791d2
 class Dataset:
     "A dataset folder in the canonical format: `.meta`, `.images`, `.captions`, `.features(image_id)`"
     def __init__(self, path:str|os.PathLike, validate:bool=True,
@@ -602,6 +605,7 @@ class Dataset:
     def __repr__(self):
         return f"Dataset({self.meta['name']!r}: {len(self.images)} images, {len(self.captions)} captions, grouping={self.meta['grouping']!r}, {len(self.classes)} classes)"
 
+# %% ../nbs/02_data.ipynb #7674f373
 def load_dataset(path:str|os.PathLike, # dataset folder (holding meta.json)
                  validate:bool=True,   # validate every image and caption record
                  lazy:bool=False,      # captions read from disk on each pass, images packed (memory ~flat in size)

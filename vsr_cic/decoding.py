@@ -210,6 +210,7 @@ def _check_noise(noise:tuple, L:int, N:int, V:int):
     for name, x, s in (('word noise', noise[0], (L, N, V)), ('gate noise', noise[1], (L, N, 2))):
         if tuple(x.shape) != s: raise ValueError(f"{name} must have shape (max_len, B·n, ·) = {s}, got {tuple(x.shape)}")
 
+# %% ../nbs/13a_decoding.ipynb #e54185fb
 def sample_decode(model:ControllableCaptioner,
                   n:int=1,                  # samples per input
                   temperature:float=1.0,  # divides the log-probs before sampling (the returned log-probs are the model's)
@@ -224,7 +225,6 @@ def sample_decode(model:ControllableCaptioner,
     if noise is not None: _check_noise(noise, max_len, ctx.batch_size * n, model.vocab_size)
     return _rollout(model, ctx.expand(n) if n > 1 else ctx, max_len, _sampler(temperature, noise), complete,
                     stop_early=stop_early)
-
 
 # %% ../nbs/13a_decoding.ipynb #0000000c
 COMPACT_AT = 0.75   # beam search drops finished images from the batch once at most this share of it is still searching
@@ -271,6 +271,7 @@ def _backtrack(steps:list, traces:list, bps:list, score:torch.Tensor, length_nor
     return Decoded(**best, score=ranked[:, 0], trace={key: v[:, 0] for key, v in trs.items()},
                    beams=seq['words'], beam_scores=ranked, score_history=seq['running'])
 
+# %% ../nbs/13a_decoding.ipynb #be7b4d9e
 @torch.no_grad()
 def beam_search(model:ControllableCaptioner,
                 beam_size:int=BEAM_SIZE,   # k (paper: 5)

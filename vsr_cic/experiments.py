@@ -253,6 +253,7 @@ def _decode_options(info:dict, preset:str)->dict:
     "The decoding switches a captioner was trained with (checkpoints before the presets: `preset`'s)"
     return info.get('options') or preset_options(preset)
 
+# %% ../nbs/23_experiments.ipynb #47c57cd4
 def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, limit:int|None=None,
                     methods=None, structure:str='ssp', metrics:bool=True, control:bool=True, srl='spacy',
                     oracle:bool=True,   # add the paper's "Ours (oracle verb)" rows: the ground-truth surface verb is given
@@ -327,7 +328,6 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
             'skipped': skipped,
             'dataset': str(path), 'components': {'gsrl': str(ckpt_dirs['gsrl']), 'planner': str(ckpt_dirs['planner']),
                                                  'planner_no_verb': str(nv_dir) if nv_ok else None}}
-
 
 # %% ../nbs/23_experiments.ipynb #a31e0041
 PAPER_TABLE1 = {(m, p): row[i] for i, p in enumerate(('GSRL', 'GT')) for m, *row in (

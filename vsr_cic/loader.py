@@ -42,6 +42,7 @@ def feature_file_of(data)->Path:
     try: return inside(path, data.meta.get('feature_file', 'features.hdf5'), f"{path/'meta.json'}: field feature_file")
     except UnsafeInput as e: raise DataError(str(e)) from None
 
+# %% ../nbs/02a_loader.ipynb #36ba1105
 class FeatureStore:
     "Read-only access to a bottom-up `features.hdf5`: one lazily opened handle per process, optional in-memory cache"
     def __init__(self, path:str|os.PathLike,             # the HDF5 file

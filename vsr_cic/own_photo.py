@@ -341,6 +341,7 @@ def validation_scores(models:PhotoModels, beam:int=BEAM)->dict:
     out['verbs'] = {k: round(float(x), 6) for k, x in evaluate_verbs(v, ds).items() if k in ('top1', 'top5', 'mAP')}
     return out
 
+# %% ../nbs/26_own_photo.ipynb #79e38c07
 def export_photo_models(run_dir,              # `train_photo_models`' out_dir (gsrl/, planner/, captioner/, verbs/, data/train)
                         dest=None,            # the bundle folder (None: the package's `models_dir()`)
                         command:str='',       # the command that made the run (recorded)
@@ -404,6 +405,7 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
     (dest/'meta.json').write_text(json.dumps(info, indent=1))
     return info
 
+# %% ../nbs/26_own_photo.ipynb #88e46f75
 def train_photo_models(out_dir='runs/photo_models',
                        data_dir=None,        # a built class-feature dataset (`build(..., text_only=True)`); None: build one
                        corpora:Sequence[str]=('coco',), # corpora kept (from `data_dir`, or read from ../shared/data)

@@ -97,6 +97,7 @@ def _gt_frame(gt:Mapping|None, i:int):
     roles = {r: s for r, s in frame_roles(gt, i).items() if r != VERB}
     return roles, list(frame_structure(gt, i))
 
+# %% ../nbs/22_pipeline.ipynb #6748b5ff
 class Pipeline:
     "GSRL → SSP → merge → captioner, for one image and one or more VSRs (paper Eq. 3)"
     def __init__(self, gsrl=None, slevel=None, rlevel=None, captioner=None, vocabs:dict|None=None, data=None,

@@ -67,6 +67,7 @@ def _check_prefix(set_mask:torch.Tensor):
         raise ValueError(f"set_mask row {bad[0].item()} = {set_mask[bad[0]].int().tolist()} is not left-aligned (real "
                          f"sets first)")
 
+# %% ../nbs/12a_rlevel.ipynb #950ca683
 class RLevelPlanner(nn.Module):
     "R-level SSP: a Sinkhorn network over the grounded proposal sets of one role (supp. §C.2)"
     def __init__(self, n_verbs:int,          # |V|

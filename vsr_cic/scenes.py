@@ -398,6 +398,7 @@ def _sprite(key):
         _SPRITES[key] = Image.fromarray(a)
     return _SPRITES[key]
 
+# %% ../nbs/02c_scenes.ipynb #aa56903b
 def render_scene(scene:list[dict], path:str|os.PathLike|None=None): # a scene; where to write the PNG (None: return it)
     "Render a scene from glyph sprites; write a PNG, or return a PIL image"
     from PIL import Image, ImageColor

@@ -307,6 +307,7 @@ def training_docs(examples:str|Path|None, world_captions:int, lex:Lexicon)->tupl
     print(f'parsing {len(items)} training sentences', flush=True)
     return SpacySRL(lex).docs([it['tokens'] for it in items]), items
 
+# %% ../nbs/04d_srl_learned.ipynb #0f16a2e6
 def train_from_shared(examples:str|Path|None=None, # PropBank examples .jsonl; None: the shared data's
                       out:str|Path|None=None,      # where to save the weights; None: the package's assets
                       world_captions:int=1500,     # captions of the built-in world added to training (its last ones)
@@ -327,7 +328,6 @@ def train_from_shared(examples:str|Path|None=None, # PropBank examples .jsonl; N
         "seconds": round(time.time() - t0, 1),
         "out": str(out),
     }
-
 
 # %% ../nbs/04d_srl_learned.ipynb #a16
 REL_TAGS = ('WDT', 'WP', 'WP$')   # relative pronouns: their R-ARGn repeats the antecedent's role

@@ -144,6 +144,7 @@ def _is_time(t)->bool:
         or (t.like_num and len(t.text) == 4 and t.text.isdigit())
     )
 
+# %% ../nbs/04b_srl_rules.ipynb #86083c8d
 class _Verb:
     "A predicate with its lemma, roleset and roles"
     def __init__(self, p, lexicon:Lexicon|None):
@@ -303,6 +304,7 @@ def shared_trailing_pps(p)->list:
 
 PARTICLE_ROLE = {'together': 'MNR', 'apart': 'MNR'}   # a particle without a phrasal roleset: DIR unless listed here
 
+# %% ../nbs/04b_srl_rules.ipynb #a9ede56c
 def frame_of(p, lexicon:Lexicon|None=None)->Frame:
     "The PropBank frame of predicate token `p` (a spaCy token)"
     v, doc = _Verb(p, lexicon), p.doc
@@ -340,6 +342,7 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
         ve = None
     return Frame(v.lemma, p.i, args, v.roleset, ve)
 
+# %% ../nbs/04b_srl_rules.ipynb #443e7f04
 def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
     "Add the arguments `p`'s own dependents give (`add` / `add_np` of `frame_of`); whether one of them is its subject"
     doc = p.doc
@@ -431,6 +434,7 @@ def _phrase_participle(c):
     if c.dep_ != 'dobj' or phrase_noun(c).i == c.i: return None
     return next((k for k in c.children if k.dep_ == 'acl' and k.tag_ == 'VBG' and k.i > c.i), None)
 
+# %% ../nbs/04b_srl_rules.ipynb #7fd17176
 def _implicit_subject(p, v:_Verb, subj:str, has_subj:bool, add):
     "The subject `p` has no dependent for: the noun a participle modifies, a relative clause's head, a governing verb's"
     q = p   # a participle conjoined to a participle shares its noun: 'a man wearing a hat and [holding] an umbrella'
@@ -596,6 +600,7 @@ def _proxy_words(doc, i:int)->list[str]:
     else: proxy = PROXY_VERBS[(obj, doc[i].lower_.endswith('s'))]
     return [t.text if t.i != i else proxy for t in doc]
 
+# %% ../nbs/04b_srl_rules.ipynb #64c5490b
 def _rewrap(parsed, original, i:int, lemma:str):
     "A doc with `original`'s words and `parsed`'s annotation (token `i` gets `lemma`)"
     from spacy.tokens import Doc

@@ -380,6 +380,7 @@ def _evaluate(model, eval_fn, st:LoopState, monitor:str|None, mode:str, patience
     if patience is not None and st.bad_epochs >= patience: st.done = True
     return False
 
+# %% ../nbs/15_train.ipynb #96fb925d
 def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable], sampler:EpochBatchSampler,
         step_fn:Callable[[object], dict], opt:torch.optim.Optimizer, epochs:int,
         ckpt_dir:str|os.PathLike|None=None, # where `last.pt` / `best.pt` go (None: no checkpoints)

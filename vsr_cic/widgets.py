@@ -407,6 +407,7 @@ def _image_array(data, image_id:str):
     if rec.get('file') and (Path(data.path)/rec['file']).exists(): return Path(data.path)/rec['file']
     return np.full((rec['height'], rec['width'], 3), 255, dtype=np.uint8)   # no picture: boxes on white
 
+# %% ../nbs/31_widgets.ipynb #926d6052
 class VSRExplorer(W.VBox):
     "Picker + grounding, structure, caption and merged views; the pipeline reruns on every change"
     def __init__(self, pipeline, data, image_ids:Sequence[str]|None=None, value:str|None=None,
@@ -552,6 +553,7 @@ class VSRExplorer(W.VBox):
             for i, h in enumerate(planned_structures_html(self.merged, [v.verb for v in self.merged.vsrs]))
         )
 
+# %% ../nbs/31_widgets.ipynb #e78e45bc
 def run_path(p)->Path|None:
     "A run folder: relative paths are taken from the repository root (so notebooks work from `nbs/`); None stays None"
     if p is None: return None
@@ -583,6 +585,7 @@ def own_items_html(items:Sequence[tuple[str, str]])->str:
     rows = ''.join(f'<li class="vsr-own-item"><code>{html.escape(v)}</code> → {c}</li>' for v, c in reversed(items))
     return f'<ol style="margin:0;padding-left:1.4em">{rows}</ol>' if items else ''
 
+# %% ../nbs/31_widgets.ipynb #94a12cad
 class OwnPhotoPanel(W.VBox):
     "Upload or name a picture, draw and name its boxes, caption it with typed or suggested VSRs (`vsr_cic.own_photo`)"
     def __init__(self, models=None,             # `vsr_cic.own_photo.PhotoModels` (None: the package's, loaded on first use)
@@ -778,6 +781,7 @@ class OwnPhotoPanel(W.VBox):
         try: save_photo_json(self.picture, self.boxes_list(), r['vsr'], self.scale)
         except OSError: pass
 
+# %% ../nbs/31_widgets.ipynb #741f8336
 def own_photo_panel(models=None, out_dir='runs/explore_vsr/photos', picture=None, vsr:str='ride: ARG0, ARG1',
                     device='cpu', **kw)->OwnPhotoPanel:
     "The own-photo panel of `explore_vsr.ipynb` (see `OwnPhotoPanel`)"

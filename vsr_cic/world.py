@@ -83,6 +83,7 @@ def _loc_phrases(c:_Caption, locs:Sequence[int], kind:str)->list:
     area = lambda i: (lambda b: (b[2] - b[0]) * (b[3] - b[1]))(c.scene[i]['box'])
     return [pp(i) for i in sorted(locs, key=lambda i: -area(i))]       # larger region first
 
+# %% ../nbs/03_world.ipynb #b9551303
 def realize(scene:list[dict], rng:np.random.Generator, set_of:dict, # scene, generator, object -> proposal set
             verb:str, subj:Sequence[int], obj:Sequence[int]=(),       # the frame: verb and scene objects per role
             extra:int|None=None, locs:Sequence[int]=(), loc_kind:str='none',
@@ -382,6 +383,7 @@ def world_dir(data_dir:str|os.PathLike|None=None)->Path:
     "Where the built-in world lives: `data_dir()/'vsr_world'`"
     return _data_dir(data_dir)/WORLD_NAME
 
+# %% ../nbs/03_world.ipynb #f2b17079
 def ensure_world(data_dir:str|os.PathLike|None=None, n_images:int=DEFAULT_N_IMAGES, seed:int=0, render:bool=True,
                  n_workers:int|None=None)->Path:
     "The built-in world's folder, generated on first use (and again if its seed, size or version differ)"
