@@ -369,7 +369,7 @@ def readme_block(metrics:Mapping, page:str, # the results page it links to, rela
                  grounding:str='gsrl')->str: # the README shows one source of grounding; the page has both
     "The README's short Table 1 (every caption, one grounding, the held-out photos where there are some) of a run, its provenance and a link to its results page"
     run, seeds = metrics.get('run', {}), (metrics.get('table1_settings') or {}).get('seeds')
-    rows = [r for r in metrics['table1'] if r['grounding'] == grounding]
+    rows = [r for r in metrics['table1'] if r['grounding'] == grounding and r['method'] in TABLE1_METHODS]   # the paper's rows
     sets = list(dict.fromkeys(r.get('test_set', 'photos') for r in rows))
     ts = 'photos' if 'photos' in sets or not sets else sets[0]
     cols = [c for c in cols if any(r.get(c) is not None for r in rows)]   # the columns the run has
