@@ -130,19 +130,14 @@ def score(run, predictions, out, name='real_language_gpu', title='', command='',
     "Score the box's predictions here, pool the seeds, write out/metrics.json and publish results/<name>.*"
     from vsr_cic.data import load_dataset
     from vsr_cic.photos import photo_refs
-    from vsr_cic.metrics import bigrams
-    from vsr_cic.tables import table1_scores, pool_seeds, orderings, run_info, publish
+    from vsr_cic.tables import table1_scores, pool_seeds, orderings, run_info, publish, training_bigrams, table1_references
     run, out = Path(run), Path(out); out.mkdir(parents=True, exist_ok=True)
     records = json.loads(gzip.open(predictions, 'rt').read())
     log = json.loads((Path(predictions).parent/'gpu_log.json').read_text())
     cpu = json.loads((run/'metrics.json').read_text())
     data, photos = load_dataset(run/'data'/'train'), load_dataset(run/'photos'/'scene')
-    n_frames = {c['caption_id']: len(c['frames']) for d in (photos, data) for c in d.captions}
-    corpus_refs = {}
-    for c in data.captions: corpus_refs.setdefault(c['image_id'], []).append(c['caption'])
-    refs = {'photos': photo_refs(cpu['test']['captions_json']), 'corpus': corpus_refs}
-    corpus_bigrams = {g for c in data.captions if data.images[c['image_id']]['split'] == 'train'
-                      for g in bigrams([w.lower() for w in c['tokens']])}
+    refs, n_frames = table1_references(data, photos, photo_refs(cpu['test']['captions_json']))
+    corpus_bigrams = training_bigrams(data)
     t = time.time()
     rows, examples = table1_scores(records, refs, n_frames, corpus_bigrams)
     table1 = pool_seeds(rows)

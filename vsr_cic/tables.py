@@ -16,8 +16,9 @@ from .experiments import control_counts, control_of, mean_sd, markdown_table, PA
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'VERB_SUBSETS', 'PAPER_BY_ROW', 'PAGE_COLS', 'SHOWN_SETTINGS', 'WORLD_VERBS',
            'RESULT_KEYS', 'OracleVerbPipeline', 'method_predictions', 'attached_share', 'subset_scores', 'table1_runs',
            'slot_capped', 'table1_pipe', 'table1_predictions', 'table1_scores', 'run_targets', 'run_row_predictions',
-           'table_rows', 'pool_seeds', 'table1_markdown', 'orderings', 'run_info', 'results_page', 'write_results_page',
-           'world_results', 'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish']
+           'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'orderings',
+           'run_info', 'results_page', 'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results',
+           'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -192,6 +193,23 @@ def run_row_predictions(run, method:str, seed:int, cap_dir, beam:int=5, corpus_l
     recs = table1_predictions(lambda m, d: table1_pipe(run, m, d, device, train), [(method, int(seed), Path(cap_dir), preset)],
                               targets, beam, progress=None, no_repeat=True, no_unk=True)
     return recs, round(time.time() - t, 1)
+
+# %% ../nbs/25b_tables.ipynb #t1ref02
+def training_bigrams(data)->set:
+    "Every bigram of a dataset's training-split captions, lower-cased: the bigrams `unseen_bigram_rate` counts as seen"
+    from vsr_cic.metrics import bigrams
+    return {g for c in data.captions if data.images[c['image_id']]['split'] == 'train' for g in bigrams([w.lower() for w in c['tokens']])}
+
+def table1_references(train, # the run's training dataset: its captions are the corpus test set's references
+                      photos, # the run's photo test set, as built (`vsr_cic.build.photo_test_set`)
+                      photo_refs:Mapping, # {image_id: the photos' reference captions} (`vsr_cic.photos.photo_refs`)
+                     )->tuple[dict, dict]: # ({test set: {image_id: captions}}, {caption_id: number of frames})
+    "The references and frame counts `table1_scores` needs for a run's two test sets ('photos', 'corpus')"
+    corpus_refs = {}
+    for c in train.captions: corpus_refs.setdefault(c['image_id'], []).append(c['caption'])
+    n_frames = {c['caption_id']: len(c['frames']) for d in (photos, train) for c in d.captions}
+    return {'photos': dict(photo_refs), 'corpus': corpus_refs}, n_frames
+
 
 # %% ../nbs/25b_tables.ipynb #0000000e
 def table_rows(scores:Mapping, # {(method, grounding): {verbs: metrics}} of one seed
