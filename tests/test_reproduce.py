@@ -1,7 +1,6 @@
 """`nbs/experiments/reproduce.ipynb` end to end on a tiny private world: every step runs in one papermill command, the
 summary has every step and every Table 1 row, and its `table1_metrics.json` publishes (README block, results page)"""
 import json
-from pathlib import Path
 from conftest import ROOT, run_notebook
 
 STEPS = ['train_gsrl', 'train_planner', 'train_planner_no_verb', 'train_verbs', 'compare_captioners', 'evaluate',
