@@ -76,7 +76,9 @@ def step_scores(model:ControllableCaptioner):
 def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
                      eos_ok:torch.Tensor|None=None, # (N,) bool: rows that may end now (None: all)
                      hist:torch.Tensor|None=None,   # (N, L) last words said: ban immediate repeats (`no_repeat`)
-                     no_unk:bool=False):  # never say `<unk>` (rare words' placeholder) where another word is allowed
+                     no_unk:bool=False,  # never say `<unk>` (rare words' placeholder) where another word is allowed
+                     fresh:torch.Tensor|None=None): # (N,) bool: no word said yet in the current sub-role; a restricted
+                                                    #   row's `<eos>` waits for one (a verb slot ends only after its verb)
     "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
     wl, gl, state, tr = step_scores(model)(prev, ptr, state, ctx)               # (N, V) scores, (N, 2) gate log-probs
     if wl.device.type == 'cpu' and not (wl.requires_grad or hist is not None or no_unk or 'allowed_words' in ctx):
@@ -94,6 +96,7 @@ def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.T
     if 'allowed_words' in ctx:
         allow = ctx.allowed_words[torch.arange(ptr.shape[0], device=ptr.device), ptr]   # (N, V)
         ban = ban | (allow.any(1, keepdim=True) & ~allow)
+        if fresh is not None: ban[:, model.eos_id] |= fresh & allow.any(1)        # `<eos>` of a restricted row: not before its word
     if hist is not None or no_unk:                                               # never where it would leave no word
         more = ban | repeat_ban(hist, wl.shape[1]) if hist is not None else ban.clone()
         if no_unk: more[:, UNK_ID] = True
@@ -142,7 +145,7 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
     last, steps, traces = ctx.n_slots - 1, [], []
     for _ in range(max_len):
         eos_ok = ends_ok(ptr, fresh, last) if complete else None
-        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, eos_ok, hist, no_unk)
+        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, eos_ok, hist, no_unk, fresh)
         w, g, wlp, glp = pick(wl, gl)                                            # (N,) each
         if hist is not None: hist = torch.cat([hist[:, 1:], w[:, None]], 1)
         g = torch.where(w == model.eos_id, torch.zeros_like(g), g)              # the gate chosen with <eos> is void
@@ -323,7 +326,7 @@ def beam_search(model:ControllableCaptioner,
                 img, Bw = img[keep], n_live
                 rows = torch.arange(Bw, device=dev)[:, None] * k
         wl, gl, state, tr = constrained_step(
-            model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None, hist, no_unk
+            model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None, hist, no_unk, fresh
         )  # (Bw·k, V), (Bw·k, 2)
         score, beam_ix, w, g = _beam_topk(wl, gl, done, score, model)
         src = (rows + beam_ix).view(-1)                                           # (Bw·k,) parent rows

@@ -106,9 +106,9 @@ def table1_runs(out, # the run folder: captioners in out/table1/<method>/seed<k>
     "(method, seed, captioner folder, preset) for each Table 1 decoding of a run"
     if bad := [m for m in methods if m not in TABLE1_METHODS]:
         raise ValueError(f"unknown Table 1 methods {bad}: choose from {list(TABLE1_METHODS)}")
-    trained = lambda m: 'ours' if TABLE1_METHODS[m].get('oracle') else m
-    runs = [(m, int(s), Path(out)/'table1'/trained(m)/f'seed{s}', preset) for s in seeds for m in methods]
-    return runs + ([('ours', int(ours_preset[0]), Path(ours_preset[1]), 'ours')] if ours_preset else [])
+    from vsr_cic.protocol import trained_as, chosen_dir   # the captioner a row decodes: the sweep's winner of its folder
+    runs = [(m, int(s), chosen_dir(Path(out)/'table1'/trained_as(m, preset)/f'seed{s}'), preset) for s in seeds for m in methods]
+    return runs + ([('ours', int(ours_preset[0]), chosen_dir(ours_preset[1]), 'ours')] if ours_preset else [])
 
 def slot_capped(pipe:Pipeline, train_data, # a pipeline; its captioner's training dataset
                 max_slot_words='auto', # words per sub-role before the gate must shift: 'auto' (its 90 % quantile), an int, or None (off)
@@ -124,27 +124,40 @@ def slot_capped(pipe:Pipeline, train_data, # a pipeline; its captioner's trainin
 
 def table1_pipe(run, # a real-language run folder: gsrl/, planner/, planner_no_verb/, data/train/
                 method:str, cap_dir, device='cpu', train_data=None, # the captioners' training dataset (None: read from the run)
-                joint_grounding:bool=False, max_slot_words='auto', slot_end_rule:bool=True)->Pipeline:
-    "One Table 1 row's pipeline: the run's shared GSRL, the row's S-level planner (with or without the verb), its captioner, capped"
+                joint_grounding:bool=False, max_slot_words='auto', slot_end_rule:bool=True, # (None: the preset's rule)
+                preset:str|None=None)->Pipeline: # the row's preset: its decoding rules (`vsr_cic.protocol.TABLE1_DECODING`)
+    "One Table 1 row's pipeline: the run's shared GSRL, the row's S-level planner (with or without the verb), its captioner, capped as its preset says"
     run = Path(run)
     planner = run/('planner_no_verb' if TABLE1_METHODS[method]['planner'] == 'no_verb' else 'planner')
     p = Pipeline.from_dirs(run/'gsrl', planner, cap_dir, device, data_dir=run/'data'/'train')
     p.joint_grounding = joint_grounding
+    if preset is not None:
+        from vsr_cic.protocol import decoding_for
+        rules = decoding_for(preset)
+        max_slot_words, slot_end_rule = rules['max_slot_words'], rules['slot_end_rule']
     return slot_capped(p, train_data if train_data is not None else p.data, max_slot_words, slot_end_rule)[0]
 
-def table1_predictions(make_pipe, # make_pipe(method, captioner folder) -> the row's Pipeline
+def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) -> the row's Pipeline
                        runs:Sequence[tuple], # `table1_runs`
                        targets:Mapping, # {test set name: dataset to caption (every caption)}
-                       beam:int=5, progress=print, **kw, # `pipeline_predictions` options (no_repeat, no_unk)
+                       beam:int=5, progress=print,
+                       by_preset:bool=True, # decode each row by its preset's rules (`vsr_cic.protocol.TABLE1_DECODING`)
+                       **kw, # `pipeline_predictions` options for every row (no_repeat, no_unk): only with by_preset=False
                       )->list[dict]:
     "One JSON-ready record per (method, seed, preset, test set, grounding): its predictions and failures"
+    from vsr_cic.protocol import decoding_for, collapse_repeats
+    if by_preset and kw: raise ValueError(f"decoding options {sorted(kw)} are the presets' (TABLE1_DECODING): pass by_preset=False to override them")
     out = []
     for m, s, cap_dir, pre in runs:
-        pipe = make_pipe(m, cap_dir)
+        pipe = make_pipe(m, cap_dir, pre)
+        rules = decoding_for(pre) if by_preset else {}
+        opts = {k: rules[k] for k in ('no_repeat', 'no_unk', 'unknown_verbs')} if by_preset else kw
         for where, d in targets.items():
             pipe.data = d
             for g in ('gsrl', 'gt'):
-                pr, nf = method_predictions(pipe, d, None, g, beam, oracle=TABLE1_METHODS[m].get('oracle', False), **kw)
+                pr, nf = method_predictions(pipe, d, None, g, beam, oracle=TABLE1_METHODS[m].get('oracle', False), **opts)
+                if rules.get('collapse_repeats'):
+                    for p in pr: collapse_repeats(p)
                 out.append({'method': m, 'seed': s, 'preset': pre, 'test_set': where, 'grounding': g, 'failed': nf,
                             'predictions': json.loads(json.dumps(pr))})
         if progress: progress(f"{m} seed {s} ({pre}): {len(targets) * 2} decodings done")
@@ -190,8 +203,8 @@ def run_row_predictions(run, method:str, seed:int, cap_dir, beam:int=5, corpus_l
     if key not in _RUN_CACHE: _RUN_CACHE[key] = load_dataset(Path(run)/'data'/'train'), run_targets(run, corpus_limit)
     train, targets = _RUN_CACHE[key]
     t = time.time()
-    recs = table1_predictions(lambda m, d: table1_pipe(run, m, d, device, train), [(method, int(seed), Path(cap_dir), preset)],
-                              targets, beam, progress=None, no_repeat=True, no_unk=True)
+    recs = table1_predictions(lambda m, d, pre: table1_pipe(run, m, d, device, train, preset=pre),
+                              [(method, int(seed), Path(cap_dir), preset)], targets, beam, progress=None)
     return recs, round(time.time() - t, 1)
 
 # %% ../nbs/25b_tables.ipynb #t1ref02
