@@ -160,8 +160,18 @@ def test_table1_rows(nb_run):
     page = (tmp/'results'/'real.md').read_text()
     assert page == (out/'results_page.md').read_text() and table1_markdown(rows, 'all', 'photos') in page
     assert '162.8' in page                                                 # the paper's numbers beside ours
-    trained = {p.parent.parent.name for p in (out/'table1').glob('*/seed0/model.pt')}
-    assert trained == {'c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours'}   # the oracle verb is a decoding, not a training
+    from vsr_cic.protocol import chosen_dir
+    trained = {p.parent.name for p in (out/'table1').glob('*/seed0') if (chosen_dir(p)/'model.pt').exists()}
+    assert trained == {'c_lstm', 'c_updn', 'sct', 'ours'}   # the oracle verb decodes ours; under `paper` w/o verb is SCT's network
+    grid = m['table1_settings']['protocol']['grid']
+    for p in (out/'table1').glob('*/seed0'):                # one protocol: the same sweep for every method, chosen on validation
+        ch = json.loads((p/'choice.json').read_text())
+        assert set(ch['val_CIDEr-D']) == set(grid) and ch['chosen'] in grid, ch
+        assert ch['chosen'] == max(grid, key=lambda n: (ch['val_CIDEr-D'][n], -list(grid).index(n)))
+        for n in grid:                                      # the sweep decoded no test split
+            if n != ch['chosen']: assert json.loads((p/'sweep'/n/'metrics.json').read_text())['n_test'] == 0
+    for r in rows:                                          # every trained row went through XE and self-critical training
+        assert r['epochs']['rl'] >= 1 and r['epochs']['xe'] >= 1 and r['selected']['stage'] in ('xe', 'rl'), r
     assert (out/'planner_no_verb'/'slevel_transformer').exists()
 
 

@@ -88,7 +88,7 @@ def chosen_dir(method_dir)->Path:
 
 def _run_all(kws:Sequence[dict], workers:int, threads:int, progress)->list[float]:
     "`train_captioner` on each: `workers` processes at a time, or here one after the other (workers=0)"
-    if int(workers) > 0: return run_jobs(train_captioner, kws, workers, threads, progress) if kws else []
+    if int(workers) > 0: return run_jobs(train_captioner, kws, workers, threads, progress=progress) if kws else []
     import time
     took = []
     for kw in kws:
@@ -99,16 +99,17 @@ def _run_all(kws:Sequence[dict], workers:int, threads:int, progress)->list[float
 def train_table1(jobs:Mapping, # {method folder: `train_captioner` arguments of its full schedule (epochs_xe, epochs_rl, …)}
                  grid:Mapping=SWEEP_GRID, # {setting name: arguments it overrides}: every method gets the same
                  sweep_epochs:int=1, # XE epochs each setting trains before the choice (0, or a one-setting grid: no sweep)
-                 workers:int=2, threads:int=1, progress=print)->dict:
+                 workers:int=2, threads:int=1, progress=print,
+                 also:Sequence[dict]=())->dict: # other `train_captioner` runs to train in the same pool, first (no sweep)
     "The sweep, the choice on validation and the full schedule for every method folder; what was chosen and what it cost"
     grid = {str(n): dict(v) for n, v in dict(grid).items()}
     if not grid: raise ValueError("grid is empty: give at least one setting")
     names, sweep = list(grid), len(grid) > 1 and int(sweep_epochs) > 0
     out = {'grid': grid, 'sweep_epochs': int(sweep_epochs) if sweep else 0, 'choices': {}, 'seconds': {}}
-    if sweep:
-        kws = [{**kw, **grid[n], 'out_dir': str(Path(d)/'sweep'/n), 'epochs_xe': int(sweep_epochs), 'epochs_rl': 0,
-                'test_split': 'none'} for d, kw in jobs.items() for n in names]
-        out['seconds']['sweep'] = _run_all(kws, workers, threads, progress)
+    kws = [{**kw, **grid[n], 'out_dir': str(Path(d)/'sweep'/n), 'epochs_xe': int(sweep_epochs), 'epochs_rl': 0,
+            'test_split': 'none'} for d, kw in jobs.items() for n in names] if sweep else []
+    took = _run_all(list(also) + kws, workers, threads, progress)
+    out['seconds']['also'], out['seconds']['sweep'] = took[:len(also)], took[len(also):]
     finals = []
     for d, kw in jobs.items():
         chosen, vals = sweep_choice({n: val_curve(Path(d)/'sweep'/n) for n in names}, int(sweep_epochs)) if sweep else (names[0], {})
