@@ -5,6 +5,7 @@
 # %% ../nbs/14_baselines.ipynb #00000002
 from __future__ import annotations
 import inspect, re
+from collections import Counter
 from typing import Mapping, Sequence
 import numpy as np
 import torch
@@ -17,9 +18,10 @@ from .loader import vsrs_in_caption_order
 from .metrics import bigrams
 
 # %% auto #0
-__all__ = ['SLOT_KEYS', 'CAPTIONERS', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'drop_verb_slots', 'NoVerbCaptioner', 'SCTCaptioner',
-           'pool_grounded', 'CUpDnCaptioner', 'CLSTMCaptioner', 'captioner_options', 'make_captioner', 'caption_keys',
-           'grounding_keys', 'key_score', 'RetrievalIndex', 'retrieval_predictions']
+__all__ = ['SLOT_KEYS', 'CAPTIONERS', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'CLASS_COUNT_CAP', 'drop_verb_slots', 'NoVerbCaptioner',
+           'SCTCaptioner', 'pool_grounded', 'CUpDnCaptioner', 'CLSTMCaptioner', 'captioner_options', 'make_captioner',
+           'caption_keys', 'grounding_keys', 'key_score', 'RetrievalIndex', 'retrieval_predictions', 'image_classes',
+           'BlindIndex', 'retrieval_blind']
 
 # %% ../nbs/14_baselines.ipynb #00000006
 SLOT_KEYS = ('regions', 'region_mask', 'slot_role', 'slot_is_verb', 'slot_sub', 'slot_verb', 'allowed_words')
@@ -247,4 +249,73 @@ def retrieval_predictions(index:RetrievalIndex, data,
                 "grounding": None,
             }
         )
+    return out
+
+# %% ../nbs/14_baselines.ipynb #blind001
+CLASS_COUNT_CAP = 3   # proposals of one class counted at most (= vsr_cic.build.MENTION_REGIONS)
+
+def image_classes(data, image_id:str, cap:int|None=CLASS_COUNT_CAP, # most proposals of one class counted (None: all)
+                  exclude:Sequence[str]=('scene',), # the whole-picture proposal's class (`vsr_cic.features.SCENE_CLASS`)
+                 )->Counter:
+    "An image's class multiset: {class: its proposals (at most `cap`)} over its proposal sets, `exclude`d classes left out"
+    if image_id not in data.images: raise KeyError(f"image_classes: unknown image_id {image_id!r}")
+    sets, cls = data.images[image_id]['sets'], data.meta['classes']
+    if not sets: return Counter()
+    cp = data.features(image_id)['cls_prob']                                   # (N, C)
+    out = Counter()
+    for s in sets:
+        c = cls[int(cp[s[0]].argmax())]
+        if c not in exclude: out[c] += len(s)
+    return Counter({c: min(n, cap) if cap is not None else n for c, n in out.items()})
+
+class BlindIndex:
+    "Training captions keyed by their picture's class multiset only (`image_classes`): the verb-blind floor's index"
+    def __init__(self, data, split:str='train', cap:int|None=CLASS_COUNT_CAP):
+        caps = sorted((c for c in data.captions if data.images[c['image_id']]['split'] == split),
+                      key=lambda c: str(c['caption_id']))                       # caption-id order: the tie-break
+        if not caps: raise ValueError(f"BlindIndex: no caption of split {split!r} in {getattr(data, 'path', data)!r}")
+        self.caps, self.cap = caps, cap
+        self.images = list(dict.fromkeys(c['image_id'] for c in caps))         # I training pictures
+        row = {iid: i for i, iid in enumerate(self.images)}
+        ms = [image_classes(data, iid, cap) for iid in self.images]
+        self.classes = sorted({c for m in ms for c in m})
+        col = {c: j for j, c in enumerate(self.classes)}
+        self.X = np.zeros((len(self.images), len(self.classes)), np.int32)      # (I, C) class counts
+        for i, m in enumerate(ms):
+            for c, n in m.items(): self.X[i, col[c]] = n
+        self.of_image = [[] for _ in self.images]                               # picture -> its captions, in id order
+        for k, c in enumerate(caps): self.of_image[row[c['image_id']]].append(k)
+        self._col, self._bigrams = col, {}
+
+    def nearest(self, classes:Mapping)->tuple[dict, int]:
+        "(the training caption nearest to a class multiset, its L1 distance)"
+        q = np.zeros(len(self.classes), np.int32)                               # (C,)
+        extra = 0                                                               # classes no training picture has
+        for c, n in classes.items():
+            if c in self._col: q[self._col[c]] = n
+            else: extra += n
+        d = np.abs(self.X - q[None]).sum(1)                                     # (I,)
+        near = np.flatnonzero(d == d.min())
+        cand = sorted(k for i in near for k in self.of_image[i])[:CONSENSUS_K]  # caption-id order
+        bg = [self._bigrams.setdefault(k, set(bigrams(self.caps[k]['tokens']))) for k in cand]
+        agree = [sum(len(a & b) for b in bg) for a in bg]
+        return self.caps[cand[int(np.argmax(agree))]], int(d.min()) + extra    # argmax: the first of the best
+
+def retrieval_blind(index, # a `BlindIndex`, or the training dataset to build one from (its 'train' split)
+                    data,  # the dataset whose captions are queried (photos, or a corpus' test split)
+                   )->list[dict]:
+    "Verb-blind floor: per caption of `data`, the training caption of the nearest picture by class multiset (`retrieval_predictions`' records)"
+    if not isinstance(index, BlindIndex): index = BlindIndex(index)
+    hits, out = {}, []
+    for rec in data.captions:
+        iid = rec['image_id']
+        if iid not in hits: hits[iid] = index.nearest(image_classes(data, iid, index.cap))
+        hit, dist = hits[iid]
+        out.append({"caption_id": rec["caption_id"], "image_id": iid, "tokens": list(hit["tokens"]),
+                    "caption": " ".join(hit["tokens"]), "subroles": [], "gt": rec["tokens"],
+                    "vsrs": [str(v) for v in vsrs_in_caption_order(rec)], "retrieved": hit["caption_id"],
+                    "distance": dist,
+                    # the query's controls, for scoring R_V / R_SR1 / R_SR2 only: the answer never read them
+                    "controls": [(fr["verb"], list(frame_structure(rec, f))) for f, fr in enumerate(rec["frames"])],
+                    "structure": None, "grounding": None})
     return out

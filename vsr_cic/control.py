@@ -106,7 +106,7 @@ def caption_counts(parse,                       # generated caption's Parse
                    pair_verb:bool=True,         # V takes part in the pairs of R_SR2
                    sr1_verb:bool=False,         # V counts as a role in R_SR1
                    where:str='caption',
-                  )->dict:                      # hit/total counts for V, SR1, SR2, and the matches
+                  )->dict:                      # hit/total counts for V, SR1, SR2, the matches, the parse's frames
     "Recall counts of one generated caption against its control verbs"
     for k, v in dict(missing_verb=missing_verb, pair_match=pair_match).items():
         if v not in OPTIONS[k]: raise ValueError(f"{k} must be one of {OPTIONS[k]}, got {v!r}")
@@ -138,7 +138,7 @@ def caption_counts(parse,                       # generated caption's Parse
             out['pair_total'] += n_pr
             out['pair_hit'] += pr
     return {**{k: out[k] for k in ('v_hit', 'v_total', 'sr_hit', 'sr_total', 'pair_hit', 'pair_total')},
-            'matches': matches}
+            'matches': matches, 'n_frames': len(parse.frames)}   # n_frames: the caption's own verb frames (0: no verb)
 
 def controllability(parses:Sequence,                # generated captions' Parses
                     controls:Sequence[Sequence],    # per caption, its controls

@@ -13,9 +13,11 @@ from .photos import pipeline_predictions
 from .experiments import control_counts, control_of, mean_sd, markdown_table, PAPER_TABLE1, TABLE1_COLS
 
 # %% auto #0
-__all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'VERB_SUBSETS', 'PAPER_BY_ROW', 'PAGE_COLS', 'SHOWN_SETTINGS', 'WORLD_VERBS',
-           'RESULT_KEYS', 'OracleVerbPipeline', 'method_predictions', 'attached_share', 'subset_scores', 'table1_runs',
-           'slot_capped', 'table1_pipe', 'table1_predictions', 'table1_scores', 'run_targets', 'run_row_predictions',
+__all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'TABLE1_FLOORS', 'FLOOR_PRESET', 'VERB_SUBSETS', 'PAPER_BY_ROW',
+           'CAPTIONER_SETTINGS', 'ROW_RECORD_KEYS', 'STAGES', 'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN',
+           'WORLD_VERBS', 'RESULT_KEYS', 'OracleVerbPipeline', 'method_predictions', 'attached_share', 'has_verb_share',
+           'subset_scores', 'table1_runs', 'slot_capped', 'table1_pipe', 'table1_predictions', 'floor_records',
+           'table1_scores', 'run_targets', 'run_row_predictions', 'captioner_record', 'captioner_records',
            'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'orderings',
            'run_info', 'results_page', 'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results',
            'readme_block', 'publish']
@@ -27,7 +29,9 @@ TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, 
     'ours': dict(model='ours', planner='verb'),
     'ours_oracle_verb': dict(model='ours', planner='verb', oracle=True),   # a decoding of `ours`, not a training
 }
-TABLE1_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2', 'attached')
+TABLE1_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2', 'attached', 'has_verb')
+TABLE1_FLOORS = ('retrieval_blind',)   # rows that train and decode nothing (`vsr_cic.baselines.retrieval_blind`), after the methods
+FLOOR_PRESET = '—'                     # a floor's `preset`: it has no training schedule nor decoding switches
 VERB_SUBSETS = {'all': lambda n: True, 'one': lambda n: n == 1, 'multi': lambda n: n > 1}
 
 # The paper's Table 1 (%, COCO Entities, single reference; `vsr_cic.experiments.PAPER_TABLE1`) by our row names
@@ -85,6 +89,13 @@ def attached_share(counts:Sequence[Mapping])->float|None:
     if not counts: return None
     return float(np.mean([c['v_hit'] == c['v_total'] and c['sr_hit'] == c['sr_total'] for c in counts]))
 
+def has_verb_share(counts:Sequence[Mapping])->float|None:
+    "Share of captions whose own parse has at least one verb frame (`n_frames` of `vsr_cic.control.caption_counts`)"
+    if not counts: return None
+    if miss := [i for i, c in enumerate(counts) if 'n_frames' not in c]:
+        raise KeyError(f"has_verb_share: caption counts {miss[:3]} have no 'n_frames' (counts from before it was recorded?)")
+    return float(np.mean([c['n_frames'] > 0 for c in counts]))
+
 def subset_scores(preds:Sequence[dict], refs:Mapping, n_frames:Mapping, corpus_bigrams:set, srl='spacy')->dict:
     "{'all' | 'one' | 'multi': photo metrics} of one method's predictions; the generated captions are parsed once"
     from vsr_cic.photos import photo_scores
@@ -95,7 +106,7 @@ def subset_scores(preds:Sequence[dict], refs:Mapping, n_frames:Mapping, corpus_b
         if not idx: continue
         res = photo_scores([preds[i] for i in idx], refs, corpus_bigrams, control=False)
         sub = [counts[i] for i in idx]
-        out[name] = {**res, **control_of(sub), 'attached': attached_share(sub)}
+        out[name] = {**res, **control_of(sub), 'attached': attached_share(sub), 'has_verb': has_verb_share(sub)}
     return out
 
 # %% ../nbs/25b_tables.ipynb #t1run02
@@ -163,19 +174,34 @@ def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) 
         if progress: progress(f"{m} seed {s} ({pre}): {len(targets) * 2} decodings done")
     return out
 
-def table1_scores(records:Sequence[Mapping], # `table1_predictions`
+def floor_records(predictions:Mapping, # {test set: a floor's predictions (`vsr_cic.baselines.retrieval_blind`)}
+                  method:str='retrieval_blind', groundings:Sequence[str]=('gsrl', 'gt'))->list[dict]:
+    "`table1_predictions`-like records of a floor: no seed, preset `FLOOR_PRESET`, the same predictions under each grounding"
+    if method not in TABLE1_FLOORS: raise ValueError(f"floor_records: {method!r} is not a floor; floors: {list(TABLE1_FLOORS)}")
+    return [{'method': method, 'seed': None, 'preset': FLOOR_PRESET, 'test_set': where, 'grounding': g, 'failed': 0,
+             'predictions': list(pr)} for where, pr in predictions.items() for g in groundings]
+
+def table1_scores(records:Sequence[Mapping], # `table1_predictions` (and `floor_records`)
                   refs:Mapping, # {test set: {image id: reference captions}}
                   n_frames:Mapping, # {caption id: number of frames}: one-verb / multi-verb rows
                   corpus_bigrams:set, n_examples:int=5, srl='spacy',
+                  trained:Mapping|None=None, # {(method, seed, preset): `captioner_record`} of every trained row, or None
                  )->tuple[list, dict]:
     "(flat Table 1 rows of every seed, a few example captions of each row's first seed)"
     rows, examples, groups = [], {}, {}
-    first = min((r['seed'] for r in records), default=None)
+    first = min((r['seed'] for r in records if r['seed'] is not None), default=None)
     for r in records: groups.setdefault((r['method'], r['seed'], r['preset'], r['test_set']), []).append(r)
+    if trained is not None and (miss := sorted({k[:3] for k in groups if k[0] not in TABLE1_FLOORS and k[:3] not in trained}, key=str)):
+        raise KeyError(f"table1_scores: no captioner record for (method, seed, preset) {miss[:3]}; trained has {sorted(trained, key=str)[:3]}…")
     for (m, s, pre, where), rs in groups.items():
-        sc = {(m, r['grounding']): subset_scores(r['predictions'], refs[where], n_frames, corpus_bigrams, srl) for r in rs}
-        rows += table_rows(sc, pre, s, where, {(m, r['grounding']): r['failed'] for r in rs})
-        if s == first:
+        sc, done = {}, []                               # a floor's identical predictions under each grounding: scored once
+        for r in rs:
+            same = next((v for p, v in done if m in TABLE1_FLOORS and p == r['predictions']), None)
+            sc[(m, r['grounding'])] = same or subset_scores(r['predictions'], refs[where], n_frames, corpus_bigrams, srl)
+            done.append((r['predictions'], sc[(m, r['grounding'])]))
+        rec = (trained or {}).get((m, s, pre))
+        rows += table_rows(sc, pre, s, where, {(m, r['grounding']): r['failed'] for r in rs}, {m: rec} if rec else None)
+        if s == first or s is None:
             for r in rs:
                 examples[f"{where}/{m}/{r['grounding']}/{pre}"] = [{k: p[k] for k in ('caption_id', 'caption', 'vsrs', 'structure')}
                                                                    for p in r['predictions'][:n_examples]]
@@ -207,6 +233,40 @@ def run_row_predictions(run, method:str, seed:int, cap_dir, beam:int=5, corpus_l
                               [(method, int(seed), Path(cap_dir), preset)], targets, beam, progress=None)
     return recs, round(time.time() - t, 1)
 
+# %% ../nbs/25b_tables.ipynb #rec00002
+CAPTIONER_SETTINGS = ('lr_xe', 'lr_rl', 'dropout', 'hidden', 'batch_size', 'epochs_xe', 'epochs_rl', 'patience',
+                      'lr_decay', 'lr_step', 'rl_samples', 'min_freq', 'preset', 'seed')
+ROW_RECORD_KEYS = ('epochs', 'selected', 'commit')   # what a Table 1 row carries of its captioner's record
+STAGES = ('xe', 'rl')
+
+def _best_epoch(history)->int|None:
+    "The first epoch with the best validation CIDEr-D of a stage's `history.json` (None: no file, no evaluation)"
+    h = Path(history)
+    if not h.exists(): return None
+    ev = [e for e in json.loads(h.read_text()) if e.get('kind') == 'eval' and e.get('CIDEr-D') is not None]
+    return int(max(ev, key=lambda e: (e['CIDEr-D'], -e['epoch']))['epoch']) if ev else None
+
+def captioner_record(cap_dir)->dict:
+    "{'epochs', 'selected', 'commit', 'settings'} of a trained captioner, from its `metrics.json` (and history)"
+    f = Path(cap_dir)/'metrics.json'
+    if not f.exists(): raise FileNotFoundError(f"captioner_record: {str(f)!r} not found: {str(cap_dir)!r} is not a trained captioner's folder")
+    m = json.loads(f.read_text())
+    if miss := [k for k in ('epochs', 'selected') if k not in m]: raise KeyError(f"captioner_record: {str(f)!r} has no {miss}")
+    ep, sel = m['epochs'], m['selected']
+    if not (isinstance(ep, Mapping) and set(ep) == set(STAGES)):
+        raise ValueError(f"captioner_record: {str(f)!r}: epochs must be {{'xe': n, 'rl': m}}, got {ep!r}")
+    if isinstance(sel, str): sel = {'stage': sel, 'epoch': _best_epoch(Path(cap_dir)/'ckpt'/sel/'history.json')}
+    if not (isinstance(sel, Mapping) and sel.get('stage') in STAGES):
+        raise ValueError(f"captioner_record: {str(f)!r}: selected must name a stage of {STAGES}, got {m['selected']!r}")
+    cfg = m.get('config') or {}
+    return {'epochs': {k: int(ep[k]) for k in STAGES}, 'selected': {'stage': sel['stage'], 'epoch': sel.get('epoch')},
+            'commit': m.get('commit') or (m.get('run') or {}).get('commit'),
+            'settings': {k: cfg[k] for k in CAPTIONER_SETTINGS if k in cfg}}
+
+def captioner_records(runs:Sequence[tuple])->dict: # `table1_runs`: (method, seed, captioner folder, preset)
+    "{(method, seed, preset): `captioner_record`} of every decoding of a run (`table1_scores`' `trained`)"
+    return {(m, int(s), pre): captioner_record(d) for m, s, d, pre in runs}
+
 # %% ../nbs/25b_tables.ipynb #t1ref02
 def training_bigrams(data)->set:
     "Every bigram of a dataset's training-split captions, lower-cased: the bigrams `unseen_bigram_rate` counts as seen"
@@ -228,26 +288,32 @@ def table1_references(train, # the run's training dataset: its captions are the 
 def table_rows(scores:Mapping, # {(method, grounding): {verbs: metrics}} of one seed
                preset:str, seed:int,
                test_set:str='photos', # which captions were captioned: 'photos' (COCO-format photos) or 'corpus' (its test split)
-               failed:Mapping|None=None)->list[dict]: # {(method, grounding): captions the pipeline could not caption}
+               failed:Mapping|None=None, # {(method, grounding): captions the pipeline could not caption}
+               trained:Mapping|None=None, # {method: its captioner's `captioner_record`}: epochs, selected, commit
+              )->list[dict]:
     "Flat Table 1 rows of one seed"
+    rec = lambda m: (trained or {}).get(m) or {}
     return [{'test_set': test_set, 'method': m, 'grounding': g, 'preset': preset, 'seed': seed, 'verbs': v,
              'n_captions': r['n_captions'], 'failed': (failed or {}).get((m, g), 0),
-             **{k: r.get(k) for k in TABLE1_METRICS}}
+             **{k: rec(m).get(k) for k in ROW_RECORD_KEYS}, **{k: r.get(k) for k in TABLE1_METRICS}}
             for (m, g), per in scores.items() for v, r in per.items()]
 
 def pool_seeds(rows:Sequence[dict], metrics:Sequence[str]=TABLE1_METRICS,
                keys:Sequence[str]=('test_set', 'method', 'grounding', 'preset', 'verbs'))->list[dict]:
-    "Rows of several seeds -> one row per key: `seeds`, seed means and, with several seeds, `<metric>_sd`"
+    "Rows of several seeds -> one row per key: `seeds`, seed means, with several seeds `<metric>_sd`, and `per_seed` (each seed's record and values)"
     groups = {}
     for r in rows: groups.setdefault(tuple(r.get(k) for k in keys), []).append(r)
     out = []
     for key, rs in groups.items():
-        row = {**{k: v for k, v in zip(keys, key) if v is not None}, 'seeds': sorted(r['seed'] for r in rs),
+        rs = sorted(rs, key=lambda r: (r.get('seed') is None, r.get('seed') or 0))   # a floor's seed is None
+        row = {**{k: v for k, v in zip(keys, key) if v is not None}, 'seeds': [r['seed'] for r in rs if r.get('seed') is not None],
                'n_captions': rs[0].get('n_captions'), 'failed': sum(r.get('failed', 0) for r in rs)}
         for m in metrics:
             mu, sd = mean_sd([r.get(m) for r in rs])
             row[m] = mu
             if len(rs) > 1: row[f'{m}_sd'] = sd
+        row['per_seed'] = [{'seed': r.get('seed'), **{k: r.get(k) for k in ROW_RECORD_KEYS}, **{m: r.get(m) for m in metrics}}
+                           for r in rs]
         out.append(row)
     return out
 
@@ -261,13 +327,14 @@ def _cell(r:Mapping, m:str, scale:float)->str:
 def table1_markdown(rows:Sequence[Mapping], verbs:str='all',
                     test_set:str='photos',   # rows without a `test_set` are shown whatever it is
                     cols:Sequence[str]=('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2',
-                                        'attached'),
+                                        'attached', 'has_verb'),
                     paper:Mapping|None=PAPER_BY_ROW, # the paper's numbers, shown as `(paper …)` under ours
                     scale:float=100.)->str:
     "Markdown Table 1 (values × `scale`, mean ± sd over seeds) of the `verbs` rows, the paper's numbers beside"
-    order = {m: i for i, m in enumerate(TABLE1_METHODS)}
-    sel = sorted((r for r in rows if r['verbs'] == verbs and r.get('test_set', test_set) == test_set),
-                 key=lambda r: (r['grounding'] != 'gsrl', r['preset'] != 'paper', order.get(r['method'], 99)))
+    order = {m: i for i, m in enumerate((*TABLE1_METHODS, *TABLE1_FLOORS))}
+    sel = sorted((r for r in rows if r['verbs'] == verbs and r.get('test_set', test_set) == test_set),   # floors last in a grounding
+                 key=lambda r: (r['grounding'] != 'gsrl', r['method'] in TABLE1_FLOORS, r['preset'] != 'paper',
+                                order.get(r['method'], 99)))
     head = ['method', 'grounding', 'preset', 'n'] + list(cols)
     lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
     for r in sel:
@@ -280,15 +347,16 @@ def table1_markdown(rows:Sequence[Mapping], verbs:str='all',
 
 def orderings(rows:Sequence[Mapping], verbs:str='all', preset:str='paper', test_set:str='photos',
               metrics:Sequence[str]=('CIDEr-D', 'R_V', 'R_SR1', 'R_SR2'),
-              baselines:Sequence[str]=('c_lstm', 'c_updn', 'sct', 'ours_no_verb'))->list[str]:
-    "The paper's orderings that do NOT hold in `rows` (Ours above each baseline; oracle verb ≥ Ours on R_V), as sentences"
+              baselines:Sequence[str]=('c_lstm', 'c_updn', 'sct', 'ours_no_verb'),
+              floors:Sequence[str]=TABLE1_FLOORS)->list[str]: # rows of any preset (a floor has none) Ours must beat too
+    "The paper's orderings that do NOT hold in `rows` (Ours above each baseline and floor; oracle verb ≥ Ours on R_V), as sentences"
     by = {(r['method'], r['grounding']): r for r in rows
-          if r['verbs'] == verbs and r['preset'] == preset and r.get('test_set', test_set) == test_set}
+          if r['verbs'] == verbs and (r['preset'] == preset or r['method'] in floors) and r.get('test_set', test_set) == test_set}
     bad = []
     for g in sorted({g for _, g in by}):
         ours = by.get(('ours', g))
         if ours is None: continue
-        for b in baselines:
+        for b in (*baselines, *floors):
             for m in metrics:
                 x = by.get((b, g), {}).get(m)
                 if x is not None and ours[m] is not None and not ours[m] > x:
@@ -315,8 +383,33 @@ def run_info(command:str|None=None)->dict:
             'machine': f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()} {platform.release()}",
             'python': platform.python_version(), 'command': command}
 
-PAGE_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'SPICE', 'R_V', 'R_SR1', 'R_SR2', 'attached')   # those the rows have
+PAGE_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'SPICE', 'R_V', 'R_SR1', 'R_SR2', 'attached', 'has_verb')   # those the rows have
 SHOWN_SETTINGS = ('corpora', 'n_captions', 'epochs_xe', 'epochs_rl', 'hidden', 'lr_xe', 'min_freq', 'region_words', 'beam', 'seed')
+TABLE1_SHOWN = ('preset', 'seeds', 'beam', 'corpus_test_limit', 'quick', 'floors')   # of `table1_settings`: Table 1's own
+
+def _commits(metrics:Mapping, rows:Sequence[Mapping])->str:
+    "'gsrl `a`, planner `b`; Table 1's captioners: `c` (ours, sct)' from the components' and the rows' records ('' if none)"
+    comp = [f"{k} `{v['commit']}`" for k, v in (metrics.get('components') or {}).items() if isinstance(v, Mapping) and v.get('commit')]
+    caps = {}
+    for r in rows:
+        for p in r.get('per_seed') or []:
+            if p.get('commit'): caps.setdefault(p['commit'], set()).add(r['method'])
+    cap = ', '.join(f"`{c}` ({', '.join(sorted(ms))})" for c, ms in caps.items())
+    return '; '.join(x for x in (', '.join(comp), f"Table 1's captioners {cap}" if cap else '') if x)
+
+def _trained_table(rows:Sequence[Mapping])->str:
+    "Markdown: per Table 1 captioner (method, preset, seed) the epochs each stage ran and the checkpoint selected ('' if unknown)"
+    seen = {}
+    for r in rows:
+        if TABLE1_METHODS.get(r['method'], {}).get('oracle'): continue          # a decoding of `ours`'s captioner
+        for p in r.get('per_seed') or []:
+            if p.get('epochs') or p.get('selected'): seen.setdefault((r['method'], r['preset'], p.get('seed')), p)
+    if not seen: return ''
+    fmt = lambda d, ks: ' / '.join(str(d.get(k)) for k in ks) if isinstance(d, Mapping) else '–'
+    return markdown_table([{'method': m, 'preset': pre, 'seed': s, 'epochs (XE / RL)': fmt(p.get('epochs'), ('xe', 'rl')),
+                            'selected (stage / epoch)': fmt(p.get('selected'), ('stage', 'epoch')), 'commit': p.get('commit') or '–'}
+                           for (m, pre, s), p in seen.items()], (),
+                          keys=('method', 'preset', 'seed', 'epochs (XE / RL)', 'selected (stage / epoch)', 'commit'))
 
 def results_page(metrics:Mapping, title:str, intro:str='')->str:
     "A Markdown results page generated from a run's `metrics.json` (Table 1 per verb subset, Table 2, provenance)"
@@ -325,10 +418,13 @@ def results_page(metrics:Mapping, title:str, intro:str='')->str:
            f"Run: `{run.get('command')}` at commit `{run.get('commit')}`, {run.get('date')}"
            + (f" to {run['finished']}" if run.get('finished') else '') + f", on {run.get('machine')}"
            + (f"; {metrics['wall_s'] / 60:.1f} min wall" if metrics.get('wall_s') else '') + '.', '']
-    st = metrics.get('settings') or {}
-    if st: out += ['Settings: ' + ', '.join(f'`{k}={st[k]}`' for k in SHOWN_SETTINGS if k in st) + '.', '']
-    if intro: out += [intro, '']
+    st, t1 = metrics.get('settings') or {}, metrics.get('table1_settings') or {}
+    own = {k for k in ('beam',) if k in t1} | ({'seed'} if 'seeds' in t1 else set())   # Table 1's, not the notebook's
+    if st: out += ['Settings: ' + ', '.join(f'`{k}={st[k]}`' for k in SHOWN_SETTINGS if k in st and k not in own) + '.', '']
+    if t1: out += ["Table 1's settings: " + ', '.join(f'`{k}={t1[k]}`' for k in TABLE1_SHOWN if k in t1) + '.', '']
     rows = metrics.get('table1', [])
+    if commits := _commits(metrics, rows): out += [f'Commits: {commits}.', '']
+    if intro: out += [intro, '']
     names = {'photos': 'held-out photos', 'corpus': "the corpora's own test split", 'world': "the synthetic world's test split"}
     for ts in dict.fromkeys(r.get('test_set', 'photos') for r in rows):
         here = [r for r in rows if r.get('test_set', 'photos') == ts]
@@ -339,13 +435,21 @@ def results_page(metrics:Mapping, title:str, intro:str='')->str:
                         table1_markdown(rows, v, ts, cols, paper=PAPER_BY_ROW if v == 'all' else None), '']
         if not any(r['preset'] == 'paper' for r in here): continue   # the orderings are the paper preset's
         bad = orderings(rows, test_set=ts)
-        out += ['**The paper\'s orderings** (Ours above C-LSTM, C-UpDn, SCT and w/o verb on CIDEr-D, R_V, R_SR1, '
+        fl = [f for f in TABLE1_FLOORS if any(r['method'] == f for r in here)]
+        out += ['**The paper\'s orderings** (Ours above C-LSTM, C-UpDn, SCT and w/o verb' +
+                (f" (and the floor {', '.join(fl)})" if fl else '') + ' on CIDEr-D, R_V, R_SR1, '
                 'R_SR2 within each grounding; oracle verb ≥ Ours on R_V), every caption: ' +
                 ('all hold.' if not bad else 'these do not hold: ' + '; '.join(bad) + '.'), '']
+    if tt := _trained_table(rows):
+        out += ["## Table 1's captioners: epochs trained and the checkpoint selected", '',
+                'Per seed, from each captioner\'s `metrics.json` (`vsr_cic.tables.captioner_record`); the oracle verb '
+                'decodes `ours`\'s captioner.', '', tt, '']
     t2 = metrics.get('table2', [])
     if t2:
         cols = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'Div-1', 'Div-2', 'self-CIDEr')
-        out += ['## Table 2: diversity (best-1 accuracy against each caption\'s reference)', '',
+        s2 = sorted({r['seed'] for r in t2 if r.get('seed') is not None})
+        seeds = f"; seed{'s' if len(s2) > 1 else ''} {', '.join(map(str, s2))}" if s2 else ''
+        out += [f'## Table 2: diversity (best-1 accuracy against each caption\'s reference{seeds})', '',
                 markdown_table(t2, cols, keys=('method', 'k', 'n')), '']
     return '\n'.join(out)
 
@@ -400,7 +504,7 @@ def readme_block(metrics:Mapping, page:str, # the results page it links to, rela
                  grounding:str='gsrl')->str: # the README shows one source of grounding; the page has both
     "The README's short Table 1 (every caption, one grounding, the held-out photos where there are some) of a run, its provenance and a link to its results page"
     run, seeds = metrics.get('run', {}), (metrics.get('table1_settings') or {}).get('seeds')
-    rows = [r for r in metrics['table1'] if r['grounding'] == grounding and r['method'] in TABLE1_METHODS]   # the paper's rows
+    rows = [r for r in metrics['table1'] if r['grounding'] == grounding and (r['method'] in TABLE1_METHODS or r['method'] in TABLE1_FLOORS)]   # the paper's rows, the floors
     sets = list(dict.fromkeys(r.get('test_set', 'photos') for r in rows))
     ts = 'photos' if 'photos' in sets or not sets else sets[0]
     cols = [c for c in cols if any(r.get(c) is not None for r in rows)]   # the columns the run has
