@@ -186,3 +186,58 @@ def test_presets(tiny):
     said, off = verb_slot_words(preset_options('paper', constrain_verbs=False))
     assert len(off) > len(said) // 2                                         # an untrained verb-blind captioner strays
     assert main_job_parser().parse_args(['--preset', 'paper']).preset == 'paper'      # the CLI's flag (`train_captioner_cli`)
+
+
+def test_oracle_verb_says_its_verb_before_it_may_end(tiny):
+    "Issue 40, item 5: under `paper` (no end rule) the oracle's final verb slot may not end the caption before its verb"
+    from vsr_cic.captioning import decode_split
+    from vsr_cic.experiments import with_examples
+    from vsr_cic.baselines import make_captioner
+    data, dirs, cd = tiny
+    split, exs = next(((s, [ex for ex in ds.examples if ex['slots'][-1][2]]) for s, ds in cd.splits.items()
+                       if any(ex['slots'][-1][2] for ex in ds.examples)), (None, []))
+    if not exs: pytest.skip('the tiny world has no caption ending with its verb')
+    torch.manual_seed(0)
+    net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=16, emb=16, att=16, verb_shift='one_word').eval()
+    step = net.step
+    def shifting_step(prev, ptr, state, ctx):              # one word per sub-role, and <eos> wanted in the last one only
+        w, g, st, tr = step(prev, ptr, state, ctx)
+        w = w.clone(); last = ptr == ctx.n_slots - 1
+        w[:, net.eos_id] = torch.where(last, torch.full_like(w[:, 0], 40.), torch.full_like(w[:, 0], -40.))
+        return w, torch.log_softmax(torch.tensor([-20., 0.]).expand_as(g), 1), st, tr
+    net.step = shifting_step
+    for beam in (1, 3):
+        preds = decode_split(net, with_examples(cd, split, exs), split, beam=beam, oracle_verb=True, complete=False)
+        recs = cd.records(split)
+        for p in preds:
+            rec = recs[p['caption_id']]
+            said = [t for t, s in zip(p['tokens'], p['subroles']) if s == 'V']
+            assert len(said) == len(rec['frames']), (beam, p)    # every verb slot said its verb, the last one included
+
+
+def test_training_and_selection_read_no_test_split(tmp_path):
+    "Issue 40, item 4: the sweep, the training and the choices are the same whether or not the dataset has a test split"
+    import shutil
+    from vsr_cic.world import ensure_world
+    from vsr_cic.protocol import train_table1, chosen_dir
+    from vsr_cic.tables import captioner_record
+    world = ensure_world(tmp_path/'with', n_images=N_IMAGES, render=False, n_workers=1)
+    blind = tmp_path/'without'
+    shutil.copytree(world, blind)
+    split = {json.loads(l)['image_id']: json.loads(l)['split'] for l in (world/'images.jsonl').read_text().splitlines()}
+    caps = (world/'captions.jsonl').read_text().splitlines()
+    kept = [l for l in caps if split[json.loads(l)['image_id']] != 'test']
+    assert 0 < len(kept) < len(caps)                         # the world has a test split; the copy has none
+    (blind/'captions.jsonl').write_text('\n'.join(kept) + '\n')
+    base = dict(model='c_lstm', epochs_xe=2, epochs_rl=1, batch_size=16, hidden=8, beam=1, progress=False, metrics=False,
+                control=False, device='cpu', seed=0)
+    grid = {'a': dict(lr_xe=1e-2, dropout=0.), 'b': dict(lr_xe=3e-3, dropout=0.2)}
+    recs, weights = [], []
+    for data in (world, blind):
+        d = tmp_path/'runs'/data.name/'c_lstm'
+        train_table1({d: {**base, 'data_dir': str(data)}}, grid, sweep_epochs=1, workers=0, progress=None)
+        recs.append({k: v for k, v in captioner_record(chosen_dir(d)).items() if k != 'commit'})
+        weights.append(torch.load(chosen_dir(d)/'model.pt', map_location='cpu', weights_only=False))
+    assert recs[0] == recs[1]                                # the same choice, epochs and kept checkpoint
+    sd = [w['model'] if 'model' in w else w for w in weights]
+    assert all(torch.equal(sd[0][k], sd[1][k]) for k in sd[0] if torch.is_tensor(sd[0][k]))   # the same weights

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch.utils.data import DataLoader
-from .core import seed_everything
+from .core import seed_everything, git_commit
 from .world import world_dir, ensure_world
 from .data import load_dataset, frame_structure
 from .vsr import VERB, Vocab
@@ -667,7 +667,7 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
     metrics_out = {'model': j.model, 'preset': j.preset, 'options': r.opts, 'epochs': {'xe': n_xe, 'rl': n_rl},
                    'train_seconds': round(train_seconds, 1),
                    'stage_seconds': {k: round(v, 1) for k, v in r.spent.items()},
-                   'total_seconds': round(time.time() - t_start, 1), 'selected': stage,
+                   'total_seconds': round(time.time() - t_start, 1), 'selected': stage, 'commit': git_commit(),
                    'val': {'CIDEr-D': None if best_val == float('-inf') else best_val},
                    'test': test, 'test_split': j.test_split, 'beam': j.beam, 'n_test': len(preds), 'config': config,
                    'dataset': str(r.path)}

@@ -11,7 +11,8 @@ import torch
 
 # %% auto #0
 __all__ = ['DATA_ENV', 'SHARED_ENV', 'MAX_SUBROLES', 'MAX_PER_ROLE', 'MAX_REGIONS_PER_SET', 'MAX_PROPOSALS', 'SHAPE_LETTERS',
-           'GLOSSARY', 'repo_root', 'data_dir', 'shared_data_dir', 'seed_everything', 'get_device', 'glossary']
+           'GLOSSARY', 'repo_root', 'git_commit', 'data_dir', 'shared_data_dir', 'seed_everything', 'get_device',
+           'glossary']
 
 # %% ../nbs/00_core.ipynb #00000005
 DATA_ENV, SHARED_ENV = 'VSR_CIC_DATA', 'VSR_CIC_SHARED'
@@ -21,6 +22,16 @@ def repo_root()->Path|None:
     import vsr_cic
     p = Path(vsr_cic.__file__).resolve().parent.parent
     return p if (p/'settings.ini').exists() and (p/'nbs').is_dir() else None
+
+def git_commit()->str|None:
+    "The checkout's short commit (`+changes` when tracked files differ from it); None outside a git checkout"
+    import subprocess
+    root = repo_root()
+    if root is None: return None
+    git = lambda *a: subprocess.run(['git', '-C', str(root), *a], capture_output=True, text=True, timeout=10).stdout.strip()
+    try: commit, dirty = git('rev-parse', '--short', 'HEAD') or None, git('status', '--porcelain', '--untracked-files=no')
+    except (OSError, subprocess.SubprocessError): return None
+    return commit + '+changes' if commit and dirty else commit
 
 # %% ../nbs/00_core.ipynb #00000006
 def data_dir(path:str|os.PathLike|None=None, # explicit folder, e.g. a papermill `data_dir` parameter

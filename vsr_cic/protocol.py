@@ -12,7 +12,7 @@ from .train import run_jobs
 
 # %% auto #0
 __all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'decoding_for', 'collapse_repeats', 'trained_as', 'val_curve',
-           'selection', 'sweep_choice', 'chosen_dir', 'train_table1', 'captioner_record']
+           'selection', 'sweep_choice', 'chosen_dir', 'train_table1']
 
 # %% ../nbs/16a_protocol.ipynb #p0000005
 SWEEP_GRID = {   # the validation sweep every Table 1 method gets (lr_xe, dropout)
@@ -121,14 +121,3 @@ def train_table1(jobs:Mapping, # {method folder: `train_captioner` arguments of 
         finals.append({**kw, **grid[chosen], 'out_dir': str(Path(d)/'sweep'/chosen)})
     out['seconds']['full'] = _run_all(finals, workers, threads, progress)
     return out
-
-# %% ../nbs/16a_protocol.ipynb #p0000019
-def captioner_record(method_dir)->dict:
-    "What a Table 1 row records of its captioner: `epochs` trained, `selected` (stage, epoch), the setting chosen and its validation numbers"
-    d = chosen_dir(method_dir)
-    m = json.loads((d/'metrics.json').read_text())
-    ch = json.loads((Path(method_dir)/'choice.json').read_text()) if (Path(method_dir)/'choice.json').exists() else {}
-    cfg = m.get('config', {})
-    return {'epochs': m['epochs'], 'selected': selection(val_curve(d)), 'chosen': ch.get('chosen'),
-            'settings': {k: cfg.get(k) for k in ('lr_xe', 'lr_rl', 'dropout', 'batch_size', 'hidden', 'region_words')},
-            'sweep_val_CIDEr-D': ch.get('val_CIDEr-D', {}), 'commit': m.get('commit')}

@@ -236,7 +236,7 @@ def run_row_predictions(run, method:str, seed:int, cap_dir, beam:int=5, corpus_l
 # %% ../nbs/25b_tables.ipynb #rec00002
 CAPTIONER_SETTINGS = ('lr_xe', 'lr_rl', 'dropout', 'hidden', 'batch_size', 'epochs_xe', 'epochs_rl', 'patience',
                       'lr_decay', 'lr_step', 'rl_samples', 'min_freq', 'preset', 'seed')
-ROW_RECORD_KEYS = ('epochs', 'selected', 'commit')   # what a Table 1 row carries of its captioner's record
+ROW_RECORD_KEYS = ('epochs', 'selected', 'commit', 'chosen')   # what a Table 1 row carries of its captioner's record
 STAGES = ('xe', 'rl')
 
 def _best_epoch(history)->int|None:
@@ -259,9 +259,13 @@ def captioner_record(cap_dir)->dict:
     if not (isinstance(sel, Mapping) and sel.get('stage') in STAGES):
         raise ValueError(f"captioner_record: {str(f)!r}: selected must name a stage of {STAGES}, got {m['selected']!r}")
     cfg = m.get('config') or {}
+    d = Path(cap_dir)                                   # a sweep's winner (`vsr_cic.protocol`): <method folder>/sweep/<setting>
+    ch = d.parent.parent/'choice.json' if d.parent.name == 'sweep' else None
+    ch = json.loads(ch.read_text()) if ch is not None and ch.exists() else {}
     return {'epochs': {k: int(ep[k]) for k in STAGES}, 'selected': {'stage': sel['stage'], 'epoch': sel.get('epoch')},
             'commit': m.get('commit') or (m.get('run') or {}).get('commit'),
-            'settings': {k: cfg[k] for k in CAPTIONER_SETTINGS if k in cfg}}
+            'settings': {k: cfg[k] for k in CAPTIONER_SETTINGS if k in cfg},
+            'chosen': ch.get('chosen'), 'sweep_val_CIDEr-D': ch.get('val_CIDEr-D', {})}
 
 def captioner_records(runs:Sequence[tuple])->dict: # `table1_runs`: (method, seed, captioner folder, preset)
     "{(method, seed, preset): `captioner_record`} of every decoding of a run (`table1_scores`' `trained`)"
@@ -314,6 +318,8 @@ def pool_seeds(rows:Sequence[dict], metrics:Sequence[str]=TABLE1_METRICS,
             if len(rs) > 1: row[f'{m}_sd'] = sd
         row['per_seed'] = [{'seed': r.get('seed'), **{k: r.get(k) for k in ROW_RECORD_KEYS}, **{m: r.get(m) for m in metrics}}
                            for r in rs]
+        for k in ('epochs', 'selected', 'chosen'):   # the seeds' common record, else one per seed (in `seeds` order)
+            if vals := [r.get(k) for r in rs if r.get(k) is not None]: row[k] = vals[0] if all(v == vals[0] for v in vals) else vals
         out.append(row)
     return out
 
@@ -369,17 +375,8 @@ def orderings(rows:Sequence[Mapping], verbs:str='all', preset:str='paper', test_
 # %% ../nbs/25b_tables.ipynb #0000aa06
 def run_info(command:str|None=None)->dict:
     "Which commit, machine and date produced a run (for `metrics.json` and the generated results pages)"
-    from vsr_cic.core import repo_root
-    root, commit = repo_root(), None
-    if root is not None:
-        try:
-            commit = subprocess.run(['git', '-C', str(root), 'rev-parse', '--short', 'HEAD'], capture_output=True,
-                                    text=True, timeout=10).stdout.strip() or None
-            dirty = subprocess.run(['git', '-C', str(root), 'status', '--porcelain', '--untracked-files=no'],
-                                   capture_output=True, text=True, timeout=10).stdout.strip()
-            if commit and dirty: commit += '+changes'
-        except (OSError, subprocess.SubprocessError): commit = None
-    return {'commit': commit, 'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
+    from vsr_cic.core import git_commit
+    return {'commit': git_commit(), 'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
             'machine': f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()} {platform.release()}",
             'python': platform.python_version(), 'command': command}
 
