@@ -421,15 +421,17 @@ def bundle_fingerprint(folder)->dict[str, str]:
     "{relative path: SHA-256} of every file of a bundle but its top-level meta.json"
     return {rel: file_sha256(Path(folder)/rel) for rel in bundle_files(folder)}
 
+def _plain(rel)->str: return rel if isinstance(rel, str) and rel.isprintable() and len(rel) <= SHOW else short(rel)
+
 def fingerprint_problems(folder, files)->list[str]:
     "What is wrong with a bundle against its stated fingerprint `files` ({path: SHA-256}); empty when it matches"
     d, bad = Path(folder), []
     if not isinstance(files, dict) or not files: return ["meta.json lists no files"]
     for rel, want in sorted(files.items()):
         try: f = regular_file(inside(d, rel, 'meta.json files entry'), 'file')
-        except FileNotFoundError: bad.append(f"{short(rel)} is missing"); continue
+        except FileNotFoundError: bad.append(f"{_plain(rel)} is missing"); continue
         except UnsafeInput as e: bad.append(str(e)); continue
-        if not isinstance(want, str) or file_sha256(f) != want: bad.append(f"{short(rel)} differs from its fingerprint")
+        if not isinstance(want, str) or file_sha256(f) != want: bad.append(f"{_plain(rel)} differs from its fingerprint (sha256 {str(want)[:12]}…)")
     try: extra = sorted(set(bundle_files(d)) - set(files))
     except UnsafeInput as e: return bad + [str(e)]
     if extra: bad.append(f"{len(extra)} file(s) not in the fingerprint ({', '.join(map(short, extra[:4]))})")
