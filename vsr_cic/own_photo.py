@@ -160,7 +160,7 @@ def check_fingerprint(folder, meta:Mapping)->None:
     "ValueError naming every file of the bundle that is missing, special, outside it, unlisted or whose SHA-256 differs from `meta['files']`"
     d = Path(folder)
     bad = fingerprint_problems(d, meta.get('files') if isinstance(meta, Mapping) else None)
-    if bad: raise ValueError(f"photo models in {d}: " + '; '.join(bad) + " (reinstall the package or re-export them)")
+    if bad: raise ValueError(f"photo models in {d} do not match their meta.json: " + '; '.join(bad) + " (reinstall the package or re-export them)")
 
 class PhotoModels:
     "The components that caption an own photo: a `Pipeline`, the verb classifier, the verbs' role statistics, `meta.json`"

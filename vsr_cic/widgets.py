@@ -645,6 +645,7 @@ class OwnPhotoPanel(W.VBox):
     def _fail(self, e:Exception):
         from vsr_cic.own_photo import PhotoInputError
         msg = str(e) if isinstance(e, (PhotoInputError, ValueError, FileNotFoundError, KeyError)) else f'{type(e).__name__}: {e}'
+        if len(msg) > 400: msg = f'{msg[:400]}… ({len(msg):,} characters)'
         self.error.value = f'<div style="color:#b00020">⚠ {html.escape(msg)}</div>'
 
     def _ok(self): self.error.value = ''
@@ -737,7 +738,7 @@ class OwnPhotoPanel(W.VBox):
     def boxes_list(self)->list[dict]:
         "The drawn boxes as {'class', 'box'} in the shown picture's pixels"
         from vsr_cic.own_photo import box_record
-        return [{'class': c, 'box': b} for c, b in map(box_record, self.bbox.bboxes)]
+        return [{'class': c, 'box': b} for c, b in (box_record(x, f"box {i + 1}") for i, x in enumerate(self.bbox.bboxes))]
 
     @reports_errors
     def _on_boxes(self, ch):
