@@ -133,10 +133,10 @@ def score(run, predictions, out, name='real_language_gpu', title='', command='',
     from vsr_cic.photos import photo_refs
     from vsr_cic.tables import table1_scores, pool_seeds, orderings, run_info, publish, training_bigrams, table1_references
     run, out = Path(run), Path(out); out.mkdir(parents=True, exist_ok=True)
-    from vsr_cic.guards import read_json
-    records = read_json(predictions, 'predictions', max_bytes=MAX_PREDICTION_BYTES)   # decompressed size capped
-    log = read_json(Path(predictions).parent/'gpu_log.json', 'GPU log')
-    cpu = read_json(run/'metrics.json', 'CPU run metrics')
+    from vsr_cic.guards import read_json_file
+    records = read_json_file(predictions, 'predictions', max_bytes=MAX_PREDICTION_BYTES)   # decompressed size capped
+    log = read_json_file(Path(predictions).parent/'gpu_log.json', 'GPU log')
+    cpu = read_json_file(run/'metrics.json', 'CPU run metrics')
     data, photos = load_dataset(run/'data'/'train'), load_dataset(run/'photos'/'scene')
     refs, n_frames = table1_references(data, photos, photo_refs(cpu['test']['captions_json']))
     corpus_bigrams = training_bigrams(data)

@@ -288,14 +288,14 @@ def test_pack_stores_a_linked_checkpoint_as_its_file(tmp_path):
         assert t.extractfile('gsrl/s/best.pt').read() == b'weights'
 
 def test_score_caps_the_predictions_it_decompresses(tmp_path):
-    from vsr_cic.guards import read_json
+    from vsr_cic.guards import read_json_file
     f = tmp_path/'predictions.json.gz'
     with gzip.open(f, 'wb') as z:
         z.write(b'["'); [z.write(b'a' * (1 << 20)) for _ in range(64)]; z.write(b'"]')
     assert f.stat().st_size < 1 << 20
-    raises(lambda: read_json(f, 'predictions', max_bytes=16 << 20), 'predictions.json.gz', 'gzip bomb', kind=UnsafeInput)
+    raises(lambda: read_json_file(f, 'predictions', max_bytes=16 << 20), 'predictions.json.gz', 'gzip bomb', kind=UnsafeInput)
     src = (ROOT/'bench'/'gpu_real_language.py').read_text()
-    assert 'gzip.open(predictions' not in src and 'read_json(predictions' in src
+    assert 'gzip.open(predictions' not in src and 'read_json_file(predictions' in src
 
 
 # ------------------------------------------------------------------ 4. the shipped photo bundle's fingerprint

@@ -15,9 +15,9 @@ __all__ = ['SHOW', 'MAX_PATH_CHARS', 'MAX_ROWS', 'MAX_COLS', 'MAX_ARRAY_BYTES', 
            'LEGACY_STAGES', 'MAX_NAME_CHARS', 'PICTURE_SUFFIXES', 'MAX_JSON_BYTES', 'MAX_ARCHIVE_BYTES',
            'MAX_ARCHIVE_MEMBERS', 'WORK_MARKER', 'UnsafeInput', 'short', 'relative_path', 'inside', 'regular_file',
            'check_h5_dataset', 'h5_array', 'writing', 'RunFolderError', 'RunLocked', 'run_dir', 'is_run_folder',
-           'claim_run', 'run_lock', 'safe_name', 'bounded', 'bounded_arg', 'finite_number', 'read_json', 'atomic_write',
-           'sidecar_path', 'foreign_sidecar', 'write_sidecar', 'md_text', 'extract_archive', 'work_folder',
-           'file_sha256', 'bundle_files', 'bundle_fingerprint', 'fingerprint_problems', 'reports_errors']
+           'claim_run', 'run_lock', 'safe_name', 'bounded', 'bounded_arg', 'finite_number', 'read_json_file',
+           'atomic_write', 'sidecar_path', 'foreign_sidecar', 'write_sidecar', 'md_text', 'extract_archive',
+           'work_folder', 'file_sha256', 'bundle_files', 'bundle_fingerprint', 'fingerprint_problems', 'reports_errors']
 
 # %% ../nbs/00a_guards.ipynb #d2c8da3a
 class UnsafeInput(ValueError):
@@ -287,7 +287,7 @@ def finite_number(x, what:str='value', limit:float=1e7)->float:
 # %% ../nbs/00a_guards.ipynb #581aaceb
 MAX_JSON_BYTES = 64 << 20   # a JSON file read at once (boxes, meta.json, metrics)
 
-def read_json(path, what:str='JSON file', max_bytes:int=MAX_JSON_BYTES):
+def read_json_file(path, what:str='JSON file', max_bytes:int=MAX_JSON_BYTES):
     "A JSON file's value, read as a regular file of at most `max_bytes` (gzip-compressed: decompressed bytes); `UnsafeInput` naming the file for anything else"
     p = regular_file(path, what)
     n = p.stat().st_size
@@ -331,7 +331,7 @@ def foreign_sidecar(js, image:str)->str|None:
     "Why `js` is not picture `image`'s boxes file (None: absent, or a JSON object with a 'boxes' list and 'image' absent or `image`)"
     js = Path(js)
     if not os.path.lexists(js): return None
-    try: spec = read_json(js, 'boxes file')
+    try: spec = read_json_file(js, 'boxes file')
     except (UnsafeInput, OSError) as e: return f"cannot be read as a boxes file ({short(str(e), 160)})"
     if not isinstance(spec, dict) or not isinstance(spec.get('boxes'), list):
         return "is not a boxes file ({'image', 'boxes': [...]})"

@@ -12,7 +12,7 @@ from .vsr import VSR, VERB, as_vsrs
 from .data import BACKGROUND, load_dataset, write_dataset
 from .features import SCENE_CLASS, load_image, feature_kind_of, scene_context_of
 from .photos import photo_proposals, WithPhotos
-from .guards import (UnsafeInput, regular_file, short, finite_number, bounded, bounded_arg, read_json,
+from .guards import (UnsafeInput, regular_file, short, finite_number, bounded, bounded_arg, read_json_file,
                             write_sidecar, fingerprint_problems, bundle_fingerprint)
 
 # %% auto #0
@@ -184,7 +184,7 @@ def load_photo_models(path=None,         # a bundle folder (None: the package's 
     d = Path(path) if path is not None else models_dir()
     if not (d/'meta.json').exists():
         raise FileNotFoundError(f"no photo models in {d} (no meta.json): train them with vsr_cic.own_photo.train_photo_models")
-    meta = read_json(d/'meta.json', 'photo models meta.json')
+    meta = read_json_file(d/'meta.json', 'photo models meta.json')
     if not isinstance(meta, dict): raise UnsafeInput(f"photo models meta.json {str(d/'meta.json')!r} is not a JSON object")
     if check: check_fingerprint(d, meta)
     pipe = Pipeline.from_dirs(d/'gsrl', d/'planner', d/'captioner', device)
@@ -287,7 +287,7 @@ def main(argv:Sequence[str]|None=None)->int:
         bj = Path(a.boxes) if a.boxes else Path(a.picture).with_suffix('.json')
         if not os.path.lexists(bj):
             raise PhotoInputError(f"no boxes file {short(str(bj))}: pass --boxes my.json (see README, 'Your own photo')")
-        spec = read_json(bj, 'boxes file')
+        spec = read_json_file(bj, 'boxes file')
         boxes = spec.get('boxes') if isinstance(spec, Mapping) else spec
         if not isinstance(boxes, list): raise PhotoInputError(f"{bj}: expected {{'boxes': [...]}} or a list of boxes")
         vsrs = a.vsr or ([] if a.suggest else [spec.get('vsr')] if isinstance(spec, Mapping) and spec.get('vsr') else [])

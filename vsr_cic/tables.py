@@ -8,7 +8,7 @@ import copy, json, os, platform, subprocess, time
 from pathlib import Path
 from typing import Mapping, Sequence
 import numpy as np
-from .guards import UnsafeInput, md_text, safe_name, short, read_json, atomic_write, regular_file
+from .guards import UnsafeInput, md_text, safe_name, short, read_json_file, atomic_write, regular_file
 from .pipeline import Pipeline
 from .photos import pipeline_predictions
 from .experiments import control_counts, control_of, mean_sd, markdown_table, PAPER_TABLE1, TABLE1_COLS
@@ -409,7 +409,7 @@ def publish(metrics_json, name:str, title:str, root='.')->dict:
     "Commit-ready results of a run: `results/<name>.json` (`keep_results`), `results/<name>.md` (`results_page`) and the README / `nbs/index.ipynb` block `<!-- results:name -->`"
     root = Path(root)
     name = safe_name(name, 'publish name', pattern=r'[A-Za-z0-9][A-Za-z0-9_.-]*')   # results/<name>.*, nowhere else
-    raw = read_json(metrics_json, 'metrics file')
+    raw = read_json_file(metrics_json, 'metrics file')
     if not isinstance(raw, dict): raise UnsafeInput(f"metrics file {str(metrics_json)!r} is not a JSON object")
     m = {'title': title, **keep_results(raw)}
     try:                                                    # everything is rendered before anything is written

@@ -19,7 +19,7 @@ from .data import caption_vsrs, frame_structure
 from .pipeline import runs_root, pipeline_from_runs
 from .train_planners import train_gsrl, train_slevel, train_rlevel, has_features, SSP_LR
 from .core import repo_root
-from .guards import reports_errors, safe_name, PICTURE_SUFFIXES, atomic_write, read_json, sidecar_path
+from .guards import reports_errors, safe_name, PICTURE_SUFFIXES, atomic_write, read_json_file, sidecar_path
 
 # %% auto #0
 __all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'OWN_SUGGEST_K',
@@ -700,7 +700,7 @@ class OwnPhotoPanel(W.VBox):
         js = sidecar_path(p)
         if js.exists() or js.is_symlink():                     # read, never written here: saved when the user draws
             try:
-                spec = read_json(js, 'boxes file')
+                spec = read_json_file(js, 'boxes file')
                 recs = spec if isinstance(spec, list) else spec.get('boxes') if isinstance(spec, dict) else None
                 if not isinstance(recs, list): raise PhotoInputError("not {'image', 'boxes': [...]}")
                 if isinstance(spec, dict) and spec.get('image', p.name) != p.name:
