@@ -433,7 +433,7 @@ def fingerprint_problems(folder, files)->list[str]:
         except UnsafeInput as e: bad.append(str(e)); continue
         if not isinstance(want, str) or file_sha256(f) != want: bad.append(f"{_plain(rel)} differs from its fingerprint (sha256 {str(want)[:12]}…)")
     try: extra = sorted(set(bundle_files(d)) - set(files))
-    except UnsafeInput as e: return bad + [str(e)]
+    except UnsafeInput as e: return bad or [str(e)]     # a special file listed is reported once
     if extra: bad.append(f"{len(extra)} file(s) not in the fingerprint ({', '.join(map(short, extra[:4]))})")
     return bad
 
