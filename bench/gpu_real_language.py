@@ -22,13 +22,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 SHARED = ['data/train/captions.jsonl', 'data/train/features.hdf5', 'data/train/images.jsonl', 'data/train/meta.json',
           'photos/scene/captions.jsonl', 'photos/scene/features.hdf5', 'photos/scene/images.jsonl', 'photos/scene/meta.json']
 SHARED_DIRS = ['gsrl', 'planner', 'planner_no_verb']
+MAX_PREDICTION_BYTES = 1 << 30   # decompressed predictions.json.gz read at once
 
 
 def pack(run, dest):
     "The shared parts of `run` that decoding reads (best checkpoints only), as one .tar.xz"
     run, dest = Path(run), Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(dest, 'w:xz') as tar:
+    with tarfile.open(dest, 'w:xz', dereference=True) as tar:   # a symlinked checkpoint is stored as its file
         for f in SHARED: tar.add(run/f, f)
         for d in SHARED_DIRS:
             for f in sorted((run/d).rglob('*')):
@@ -65,9 +66,9 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
     t0, log = time.time(), {'machine': {'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
                                         'cpus': os.cpu_count(), 'torch': torch.__version__,
                                         'python': platform.python_version()}}
-    run = Path(work)
-    shutil.rmtree(run, ignore_errors=True); run.mkdir(parents=True)
-    with tarfile.open(packed) as tar: tar.extractall(run)
+    from vsr_cic.guards import work_folder, extract_archive
+    run = work_folder(work)                  # emptied only when it holds our marker: never a user's folder
+    extract_archive(packed, run)             # files and folders only, inside `run`, size-capped (`data` filter)
     log['unpack_s'] = round(time.time() - t0, 1)
     trained = list(dict.fromkeys('ours' if TABLE1_METHODS[m].get('oracle') else m for m in methods))
     dev = 'cuda' if torch.cuda.is_available() else 'cpu'
@@ -132,9 +133,10 @@ def score(run, predictions, out, name='real_language_gpu', title='', command='',
     from vsr_cic.photos import photo_refs
     from vsr_cic.tables import table1_scores, pool_seeds, orderings, run_info, publish, training_bigrams, table1_references
     run, out = Path(run), Path(out); out.mkdir(parents=True, exist_ok=True)
-    records = json.loads(gzip.open(predictions, 'rt').read())
-    log = json.loads((Path(predictions).parent/'gpu_log.json').read_text())
-    cpu = json.loads((run/'metrics.json').read_text())
+    from vsr_cic.guards import read_json_file
+    records = read_json_file(predictions, 'predictions', max_bytes=MAX_PREDICTION_BYTES)   # decompressed size capped
+    log = read_json_file(Path(predictions).parent/'gpu_log.json', 'GPU log')
+    cpu = read_json_file(run/'metrics.json', 'CPU run metrics')
     data, photos = load_dataset(run/'data'/'train'), load_dataset(run/'photos'/'scene')
     refs, n_frames = table1_references(data, photos, photo_refs(cpu['test']['captions_json']))
     corpus_bigrams = training_bigrams(data)

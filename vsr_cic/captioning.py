@@ -27,6 +27,7 @@ from vsr_cic.train import (
     TrainingInterrupted,
     check_inputs,
 )
+from .guards import RunFolderError
 from vsr_cic.runs import (
     best_ckpt,
     data_entry,
@@ -728,6 +729,9 @@ def train_captioner_cli(argv:list|None=None): # the flags (None: the command lin
     except TrainingInterrupted as e:                        # Ctrl-C: the message, no traceback
         print(e, file=sys.stderr)
         raise SystemExit(130) from None
+    except RunFolderError as e:                             # a user's folder, or one another process trains in (RunLocked)
+        print(f"vsr_train_captioner: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
     if r.get('rank', 0) == 0:
         keep = ('model', 'out_dir', 'interrupted', 'test', 'train_seconds')
         print(json.dumps({k: r[k] for k in keep if k in r}, default=str))

@@ -14,18 +14,21 @@ import torch.nn.functional as F
 import h5py
 from .core import get_device, MAX_PROPOSALS
 from .data import BOX_TOL
+from .guards import regular_file, short
 
 # %% auto #0
-__all__ = ['CNN_NAME', 'CNN_SIZE', 'CNN_MEAN', 'CNN_SCALE', 'FEAT_DIM', 'MAX_PHOTO_BOXES', 'FEATURE_KINDS', 'BOX_GEOMETRY',
-           'SCENE_CONTEXT', 'SCENE_CLASS', 'FEATURE_KEYS', 'load_cnn', 'load_image', 'to_input', 'roi_align',
-           'check_picture_boxes', 'RegionFeaturizer', 'class_probs', 'check_feature_kind', 'feature_kind_of',
-           'class_features', 'scene_context_of', 'scene_context', 'done_ids', 'extract_features', 'read_features']
+__all__ = ['CNN_NAME', 'CNN_SIZE', 'CNN_MEAN', 'CNN_SCALE', 'FEAT_DIM', 'MAX_PIXELS', 'MAX_PHOTO_BOXES', 'FEATURE_KINDS',
+           'BOX_GEOMETRY', 'SCENE_CONTEXT', 'SCENE_CLASS', 'FEATURE_KEYS', 'load_cnn', 'load_image', 'to_input',
+           'roi_align', 'check_picture_boxes', 'RegionFeaturizer', 'class_probs', 'check_feature_kind',
+           'feature_kind_of', 'class_features', 'scene_context_of', 'scene_context', 'done_ids', 'extract_features',
+           'read_features']
 
 # %% ../nbs/06_features.ipynb #00000006
 CNN_NAME = 'efficientnet-lite0'
 CNN_SIZE = 224                    # input side the ImageNet weights were trained at
 CNN_MEAN, CNN_SCALE = 127.0, 128.0 # EfficientNet-Lite input normalisation: (x - 127) / 128
 FEAT_DIM = 1280                   # channels of the last feature map (D)
+MAX_PIXELS = 64_000_000           # a bigger picture is refused before it is decoded (about 200 MB as RGB)
 
 @functools.lru_cache(maxsize=4)
 def load_cnn(device:str='cpu')->torch.nn.Module:
@@ -49,9 +52,14 @@ def load_image(src)->np.ndarray:
         if a.ndim != 3 or a.shape[2] not in (3, 4):
             raise ValueError(f"image array must be (H, W), (H, W, 3) or (H, W, 4), got {a.shape}")
         return np.ascontiguousarray(a[..., :3].astype(np.uint8))
-    p = Path(src)
-    if not p.exists(): raise FileNotFoundError(f"image {str(p)!r} not found")
-    with Image.open(p) as im: return np.asarray(im.convert('RGB'))
+    p = regular_file(src, 'image')             # missing: FileNotFoundError; a folder, FIFO or device: refused
+    try:
+        with Image.open(p) as im:
+            if im.size[0] * im.size[1] > MAX_PIXELS:
+                raise ValueError(f"{im.size[0]}x{im.size[1]} pixels, more than {MAX_PIXELS:,}")
+            return np.asarray(im.convert('RGB'))
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
+        raise ValueError(f"image {str(p)!r} cannot be read as a picture ({type(e).__name__}: {short(str(e), 200)[1:-1]})") from None
 
 def to_input(img:np.ndarray, # (H, W, 3) uint8
              size:int=CNN_SIZE,

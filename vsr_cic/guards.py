@@ -4,15 +4,20 @@
 
 # %% ../nbs/00a_guards.ipynb #096c9d2e
 from __future__ import annotations
-import errno, json, os, shutil, stat, time
-from contextlib import contextmanager
+import errno, functools, hashlib, json, math, os, re, shutil, stat, tempfile, time
+from contextlib import contextmanager, suppress
 from pathlib import Path, PurePosixPath
+from typing import Mapping, Sequence
 import numpy as np
 
 # %% auto #0
 __all__ = ['SHOW', 'MAX_PATH_CHARS', 'MAX_ROWS', 'MAX_COLS', 'MAX_ARRAY_BYTES', 'MAX_COMPRESSION', 'RUN_MARKER', 'RUN_LOCK',
-           'LEGACY_STAGES', 'UnsafeInput', 'relative_path', 'inside', 'regular_file', 'check_h5_dataset', 'h5_array',
-           'writing', 'RunFolderError', 'RunLocked', 'run_dir', 'is_run_folder', 'claim_run', 'run_lock']
+           'LEGACY_STAGES', 'MAX_NAME_CHARS', 'PICTURE_SUFFIXES', 'MAX_JSON_BYTES', 'MAX_ARCHIVE_BYTES',
+           'MAX_ARCHIVE_MEMBERS', 'WORK_MARKER', 'UnsafeInput', 'short', 'relative_path', 'inside', 'regular_file',
+           'check_h5_dataset', 'h5_array', 'writing', 'RunFolderError', 'RunLocked', 'run_dir', 'is_run_folder',
+           'claim_run', 'run_lock', 'safe_name', 'bounded', 'bounded_arg', 'finite_number', 'read_json_file',
+           'atomic_write', 'sidecar_path', 'foreign_sidecar', 'write_sidecar', 'md_text', 'extract_archive',
+           'work_folder', 'file_sha256', 'bundle_files', 'bundle_fingerprint', 'fingerprint_problems', 'reports_errors']
 
 # %% ../nbs/00a_guards.ipynb #d2c8da3a
 class UnsafeInput(ValueError):
@@ -20,9 +25,12 @@ class UnsafeInput(ValueError):
 
 SHOW = 80   # characters of a hostile value quoted in a message
 
-def _short(x)->str:
+def short(x, n:int=SHOW)->str:
+    "`repr(x)` cut to `n` characters, with its full length: a hostile value quoted in a message"
     r = repr(x)
-    return r if len(r) <= SHOW else f"{r[:SHOW]}… ({len(r):,} characters)"
+    return r if len(r) <= n else f"{r[:n]}… ({len(r):,} characters)"
+
+_short = short
 
 # %% ../nbs/00a_guards.ipynb #d100eaeb
 MAX_PATH_CHARS = 1024   # a longer file name in a data file is damage, not a picture
@@ -163,8 +171,16 @@ def is_run_folder(out)->bool:
     out = Path(out)
     if (out/RUN_MARKER).is_file() or (out/'run_config.json').is_file(): return True
     # the small trainers wrote their two vocabularies first, then a stage's checkpoints
-    return (out/'words_vocab.json').is_file() and ((out/'verbs_vocab.json').is_file() or any(
+    return _is_vocab(out/'words_vocab.json') and (_is_vocab(out/'verbs_vocab.json') or any(
         (out/s/n).is_file() for s in LEGACY_STAGES for n in ('best.pt', 'last.pt')))
+
+def _is_vocab(p:Path)->bool:
+    "Is `p` a vocabulary file a trainer wrote ({'tokens': [...], …}), not a user's file of that name?"
+    if not p.is_file() or p.is_symlink(): return False
+    try:
+        with open(regular_file(p), 'rb') as f: v = json.loads(f.read(MAX_ARRAY_BYTES))
+    except (ValueError, OSError, RecursionError): return False
+    return isinstance(v, dict) and isinstance(v.get('tokens'), list) and all(isinstance(t, str) for t in v['tokens'])
 
 def claim_run(out_dir, trainer:str='vsr_cic')->Path:
     "Make `out_dir` a run folder (new or empty) or confirm it is one; `RunFolderError` for a non-empty folder without the marker, nothing written"
@@ -215,3 +231,217 @@ def run_lock(out):
         else:
             del _HELD[key]
             fcntl.flock(fd, fcntl.LOCK_UN); os.close(fd)
+
+# %% ../nbs/00a_guards.ipynb #ab55600a
+MAX_NAME_CHARS = 120     # a file name a caller or an upload gives: one path component
+PICTURE_SUFFIXES = ('.jpg', '.jpeg', '.png', '.gif', '.bmp', '.tif', '.tiff', '.webp')
+
+def safe_name(name,                      # the name as the caller or the upload gives it
+              what:str='name',           # what the message calls it, e.g. 'upload name'
+              suffixes:Sequence[str]=(), # allowed endings (lower case); empty: any
+              pattern:str|None=None,     # a regular expression the whole name must match
+              max_chars:int=MAX_NAME_CHARS)->str:
+    "`name` when it is one plain file name; `UnsafeInput` naming it and what is wrong otherwise"
+    if not isinstance(name, str): raise UnsafeInput(f"{what} {short(name)} is not a text name")
+    bad = None
+    if not name.strip(): bad = 'is empty'
+    elif len(name) > max_chars: bad = f'has {len(name):,} characters (at most {max_chars})'
+    elif '/' in name or '\\' in name: bad = "holds a '/' or '\\' (a path, not a name)"
+    elif any(ord(c) < 32 or ord(c) == 127 for c in name): bad = 'holds a control character (NUL, newline, …)'
+    elif name.startswith('.'): bad = "starts with '.' ('.', '..' or a hidden file)"
+    elif name != name.strip(): bad = 'starts or ends with a space'
+    elif suffixes and not name.lower().endswith(tuple(suffixes)): bad = f"does not end in {', '.join(suffixes)}"
+    elif pattern and not re.fullmatch(pattern, name): bad = f"is not of the form {pattern}"
+    if bad: raise UnsafeInput(f"{what} {short(name)} {bad}; give a plain file name")
+    return name
+
+def bounded(value, what:str, lo:int, hi:int)->int:
+    "`value` as an int when it is a whole number in [lo, hi]; `UnsafeInput` naming `what` and the bounds otherwise"
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, str)): v = None
+    else:
+        try: v = int(value)
+        except ValueError: v = None
+    if v is None or not lo <= v <= hi:
+        raise UnsafeInput(f"{what} must be a whole number from {lo} to {hi}, got {short(value)}")
+    return v
+
+def bounded_arg(what:str, lo:int, hi:int):
+    "An argparse `type=` for a whole number in [lo, hi]: argparse's error names the option, the bounds and the value (shortened)"
+    import argparse
+    def parse(s):
+        try: return bounded(s, what, lo, hi)
+        except UnsafeInput as e: raise argparse.ArgumentTypeError(str(e)) from None
+    parse.__name__ = what
+    return parse
+
+def finite_number(x, what:str='value', limit:float=1e7)->float:
+    "`x` as a float when it is a finite number within ±`limit`; `UnsafeInput` naming `what` otherwise (no OverflowError)"
+    v = None
+    if not isinstance(x, bool) and isinstance(x, (int, float, np.number, str)) and not (isinstance(x, str) and len(x) > 64):
+        try: v = float(x)
+        except (ValueError, OverflowError): v = None
+    if v is None or not math.isfinite(v) or abs(v) > limit:
+        raise UnsafeInput(f"{what} {short(x)} is not a finite number (within ±{limit:g})")
+    return v
+
+# %% ../nbs/00a_guards.ipynb #581aaceb
+MAX_JSON_BYTES = 64 << 20   # a JSON file read at once (boxes, meta.json, metrics)
+
+def read_json_file(path, what:str='JSON file', max_bytes:int=MAX_JSON_BYTES):
+    "A JSON file's value, read as a regular file of at most `max_bytes` (gzip-compressed: decompressed bytes); `UnsafeInput` naming the file for anything else"
+    p = regular_file(path, what)
+    n = p.stat().st_size
+    if n > max_bytes: raise UnsafeInput(f"{what} {str(p)!r} has {n:,} bytes (at most {max_bytes:,}); refused")
+    raw = p.read_bytes()
+    if raw[:2] == b'\x1f\x8b':
+        import gzip
+        try:
+            with gzip.open(p, 'rb') as f: raw = f.read(max_bytes + 1)
+        except (OSError, EOFError) as e: raise UnsafeInput(f"{what} {str(p)!r} is not readable gzip: {short(str(e))}") from None
+        if len(raw) > max_bytes:
+            raise UnsafeInput(f"{what} {str(p)!r} decompresses to more than {max_bytes:,} bytes; refused (a gzip bomb?)")
+    try: return json.loads(raw)
+    except RecursionError: raise UnsafeInput(f"{what} {str(p)!r} nests its JSON too deeply to read") from None
+    except ValueError as e: raise UnsafeInput(f"{what} {str(p)!r} is not JSON: {short(str(e))}") from None
+
+def atomic_write(path, data:str|bytes, what:str='file')->Path:
+    "Write `data` to `path` through a private temporary file in its folder (`mkstemp`, `os.replace`); `UnsafeInput` when `path` is a symbolic link or not a regular file"
+    p = Path(path)
+    if p.is_symlink(): raise UnsafeInput(f"{what} {str(p)!r} is a symbolic link; not written through it")
+    if p.exists() and not p.is_file(): raise UnsafeInput(f"{what} {str(p)!r} is {_kind(p.stat().st_mode)}; not written")
+    raw = data.encode() if isinstance(data, str) else bytes(data)
+    with writing(p, what):
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f'.{p.name[:40]}.', suffix='.tmp')
+        try:
+            with os.fdopen(fd, 'wb') as f: f.write(raw)
+            os.chmod(tmp, 0o644); os.replace(tmp, p)
+        except BaseException:
+            with suppress(OSError): os.unlink(tmp)
+            raise
+    return p
+
+def sidecar_path(picture)->Path:
+    "`<stem>.json` beside a picture; `UnsafeInput` when the picture is itself a .json file"
+    p = Path(picture)
+    if p.suffix.lower() == '.json':
+        raise UnsafeInput(f"picture {str(p)!r} ends in .json: its boxes file would be the picture itself")
+    return p.with_suffix('.json')
+
+def foreign_sidecar(js, image:str)->str|None:
+    "Why `js` is not picture `image`'s boxes file (None: absent, or a JSON object with a 'boxes' list and 'image' absent or `image`)"
+    js = Path(js)
+    if not os.path.lexists(js): return None
+    try: spec = read_json_file(js, 'boxes file')
+    except (UnsafeInput, OSError) as e: return f"cannot be read as a boxes file ({short(str(e), 160)})"
+    if not isinstance(spec, dict) or not isinstance(spec.get('boxes'), list):
+        return "is not a boxes file ({'image', 'boxes': [...]})"
+    if spec.get('image', image) != image: return f"holds the boxes of another picture, {short(spec['image'])}"
+    return None
+
+def write_sidecar(picture, spec:Mapping)->Path:
+    "Write `spec` as `picture`'s boxes file; `UnsafeInput` (nothing written) when that path holds another file"
+    p = Path(picture)
+    js = sidecar_path(p)
+    why = 'is a symbolic link' if js.is_symlink() else foreign_sidecar(js, p.name)
+    if why: raise UnsafeInput(f"boxes not saved: {str(js)!r} {why}; it is left as it is (move it away to save here)")
+    return atomic_write(js, json.dumps(dict(spec), indent=1), 'boxes file')
+
+# %% ../nbs/00a_guards.ipynb #8f533426
+def md_text(x, what:str='value', code:bool=False)->str:
+    "`x` as text safe in one Markdown table cell or `code` span of a generated page; `UnsafeInput` for a comment/block marker"
+    if isinstance(x, float) and not math.isfinite(x): return 'n/a'
+    s = str(x)
+    if '<!--' in s or '-->' in s: raise UnsafeInput(f"{what} {short(s)} holds an HTML comment marker ('<!--' or '-->'); refused")
+    s = re.sub(r'[\r\n\t\x00-\x1f\x7f]+', ' ', s).replace('|', '\\|')
+    return s.replace('`', "'") if code else s.replace('<', '&lt;').replace('>', '&gt;')
+
+# %% ../nbs/00a_guards.ipynb #e6c88a88
+MAX_ARCHIVE_BYTES = 16 << 30    # an archive's unpacked size
+MAX_ARCHIVE_MEMBERS = 100_000
+WORK_MARKER = '.vsr_cic_work'   # "this scratch folder was made by vsr_cic and may be emptied"
+
+def extract_archive(archive, dest, max_bytes:int=MAX_ARCHIVE_BYTES, max_members:int=MAX_ARCHIVE_MEMBERS)->list[str]:
+    "Unpack tar `archive` into `dest` (only files and folders inside it, `data` filter, size-capped); `UnsafeInput` naming the member before anything is written"
+    import tarfile
+    a = regular_file(archive, 'archive')
+    total, keep = 0, []
+    try:
+        with tarfile.open(a) as tar:
+            for m in tar:
+                w = f"archive {str(a)!r}: member {short(m.name)}"
+                if len(keep) >= max_members: raise UnsafeInput(f"archive {str(a)!r} has more than {max_members:,} members")
+                if not (m.isreg() or m.isdir()):
+                    kind = 'a symbolic link' if m.issym() else 'a hard link' if m.islnk() else 'a device, FIFO or other special file'
+                    raise UnsafeInput(f"{w} is {kind}; only files and folders are unpacked")
+                relative_path(m.name.rstrip('/') or m.name, w)
+                total += m.size
+                if total > max_bytes: raise UnsafeInput(f"{w}: the archive unpacks to more than {max_bytes:,} bytes; refused")
+                keep.append(m)
+            tar.extractall(dest, members=keep, filter='data')
+    except tarfile.TarError as e: raise UnsafeInput(f"archive {str(a)!r} cannot be read: {short(str(e))}") from None
+    return [m.name for m in keep]
+
+def work_folder(path, what:str='work folder')->Path:
+    "An empty scratch folder at `path` holding `WORK_MARKER`; an existing one is emptied only when it holds the marker (`UnsafeInput`, nothing deleted, otherwise)"
+    p = Path(path)
+    if p.is_symlink(): raise UnsafeInput(f"{what} {str(p)!r} is a symbolic link; refused")
+    if p.exists():
+        if not p.is_dir(): raise UnsafeInput(f"{what} {str(p)!r} is a file, not a folder; nothing deleted")
+        other = sorted(x.name for x in p.iterdir() if x.name != WORK_MARKER)
+        if other and not (p/WORK_MARKER).is_file():
+            raise UnsafeInput(f"{what} {str(p)!r} was not made by vsr_cic (no {WORK_MARKER}) and holds {len(other)} "
+                              f"entries ({', '.join(map(short, other[:3]))}); nothing deleted: give a new folder")
+        shutil.rmtree(p)
+    p.mkdir(parents=True)
+    (p/WORK_MARKER).write_text('scratch folder of vsr_cic: emptied on the next use\n')
+    return p
+
+# %% ../nbs/00a_guards.ipynb #fd40b0c3
+def file_sha256(path)->str:
+    "SHA-256 of a regular file's bytes"
+    h = hashlib.sha256()
+    with open(regular_file(path), 'rb') as f:
+        for chunk in iter(lambda: f.read(1 << 20), b''): h.update(chunk)
+    return h.hexdigest()
+
+def bundle_files(folder, skip:Sequence[str]=('meta.json',))->list[str]:
+    "Every file of a bundle (relative POSIX paths, sorted) but its top-level `skip`; `UnsafeInput` for a special file or a link out of it"
+    d, out = Path(folder), []
+    for root, dirs, files in os.walk(d):
+        for n in sorted(dirs + files):
+            f = Path(root)/n
+            rel = f.relative_to(d).as_posix()
+            if f.is_symlink(): inside(d, rel, f"bundle {str(d)!r}: {rel}")
+            if f.is_dir(): continue
+            regular_file(f, f"bundle {str(d)!r}: file")
+            if rel not in skip: out.append(rel)
+    return sorted(out)
+
+def bundle_fingerprint(folder)->dict[str, str]:
+    "{relative path: SHA-256} of every file of a bundle but its top-level meta.json"
+    return {rel: file_sha256(Path(folder)/rel) for rel in bundle_files(folder)}
+
+def _plain(rel)->str: return rel if isinstance(rel, str) and rel.isprintable() and len(rel) <= SHOW else short(rel)
+
+def fingerprint_problems(folder, files)->list[str]:
+    "What is wrong with a bundle against its stated fingerprint `files` ({path: SHA-256}); empty when it matches"
+    d, bad = Path(folder), []
+    if not isinstance(files, dict) or not files: return ["meta.json lists no files"]
+    for rel, want in sorted(files.items()):
+        try: f = regular_file(inside(d, rel, 'meta.json files entry'), 'file')
+        except FileNotFoundError: bad.append(f"{_plain(rel)} is missing"); continue
+        except UnsafeInput as e: bad.append(str(e)); continue
+        if not isinstance(want, str) or file_sha256(f) != want: bad.append(f"{_plain(rel)} differs from its fingerprint (sha256 {str(want)[:12]}…)")
+    try: extra = sorted(set(bundle_files(d)) - set(files))
+    except UnsafeInput as e: return bad or [str(e)]     # a special file listed is reported once
+    if extra: bad.append(f"{len(extra)} file(s) not in the fingerprint ({', '.join(map(short, extra[:4]))})")
+    return bad
+
+# %% ../nbs/00a_guards.ipynb #41cf6d78
+def reports_errors(fn):
+    "Decorate a widget callback method: an exception is passed to `self.report_error(e)` (shown in the panel) instead of raised"
+    @functools.wraps(fn)
+    def callback(self, *args, **kw):
+        try: return fn(self, *args, **kw)
+        except Exception as e: self.report_error(e)
+    return callback

@@ -73,6 +73,14 @@ class FeatureStore:
                 out[name] = np.asarray(h5_array(h5, k, str(self.path), rows=self.max_proposals), dtype=np.float32)
             except OSError as e:
                 raise DataError(f"{str(self.path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
+            if out[name].ndim != 2 or (name == 'boxes' and out[name].shape[1] != 4):
+                raise DataError(f"{str(self.path)!r}: key {k!r} has shape {out[name].shape}: expected (rows, "
+                                f"{4 if name == 'boxes' else 'columns'})")
+        widths, seen = (out['feats'].shape[1], out['cls_prob'].shape[1]), getattr(self, '_widths', None)
+        if seen is not None and widths != seen:            # ragged widths would fail later, in a batch
+            raise DataError(f"{str(self.path)!r}: image {image_id!r} has feature and class widths {widths}, the images "
+                            f"read before {seen}; every image has the same widths")
+        self._widths = widths
         if not len(out['feats']) == len(out['boxes']) == len(out['cls_prob']):
             raise ValueError(f"{str(self.path)!r}: image {image_id!r} has {len(out['feats'])} feature rows, "
                              f"{len(out['boxes'])} boxes and {len(out['cls_prob'])} cls_prob rows")
@@ -106,7 +114,7 @@ class FeatureStore:
                 h5 = self._file()
                 def offset(i):
                     try: return h5[f'{i}_features'].id.get_offset() or 0
-                    except KeyError: return 0          # reported by `get` with the file and key
+                    except (KeyError, AttributeError): return 0   # missing or not an array: reported by `get`
                 got = {i: self.get(i) for i in sorted(miss, key=offset)}
                 return [got[i] if i in got else self.get(i) for i in image_ids]
         return [self.get(i) for i in image_ids]

@@ -12,17 +12,20 @@ from .vsr import VSR, VERB, as_vsrs
 from .data import BACKGROUND, load_dataset, write_dataset
 from .features import SCENE_CLASS, load_image, feature_kind_of, scene_context_of
 from .photos import photo_proposals, WithPhotos
+from .guards import (UnsafeInput, regular_file, short, finite_number, bounded, bounded_arg, read_json_file,
+                            write_sidecar, fingerprint_problems, bundle_fingerprint)
 
 # %% auto #0
-__all__ = ['MAX_SIDE', 'MIN_BOX', 'BEAM', 'DROP_KEYS', 'PhotoInputError', 'read_picture', 'box_record', 'photo_classes',
-           'check_drawn_boxes', 'photo_vsrs', 'check_vsr_boxes', 'models_dir', 'sha256', 'check_fingerprint',
-           'PhotoModels', 'load_photo_models', 'photo_result', 'prepare_photo', 'suggest_photo_vsrs', 'caption_photo',
-           'photo_json', 'save_photo_json', 'main', 'slim_checkpoint', 'validation_scores', 'export_photo_models',
-           'train_photo_models']
+__all__ = ['MAX_SIDE', 'MIN_BOX', 'MAX_PICTURE_BYTES', 'BEAM', 'MAX_BEAM', 'MAX_SUGGEST', 'DROP_KEYS', 'PhotoInputError',
+           'read_picture', 'box_record', 'photo_classes', 'check_drawn_boxes', 'photo_vsrs', 'check_vsr_boxes',
+           'models_dir', 'sha256', 'check_fingerprint', 'PhotoModels', 'load_photo_models', 'photo_result',
+           'prepare_photo', 'suggest_photo_vsrs', 'caption_photo', 'photo_json', 'save_photo_json', 'main',
+           'slim_checkpoint', 'validation_scores', 'export_photo_models', 'train_photo_models']
 
 # %% ../nbs/26_own_photo.ipynb #d01ab91c
 MAX_SIDE = 2048          # a picture whose longer side has more pixels is downscaled to it (its boxes with it)
 MIN_BOX = 2              # a box narrower or lower than this many pixels is a zero-size box (a click, not a drag)
+MAX_PICTURE_BYTES = 256 << 20   # a bigger file is not read (a photo is a few MB; a sparse 4 GiB file would be read whole)
 
 class PhotoInputError(ValueError):
     "Bad input for an own photo (not a picture, no boxes, a zero-size box, an unknown class, a VSR without boxes); the message says what to do"
@@ -39,8 +42,11 @@ def read_picture(src,                      # a path, the bytes of an upload, or 
         except ValueError as e: raise PhotoInputError(f"{label}: {e}") from None
     else:
         if isinstance(src, (str, os.PathLike)):
-            p = Path(src)
-            if not p.is_file(): raise PhotoInputError(f"picture {label!r} not found (no such file)")
+            try: p = regular_file(src, 'picture')
+            except FileNotFoundError: raise PhotoInputError(f"picture {short(label)} not found (no such file)") from None
+            except UnsafeInput as e: raise PhotoInputError(str(e)) from None
+            if p.stat().st_size > MAX_PICTURE_BYTES:
+                raise PhotoInputError(f"picture {short(label)} has {p.stat().st_size:,} bytes (at most {MAX_PICTURE_BYTES:,})")
             raw = p.read_bytes()
         else: raw = bytes(src)
         if not raw: raise PhotoInputError(f"{label} is empty (0 bytes): not a picture")
@@ -60,15 +66,21 @@ def read_picture(src,                      # a path, the bytes of an upload, or 
     return np.asarray(im.convert('RGB')), scale, notes
 
 # %% ../nbs/26_own_photo.ipynb #217f1bca
-def box_record(b:Mapping)->tuple[str, list[float]]:
+def box_record(b:Mapping, what:str='box')->tuple[str, list[float]]:
     "(class, [x1, y1, x2, y2]) of a box given as {'class', 'box'} or as the drawing widget's {'x', 'y', 'width', 'height', 'label'}"
-    if 'box' in b or 'class' in b:
-        box = b.get('box')
-        if not isinstance(box, (list, tuple)) or len(box) != 4:
-            raise PhotoInputError(f"box {dict(b)!r}: 'box' must be [x1, y1, x2, y2]")
-        return str(b.get('class') or '').strip(), [float(x) for x in box]
-    x, y, w, h = (float(b.get(k, 0)) for k in ('x', 'y', 'width', 'height'))
-    return str(b.get('label') or '').strip(), [x, y, x + w, y + h]
+    if not isinstance(b, Mapping):
+        raise PhotoInputError(f"{what} is {short(b)}: give {{'class': 'person', 'box': [x1, y1, x2, y2]}}")
+    try:
+        if 'box' in b or 'class' in b:
+            box = b.get('box')
+            if not isinstance(box, (list, tuple)) or len(box) != 4:
+                raise PhotoInputError(f"{what} {short(dict(b))}: 'box' must be [x1, y1, x2, y2]")
+            name = b.get('class')
+            return str(name or '').strip(), [finite_number(x, f"{what}: coordinate {k}") for k, x in zip('x1 y1 x2 y2'.split(), box)]
+        x, y, w, h = (finite_number(b.get(k, 0), f"{what}: {k}") for k in ('x', 'y', 'width', 'height'))
+        name = b.get('label')
+    except UnsafeInput as e: raise PhotoInputError(str(e)) from None
+    return str(name or '').strip(), [x, y, x + w, y + h]
 
 def photo_classes(classes:Sequence[str])->list[str]:
     "The classes a user may give a box: the models' classes without the background and the whole-picture `scene`"
@@ -87,14 +99,14 @@ def check_drawn_boxes(boxes:Sequence[Mapping],   # box records (`box_record`)
         raise PhotoInputError("no boxes: draw a box around each thing the caption should mention and give it a class")
     out, names, notes = [], [], []
     for i, b in enumerate(boxes):
-        name, box = box_record(b)
-        what = f"box {i + 1}" + (f" ({name})" if name else '')
+        name, box = box_record(b, f"box {i + 1}")
+        what = f"box {i + 1}" + (f" ({short(name, 40)})" if name else '')
         if not name: raise PhotoInputError(f"{what} has no class: pick one from the class list")
         if name.lower() not in lower:
-            close = difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.6)
+            close = difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.6) if len(name) < 60 else []
             hint = f"; did you mean {', '.join(repr(lower[c]) for c in close)}?" if close else \
                    f" (the {len(allowed)} COCO classes, e.g. person, horse, dog, car, cup)"
-            raise PhotoInputError(f"{what}: class {name!r} is not one the models know{hint}")
+            raise PhotoInputError(f"{what}: class {short(name)} is not one the models know{hint}")
         name = lower[name.lower()]
         x1, y1, x2, y2 = (v * scale for v in box)
         x1, x2, y1, y2 = min(x1, x2), max(x1, x2), min(y1, y2), max(y1, y2)
@@ -118,7 +130,7 @@ def photo_vsrs(text)->list[VSR]:
             if not part.strip(): continue
             try: out += as_vsrs(part.strip())
             except Exception as e:
-                raise PhotoInputError(f"VSR {part.strip()!r} cannot be read ({e}); write a verb and its roles, "
+                raise PhotoInputError(f"VSR {short(part.strip())} cannot be read ({short(str(e), 200)[1:-1]}); write a verb and its roles, "
                                       f"e.g. 'ride: ARG0, ARG1' or 'hold: ARG0, ARG1, LOC*2'") from None
     return out
 
@@ -145,14 +157,10 @@ def sha256(path)->str:
     return h.hexdigest()
 
 def check_fingerprint(folder, meta:Mapping)->None:
-    "ValueError naming every file of the bundle that is missing or whose SHA-256 differs from `meta['files']`"
-    d, bad = Path(folder), []
-    for rel, want in sorted(meta.get('files', {}).items()):
-        f = d/rel
-        if not f.exists(): bad.append(f"{rel} is missing")
-        elif sha256(f) != want: bad.append(f"{rel} differs from its fingerprint (sha256 {want[:12]}…)")
-    if not meta.get('files'): bad.append("meta.json lists no files")
-    if bad: raise ValueError(f"photo models in {d}: " + '; '.join(bad) + " (reinstall the package or re-export them)")
+    "ValueError naming every file of the bundle that is missing, special, outside it, unlisted or whose SHA-256 differs from `meta['files']`"
+    d = Path(folder)
+    bad = fingerprint_problems(d, meta.get('files') if isinstance(meta, Mapping) else None)
+    if bad: raise ValueError(f"photo models in {d} do not match their meta.json: " + '; '.join(bad) + " (reinstall the package or re-export them)")
 
 class PhotoModels:
     "The components that caption an own photo: a `Pipeline`, the verb classifier, the verbs' role statistics, `meta.json`"
@@ -176,7 +184,8 @@ def load_photo_models(path=None,         # a bundle folder (None: the package's 
     d = Path(path) if path is not None else models_dir()
     if not (d/'meta.json').exists():
         raise FileNotFoundError(f"no photo models in {d} (no meta.json): train them with vsr_cic.own_photo.train_photo_models")
-    meta = json.loads((d/'meta.json').read_text())
+    meta = read_json_file(d/'meta.json', 'photo models meta.json')
+    if not isinstance(meta, dict): raise UnsafeInput(f"photo models meta.json {str(d/'meta.json')!r} is not a JSON object")
     if check: check_fingerprint(d, meta)
     pipe = Pipeline.from_dirs(d/'gsrl', d/'planner', d/'captioner', device)
     dec = json.loads((d/'decoding.json').read_text())
@@ -195,6 +204,7 @@ def load_photo_models(path=None,         # a bundle folder (None: the package's 
 
 # %% ../nbs/26_own_photo.ipynb #c12c7a1c
 BEAM = 3   # the real-caption runs' test beam
+MAX_BEAM, MAX_SUGGEST = 50, 100   # bounds of a caller's beam width and number of suggested VSRs
 
 def photo_result(res, vsrs:Sequence[VSR], image:Mapping, score:float|None=None)->dict:
     "A `PipelineResult`'s first plan as plain data: VSR text, caption, structure and the class each sub-role was grounded to"
@@ -236,6 +246,7 @@ def caption_photo(models:PhotoModels,
                   beam:int=BEAM, max_side:int|None=MAX_SIDE, image_id:str='my_photo',
                  )->dict:                   # `prepare_photo`'s dict + 'results', 'suggested'
     "Caption an own photo with typed and/or suggested VSRs (raises `PhotoInputError` on bad input)"
+    beam, suggest = bounded(beam, 'beam', 1, MAX_BEAM), bounded(suggest, 'suggest', 0, MAX_SUGGEST)
     photo = prepare_photo(models, picture, boxes, max_side, image_id)
     vs = photo_vsrs(vsrs)
     if vs: check_vsr_boxes(vs, len(photo['boxes']))
@@ -255,11 +266,8 @@ def photo_json(picture, boxes:Sequence[Mapping], vsr=None, scale:float=1.0)->dic
     return spec
 
 def save_photo_json(picture, boxes:Sequence[Mapping], vsr=None, scale:float=1.0)->Path:
-    "Write `photo_json` beside the picture as `<picture stem>.json` (atomically); returns its path"
-    p = Path(picture).with_suffix('.json')
-    tmp = p.with_name(p.name + '.tmp')
-    tmp.write_text(json.dumps(photo_json(picture, boxes, vsr, scale), indent=1)); tmp.replace(p)
-    return p
+    "Write `photo_json` beside the picture as `<picture stem>.json` (atomically, never over another file: `guards.write_sidecar`); returns its path"
+    return write_sidecar(picture, photo_json(picture, boxes, vsr, scale))
 
 # %% ../nbs/26_own_photo.ipynb #3ec17905
 def main(argv:Sequence[str]|None=None)->int:
@@ -270,17 +278,16 @@ def main(argv:Sequence[str]|None=None)->int:
     ap.add_argument('--boxes', help="JSON of the boxes: {'boxes': [{'class': 'person', 'box': [x1, y1, x2, y2]}, …]} "
                     "(default: <picture>.json beside it)")
     ap.add_argument('--vsr', action='append', default=[], help="a VSR such as 'ride: ARG0, ARG1'; repeat it to merge several")
-    ap.add_argument('--suggest', type=int, default=0, help='also caption the top N suggested VSRs')
+    ap.add_argument('--suggest', type=bounded_arg('--suggest', 0, MAX_SUGGEST), default=0, help='also caption the top N suggested VSRs')
     ap.add_argument('--models', default=None, help='a photo-model bundle folder (default: the package\'s)')
-    ap.add_argument('--beam', type=int, default=BEAM)
+    ap.add_argument('--beam', type=bounded_arg('--beam', 1, MAX_BEAM), default=BEAM)
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
     try:
         bj = Path(a.boxes) if a.boxes else Path(a.picture).with_suffix('.json')
-        if not bj.is_file():
-            raise PhotoInputError(f"no boxes file {str(bj)!r}: pass --boxes my.json (see README, 'Your own photo')")
-        try: spec = json.loads(bj.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as e: raise PhotoInputError(f"{bj} is not JSON: {e}") from None
+        if not os.path.lexists(bj):
+            raise PhotoInputError(f"no boxes file {short(str(bj))}: pass --boxes my.json (see README, 'Your own photo')")
+        spec = read_json_file(bj, 'boxes file')
         boxes = spec.get('boxes') if isinstance(spec, Mapping) else spec
         if not isinstance(boxes, list): raise PhotoInputError(f"{bj}: expected {{'boxes': [...]}} or a list of boxes")
         vsrs = a.vsr or ([] if a.suggest else [spec.get('vsr')] if isinstance(spec, Mapping) and spec.get('vsr') else [])
@@ -288,12 +295,14 @@ def main(argv:Sequence[str]|None=None)->int:
         if a.suggest < 0: raise PhotoInputError(f"--suggest must be >= 0, got {a.suggest}")
         models = load_photo_models(a.models)
         out = caption_photo(models, a.picture, boxes, vsrs, a.suggest, beam=a.beam)
-    except (PhotoInputError, FileNotFoundError, ValueError) as e:
+    except (PhotoInputError, OSError, ValueError) as e:
         print(f"vsr_caption_photo: error: {e}", file=sys.stderr)
         return 2
     print(f"{a.picture}: {len(out['boxes'])} boxes ({', '.join(out['classes'])})")
     for n in out['notes']: print(f"note: {n}")
-    for r in out['results']: print(f"{r['vsr']}  ->  {r['caption']}")
+    for r in out['results']:
+        print(f"{r['vsr']}  ->  {r['caption']}")
+        for n in r['notes']: print(f"note: {n}")
     if out['suggested']: print('suggested:')
     for r in out['suggested']: print(f"  {r['score']:.3f}  {r['vsr']}  ->  {r['caption']}")
     return 0
@@ -394,14 +403,13 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
                   ((i, *(data.features(i)[k] for k in ('feats', 'boxes', 'cls_prob'))) for i in val))
     (dest/'meta.json').write_text('{}')                    # provisional: the bundle loads before its fingerprint exists
     models = load_photo_models(dest, check=False)
-    files = sorted(p for p in dest.rglob('*') if p.is_file() and p.name != 'meta.json')
+    fp = bundle_fingerprint(dest)                          # every file but the top-level meta.json (data/meta.json too)
     info = {'what': 'vsr_cic photo models: GSRL, S-level and R-level planners, role-shift captioner, verb classifier '
                     '(class features), trained on real human captions',
             'command': command, 'commit': _git_commit(), 'created': time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime()),
             'dataset': data.meta.get('name'), 'source': data.meta.get('source'), 'float16': half,
             'validation': validation_scores(models, beam), 'n_val_captions': n,
-            'size_bytes': sum(p.stat().st_size for p in files), **dict(extra or {}),
-            'files': {p.relative_to(dest).as_posix(): sha256(p) for p in files}}
+            'size_bytes': sum((dest/f).stat().st_size for f in fp), **dict(extra or {}), 'files': fp}
     (dest/'meta.json').write_text(json.dumps(info, indent=1))
     return info
 

@@ -19,6 +19,7 @@ from .data import caption_vsrs, frame_structure
 from .pipeline import runs_root, pipeline_from_runs
 from .train_planners import train_gsrl, train_slevel, train_rlevel, has_features, SSP_LR
 from .core import repo_root
+from .guards import reports_errors, safe_name, PICTURE_SUFFIXES, atomic_write, read_json_file, sidecar_path
 
 # %% auto #0
 __all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'OWN_SUGGEST_K',
@@ -644,21 +645,30 @@ class OwnPhotoPanel(W.VBox):
     def _fail(self, e:Exception):
         from vsr_cic.own_photo import PhotoInputError
         msg = str(e) if isinstance(e, (PhotoInputError, ValueError, FileNotFoundError, KeyError)) else f'{type(e).__name__}: {e}'
+        if len(msg) > 400: msg = f'{msg[:400]}… ({len(msg):,} characters)'
         self.error.value = f'<div style="color:#b00020">⚠ {html.escape(msg)}</div>'
 
     def _ok(self): self.error.value = ''
 
+    def report_error(self, e:Exception):
+        "Show an error of a widget callback in the panel (`guards.reports_errors`)"
+        self._fail(e)
+
     # the picture
+    @reports_errors
     def _on_upload(self, ch):
+        from vsr_cic.own_photo import MAX_PICTURE_BYTES
         files = ch['new']
         if not files: return
         f = files[0]
-        name = Path(str(f.get('name') or 'upload')).name or 'upload'
+        name = safe_name(f.get('name'), 'upload name', PICTURE_SUFFIXES)   # one plain picture name inside out_dir
+        raw = bytes(f['content'])
+        if len(raw) > MAX_PICTURE_BYTES: raise ValueError(f"upload {name!r} has {len(raw):,} bytes (at most {MAX_PICTURE_BYTES:,})")
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        dest = self.out_dir/name
-        dest.write_bytes(bytes(f['content']))
+        dest = atomic_write(self.out_dir/name, raw, 'upload')
         self.open_picture(dest, label=name)
 
+    @reports_errors
     def open_picture(self, picture, label:str|None=None):
         "Show a picture (path) for drawing; its `<stem>.json` boxes are loaded when present"
         from vsr_cic.own_photo import read_picture
@@ -671,9 +681,10 @@ class OwnPhotoPanel(W.VBox):
             self._fail(e); return
         shown = p
         if scale != 1.0:                                       # draw on the downscaled copy; the JSON keeps original pixels
-            self.out_dir.mkdir(parents=True, exist_ok=True)
-            shown = self.out_dir/f'{p.stem}.shown.png'
-            PILImage.fromarray(img).save(shown)
+            import io                                          # in a hidden folder no upload name can reach
+            (self.out_dir/'.shown').mkdir(parents=True, exist_ok=True)
+            buf = io.BytesIO(); PILImage.fromarray(img).save(buf, format='png')
+            shown = atomic_write(self.out_dir/'.shown'/f'{p.stem[:100]}.png', buf.getvalue(), 'downscaled copy')
         self.picture, self.scale, self.items, self.last = p, scale, [], None
         self._opening = True
         try: self._open_boxes(p, shown, scale, notes)
@@ -686,15 +697,19 @@ class OwnPhotoPanel(W.VBox):
         self._ok()
         self.cls.options = tuple(self.models.box_classes)
         boxes = []
-        js = p.with_suffix('.json')
-        if js.exists():
+        js = sidecar_path(p)
+        if js.exists() or js.is_symlink():                     # read, never written here: saved when the user draws
             try:
-                spec = json.loads(js.read_text())
-                for b in spec.get('boxes', []):
-                    c, (x1, y1, x2, y2) = box_record(b)
+                spec = read_json_file(js, 'boxes file')
+                recs = spec if isinstance(spec, list) else spec.get('boxes') if isinstance(spec, dict) else None
+                if not isinstance(recs, list): raise PhotoInputError("not {'image', 'boxes': [...]}")
+                if isinstance(spec, dict) and spec.get('image', p.name) != p.name:
+                    raise PhotoInputError(f"it holds the boxes of {str(spec['image'])[:80]!r}")
+                for i, b in enumerate(recs):
+                    c, (x1, y1, x2, y2) = box_record(b, f"box {i + 1}")
                     boxes.append({'x': round(x1 * scale), 'y': round(y1 * scale), 'width': round((x2 - x1) * scale),
                                   'height': round((y2 - y1) * scale), 'label': c})
-                if spec.get('vsr'): self.vsr.value = spec['vsr']
+                if isinstance(spec, dict) and isinstance(spec.get('vsr'), str) and spec['vsr']: self.vsr.value = spec['vsr']
             except Exception as e: self._fail(PhotoInputError(f"{js} could not be read ({e}); its boxes are not shown"))
         self.bbox.bboxes = []
         self.bbox.image = str(shown)
@@ -704,6 +719,7 @@ class OwnPhotoPanel(W.VBox):
         self._on_boxes(None)
 
     # classes and boxes
+    @reports_errors
     def _on_class(self, ch):
         if self._sync or not ch['new']: return
         self.bbox.label = ch['new']                            # the next box drawn gets it
@@ -711,6 +727,7 @@ class OwnPhotoPanel(W.VBox):
         if 0 <= i < len(self.bbox.bboxes):
             bs = [dict(b) for b in self.bbox.bboxes]; bs[i]['label'] = ch['new']; self.bbox.bboxes = bs
 
+    @reports_errors
     def _on_select(self, ch):
         i = ch['new']
         if 0 <= i < len(self.bbox.bboxes) and self.bbox.bboxes[i].get('label'):
@@ -721,8 +738,9 @@ class OwnPhotoPanel(W.VBox):
     def boxes_list(self)->list[dict]:
         "The drawn boxes as {'class', 'box'} in the shown picture's pixels"
         from vsr_cic.own_photo import box_record
-        return [{'class': c, 'box': b} for c, b in map(box_record, self.bbox.bboxes)]
+        return [{'class': c, 'box': b} for c, b in (box_record(x, f"box {i + 1}") for i, x in enumerate(self.bbox.bboxes))]
 
+    @reports_errors
     def _on_boxes(self, ch):
         from vsr_cic.own_photo import save_photo_json
         if self.picture is None or (ch is not None and self._opening): return
@@ -730,11 +748,16 @@ class OwnPhotoPanel(W.VBox):
         self.boxes_html.value = ''.join(
             f'<div>{k + 1}. <b>{html.escape(b["class"] or "(no class yet)")}</b> '
             f'{[round(v) for v in b["box"]]}</div>' for k, b in enumerate(bs)) or '<i>no boxes yet: drag on the picture</i>'
-        try:
-            js = save_photo_json(self.picture, bs, self.vsr.value or None, self.scale)
-            self.saved.value = f'<div style="color:#666">saved to <code>{html.escape(str(js))}</code></div>'
-        except OSError as e: self.saved.value = f'<div style="color:#b26a00">⚠ not saved: {html.escape(str(e))}</div>'
+        self.saved.value = ''
+        if ch is not None: self._save(bs, self.vsr.value or None)   # a change by the user; opening writes nothing
         self._suggest()
+
+    def _save(self, boxes:list, vsr:str|None):
+        from vsr_cic.own_photo import save_photo_json
+        try:
+            js = save_photo_json(self.picture, boxes, vsr, self.scale)
+            self.saved.value = f'<div style="color:#666">saved to <code>{html.escape(str(js))}</code></div>'
+        except (OSError, ValueError) as e: self.saved.value = f'<div style="color:#b26a00">⚠ not saved: {html.escape(str(e))}</div>'
 
     # captions
     def _run(self, vsrs:str|None, suggest:int=0):
@@ -757,6 +780,7 @@ class OwnPhotoPanel(W.VBox):
             buttons.append(b)
         self.suggestions.children = tuple(buttons)
 
+    @reports_errors
     def caption(self, vsr_text:str):
         "Caption the photo with a VSR text (several separated by `;`); shows the caption, its grounding and structure"
         from vsr_cic.own_photo import PhotoInputError
@@ -777,9 +801,7 @@ class OwnPhotoPanel(W.VBox):
         self.structure.value = ''.join(planned_structures_html(res, [v.verb for v in res.vsrs])[:1]) + \
             ''.join(f'<div style="color:#666">{html.escape(n)}</div>' for n in r['notes'])
         self.grounding_img.value = grounding_png(out['image'], grounding_boxes(res, out['proposals']), title=r['vsr'])
-        from vsr_cic.own_photo import save_photo_json
-        try: save_photo_json(self.picture, self.boxes_list(), r['vsr'], self.scale)
-        except OSError: pass
+        self._save(self.boxes_list(), r['vsr'])
 
 # %% ../nbs/31_widgets.ipynb #741f8336
 def own_photo_panel(models=None, out_dir='runs/explore_vsr/photos', picture=None, vsr:str='ride: ARG0, ARG1',
