@@ -122,6 +122,7 @@ def table1_runs(out, # the run folder: captioners in out/table1/<method>/seed<k>
     runs = [(m, int(s), chosen_dir(Path(out)/'table1'/trained_as(m, preset)/f'seed{s}'), preset) for s in seeds for m in methods]
     return runs + ([('ours', int(ours_preset[0]), chosen_dir(ours_preset[1]), 'ours')] if ours_preset else [])
 
+# %% ../nbs/25b_tables.ipynb #t1run001
 def slot_capped(pipe:Pipeline, train_data, # a pipeline; its captioner's training dataset
                 max_slot_words='auto', # words per sub-role before the gate must shift: 'auto' (its 90 % quantile), an int, or None (off)
                 slot_end_rule:bool=True)->tuple[Pipeline, int|None]: # a sub-role at its limit waits while its phrase is open
@@ -133,7 +134,7 @@ def slot_capped(pipe:Pipeline, train_data, # a pipeline; its captioner's trainin
     pipe.captioner = SlotWordCap(pipe.captioner, limit, no_end)
     return pipe, limit
 
-
+# %% ../nbs/25b_tables.ipynb #t1run002
 def table1_pipe(run, # a real-language run folder: gsrl/, planner/, planner_no_verb/, data/train/
                 method:str, cap_dir, device='cpu', train_data=None, # the captioners' training dataset (None: read from the run)
                 joint_grounding:bool=False, max_slot_words='auto', slot_end_rule:bool=True, # (None: the preset's rule)
@@ -149,6 +150,7 @@ def table1_pipe(run, # a real-language run folder: gsrl/, planner/, planner_no_v
         max_slot_words, slot_end_rule = rules['max_slot_words'], rules['slot_end_rule']
     return slot_capped(p, train_data if train_data is not None else p.data, max_slot_words, slot_end_rule)[0]
 
+# %% ../nbs/25b_tables.ipynb #t1run003
 def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) -> the row's Pipeline
                        runs:Sequence[tuple], # `table1_runs`
                        targets:Mapping, # {test set name: dataset to caption (every caption)}
@@ -175,6 +177,7 @@ def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) 
         if progress: progress(f"{m} seed {s} ({pre}): {len(targets) * 2} decodings done")
     return out
 
+# %% ../nbs/25b_tables.ipynb #t1run004
 def floor_records(predictions:Mapping, # {test set: a floor's predictions (`vsr_cic.baselines.retrieval_blind`)}
                   method:str='retrieval_blind', groundings:Sequence[str]=('gsrl', 'gt'))->list[dict]:
     "`table1_predictions`-like records of a floor: no seed, preset `FLOOR_PRESET`, the same predictions under each grounding"
@@ -182,6 +185,7 @@ def floor_records(predictions:Mapping, # {test set: a floor's predictions (`vsr_
     return [{'method': method, 'seed': None, 'preset': FLOOR_PRESET, 'test_set': where, 'grounding': g, 'failed': 0,
              'predictions': list(pr)} for where, pr in predictions.items() for g in groundings]
 
+# %% ../nbs/25b_tables.ipynb #t1run005
 def table1_scores(records:Sequence[Mapping], # `table1_predictions` (and `floor_records`)
                   refs:Mapping, # {test set: {image id: reference captions}}
                   n_frames:Mapping, # {caption id: number of frames}: one-verb / multi-verb rows
@@ -208,6 +212,7 @@ def table1_scores(records:Sequence[Mapping], # `table1_predictions` (and `floor_
                                                                    for p in r['predictions'][:n_examples]]
     return rows, examples
 
+# %% ../nbs/25b_tables.ipynb #t1run006
 def run_targets(run, # a real-language run folder (nbs/experiments/real_captions.ipynb's out_dir)
                 corpus_limit:int=300)->dict: # the corpora's test split: its first N captions too (0: the photos only)
     "{test set: dataset} a run's Table 1 captions: its held-out photos (as the models see them) and its corpus test split"
@@ -221,6 +226,7 @@ def run_targets(run, # a real-language run folder (nbs/experiments/real_captions
         out['corpus'] = d
     return out
 
+# %% ../nbs/25b_tables.ipynb #t1run007
 _RUN_CACHE = {}
 def run_row_predictions(run, method:str, seed:int, cap_dir, beam:int=5, corpus_limit:int=300, preset:str='paper',
                         device='cpu')->tuple[list, float]:
@@ -387,6 +393,7 @@ def run_info(command:str|None=None)->dict:
             'machine': f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()} {platform.release()}",
             'python': platform.python_version(), 'command': command}
 
+# %% ../nbs/25b_tables.ipynb #0000aa01
 PAGE_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'SPICE', 'R_V', 'R_SR1', 'R_SR2', 'attached', 'has_verb')   # those the rows have
 SHOWN_SETTINGS = ('corpora', 'n_captions', 'epochs_xe', 'epochs_rl', 'hidden', 'lr_xe', 'min_freq', 'region_words', 'beam', 'seed')
 TABLE1_SHOWN = ('preset', 'seeds', 'beam', 'corpus_test_limit', 'quick', 'floors')   # of `table1_settings`: Table 1's own
@@ -401,6 +408,7 @@ def _commits(metrics:Mapping, rows:Sequence[Mapping])->str:
     cap = ', '.join(f"`{c}` ({', '.join(sorted(ms))})" for c, ms in caps.items())
     return '; '.join(x for x in (', '.join(comp), f"Table 1's captioners {cap}" if cap else '') if x)
 
+# %% ../nbs/25b_tables.ipynb #0000aa02
 def _trained_table(rows:Sequence[Mapping])->str:
     "Markdown: per Table 1 captioner (method, preset, seed) the epochs each stage ran and the checkpoint selected ('' if unknown)"
     seen = {}
@@ -417,6 +425,7 @@ def _trained_table(rows:Sequence[Mapping])->str:
                            for (m, pre, s), p in seen.items()], (),
                           keys=('method', 'preset', 'seed', 'epochs (XE / RL)', 'selected (stage / epoch)', 'sweep chose', 'commit'))
 
+# %% ../nbs/25b_tables.ipynb #0000aa03
 def results_page(metrics:Mapping, title:str, intro:str='')->str:
     "A Markdown results page generated from a run's `metrics.json` (Table 1 per verb subset, Table 2, provenance)"
     run, intro = metrics.get('run') or {}, intro or metrics.get('intro', '')
@@ -461,6 +470,7 @@ def results_page(metrics:Mapping, title:str, intro:str='')->str:
                                cols, keys=('method', 'k', 'n')), '']
     return '\n'.join(out)
 
+# %% ../nbs/25b_tables.ipynb #0000aa04
 def write_results_page(metrics_json, md_path, title:str, intro:str='')->Path:
     "Render `metrics_json` (a path) into `md_path`"
     md = Path(md_path)
@@ -468,6 +478,7 @@ def write_results_page(metrics_json, md_path, title:str, intro:str='')->Path:
     md.write_text(results_page(json.loads(Path(metrics_json).read_text()), title, intro) + '\n')
     return md
 
+# %% ../nbs/25b_tables.ipynb #0000aa05
 WORLD_VERBS = {'all': 'all', 'one-verb': 'one', 'multi-verb': 'multi'}   # `evaluate`'s caption subsets -> the pages' `verbs`
 
 def world_results(ev:Mapping, # an `evaluate` run's metrics.json on a synthetic world (`experiments.evaluate_table1`'s result)
@@ -483,6 +494,7 @@ def world_results(ev:Mapping, # an `evaluate` run's metrics.json on a synthetic 
              f"planner: {sum(bool(r.get('planner_fallback')) for r in ev['rows'])}.")
     return {'run': dict(run or {}), 'table1': rows}, intro
 
+# %% ../nbs/25b_tables.ipynb #0000aa06
 def fill_block(text:str, name:str, body:str)->str:
     "`text` with the lines between `<!-- results:name -->` and `<!-- /results:name -->` replaced by `body`"
     a, b = f'<!-- results:{name} -->', f'<!-- /results:{name} -->'
@@ -490,6 +502,7 @@ def fill_block(text:str, name:str, body:str)->str:
         raise ValueError(f"expected one {a} … {b} block, found {text.count(a)} opening and {text.count(b)} closing marker(s)")
     return text[:text.index(a) + len(a)] + '\n' + body.strip('\n') + '\n' + text[text.index(b):]
 
+# %% ../nbs/25b_tables.ipynb #0000aa07
 def as_list(value, name:str='value')->list:
     "A list parameter as papermill may pass it (`-p seeds '[0, 1, 2]'` arrives as a string)"
     import ast
