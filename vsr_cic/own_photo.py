@@ -383,7 +383,8 @@ def validation_scores(models:PhotoModels, beam:int=BEAM)->dict:
     from vsr_cic.verbs import VerbDataset, evaluate_verbs
     data, out = models.pipe.data.base, {}
     for name, g, s in (('ours', 'gsrl', 'ssp'), ('ours_gt', 'gt', 'gt')):
-        preds, failed = pipeline_predictions(models.pipe, data, 'val', g, s, beam=beam)
+        pipe = models.pipe.plain() if hasattr(models.pipe, 'plain') else models.pipe   # the models' own decoding
+        preds, failed = pipeline_predictions(pipe, data, 'val', g, s, beam=beam)
         r = evaluate_captions({p['caption_id']: p['caption'] or '<empty>' for p in preds},
                               {p['caption_id']: ' '.join(p['gt']) for p in preds}, metrics=('BLEU', 'CIDEr-D'),
                               tokenizer='simple')
