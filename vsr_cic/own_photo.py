@@ -34,6 +34,7 @@ def read_picture(src,                      # a path, the bytes of an upload, or 
                 )->tuple[np.ndarray, float, list[str]]: # (H, W, 3) uint8, the scale applied, notes
     "A user's picture as RGB, downscaled (with a note) when it is huge; `PhotoInputError` when it is not a picture"
     from PIL import Image, UnidentifiedImageError
+    exif_notes = []
     label = name or (str(src) if isinstance(src, (str, os.PathLike)) else 'the upload')
     if isinstance(src, np.ndarray):
         try: im = Image.fromarray(load_image(src))
@@ -50,9 +51,14 @@ def read_picture(src,                      # a path, the bytes of an upload, or 
         except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
             raise PhotoInputError(f"{label} is not a picture that can be read (JPEG, PNG, GIF, BMP, TIFF, WebP): "
                                   f"{type(e).__name__}: {e}") from None
+        from PIL import ImageOps
+        o = im.getexif().get(0x0112, 1) if hasattr(im, 'getexif') else 1
+        if o not in (None, 1):                             # a phone photo: upright as it is shown, where boxes are drawn
+            im = ImageOps.exif_transpose(im)
+            exif_notes.append(f"the picture is turned upright by its EXIF orientation ({o}), as viewers show it")
     W, H = im.size
     if W < 1 or H < 1: raise PhotoInputError(f"{label} has no pixels ({W}x{H})")
-    notes, scale = [], 1.0
+    notes, scale = exif_notes, 1.0
     if max_side and max(W, H) > max_side:
         scale = max_side / max(W, H)
         size = (max(1, round(W * scale)), max(1, round(H * scale)))
