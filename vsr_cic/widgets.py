@@ -732,7 +732,9 @@ class OwnPhotoPanel(W.VBox):
     def boxes_list(self)->list[dict]:
         "The drawn boxes as {'class', 'box'} in the shown picture's pixels"
         from vsr_cic.own_photo import box_record
-        return [{'class': c, 'box': b} for c, b in map(box_record, self.bbox.bboxes)]
+        from vsr_cic.own_photo import MIN_BOX
+        return [{'class': c, 'box': b} for c, b in map(box_record, self.bbox.bboxes)      # a click (no drag) is no box
+                if b[2] - b[0] >= MIN_BOX and b[3] - b[1] >= MIN_BOX]
 
     def _on_boxes(self, ch):
         from vsr_cic.own_photo import save_photo_json
