@@ -104,3 +104,60 @@ def test_cli_bad_input_gives_a_message(tmp_path):
     for (pic, *rest), msg in list(cases.items())[:2]:
         r = _cli(str(tmp_path/pic), *rest)
         assert r.returncode == 2 and msg in r.stderr and 'Traceback' not in r.stderr, (msg, r.stderr)
+
+
+# issue #41: sentences true to the boxes, on coco_mini photos the photo models never saw (they were trained on the
+# text of COCO val2017 captions; coco_mini is COCO train2017): (photo, {class: 'all' | 'largest'}, {class: word}, VSR)
+TRUE_CASES = [
+    ('000000084533.jpg', {'person': 'all', 'motorcycle': 'all'}, {'person': 'woman'}, 'ride: ARG0, ARG1'),
+    ('000000442450.jpg', {'person': 'all', 'frisbee': 'all', 'dog': 'all'}, {}, 'throw: ARG0, ARG1'),
+    ('000000544238.jpg', {'person': 'largest', 'baseball bat': 'all'}, {'person': 'girl'}, 'hold: ARG0, ARG1'),
+    ('000000433998.jpg', {'person': 'largest', 'baseball glove': 'all'}, {}, 'hold: ARG0, ARG1'),
+    ('000000358083.jpg', {'cat': 'largest', 'toilet': 'largest'}, {}, 'sit: ARG1, LOC'),
+    ('000000332078.jpg', {'dog': 'all', 'truck': 'all'}, {'dog': 'puppy'}, 'sit: ARG1, LOC'),
+]
+
+
+def _case_photo(tmp_path, file_name, keep, words):
+    "A coco_mini photo with its COCO boxes of the kept classes (all, or the largest), named with the user's words"
+    if not COCO.exists(): pytest.skip(f"{COCO} not found (the shared real data; see data/README.md)")
+    ann = json.loads((COCO/'annotations'/'instances_train2017.json').read_text())
+    img = next(i for i in ann['images'] if i['file_name'] == file_name)
+    cats = {c['id']: c['name'] for c in ann['categories']}
+    boxes = []
+    for c, how in keep.items():
+        bs = sorted((a['bbox'] for a in ann['annotations'] if a['image_id'] == img['id'] and not a.get('iscrowd')
+                     and cats[a['category_id']] == c), key=lambda b: -b[2] * b[3])
+        boxes += [{'class': words.get(c, c), 'box': [b[0], b[1], b[0] + b[2], b[1] + b[3]]}
+                  for b in (bs if how == 'all' else bs[:1])]
+    pic = tmp_path/file_name
+    shutil.copy(COCO/'train2017'/file_name, pic)
+    (tmp_path/f'{pic.stem}.json').write_text(json.dumps({'image': file_name, 'boxes': boxes}))
+    return pic
+
+
+def test_cli_captions_are_true_to_the_boxes(tmp_path):
+    from vsr_cic.box_words import caption_checks
+    rows = []
+    for name, keep, words, vsr in TRUE_CASES:
+        pic = _case_photo(tmp_path, name, keep, words)
+        r = _cli(str(pic), '--vsr', vsr)
+        assert r.returncode == 0, r.stderr[-2000:]
+        cap = next(l for l in r.stdout.splitlines() if l.startswith(f'{vsr}  ->')).split('->', 1)[1].split()
+        ch = caption_checks(cap, vsr.split(':')[0], {c: words.get(c) for c in keep if c != 'dog' or 'dog' in words
+                                                       or name != '000000442450.jpg'}, list(keep))
+        print(name, vsr, ' '.join(cap), ch)
+        assert ch['verb_said'] and all(ch['named'].values()) and all(ch['user_words'].values()), (vsr, cap, ch)
+        assert not ch['repeats'] and not ch['broken_end'], (vsr, cap, ch)
+        rows.append(ch)
+    assert sum(bool(c['hallucinated']) for c in rows) <= 0.1 * len(rows), rows       # CHAIR_s ≤ 10 %
+
+
+def test_cli_verbs_as_typed(tmp_path):
+    pic = _case_photo(tmp_path, '000000084533.jpg', {'person': 'all', 'motorcycle': 'all'}, {})
+    r = _cli(str(pic), '--vsr', 'riding: ARG0, ARG1')
+    assert r.returncode == 0 and "verb 'riding' read as 'ride'" in r.stdout and 'ridinging' not in r.stdout, r.stdout
+    r = _cli(str(pic), '--vsr', 'zorp: ARG0, ARG1')
+    assert r.returncode == 2 and "verb 'zorp' is not one the models know" in r.stderr and 'Traceback' not in r.stderr, r.stderr
+    r = _cli(str(pic), '--vsr', 'ridde: ARG0, ARG1')
+    assert r.returncode == 2 and "did you mean 'ride'" in r.stderr, r.stderr

@@ -14,13 +14,15 @@ from .features import SCENE_CLASS, load_image, feature_kind_of, scene_context_of
 from .photos import photo_proposals, WithPhotos
 from .guards import (UnsafeInput, regular_file, short, finite_number, bounded, bounded_arg, read_json_file,
                             write_sidecar, fingerprint_problems, bundle_fingerprint)
+from .box_words import resolve_box_word, class_words, set_words, known_verb_lemma, close_verbs, is_place_role, PLACE_CLASSES
 
 # %% auto #0
 __all__ = ['MAX_SIDE', 'MIN_BOX', 'MAX_PICTURE_BYTES', 'BEAM', 'MAX_BEAM', 'MAX_SUGGEST', 'DROP_KEYS', 'PhotoInputError',
-           'read_picture', 'box_record', 'photo_classes', 'check_drawn_boxes', 'photo_vsrs', 'check_vsr_boxes',
-           'models_dir', 'sha256', 'check_fingerprint', 'PhotoModels', 'load_photo_models', 'photo_result',
-           'prepare_photo', 'suggest_photo_vsrs', 'caption_photo', 'photo_json', 'save_photo_json', 'main',
-           'slim_checkpoint', 'validation_scores', 'export_photo_models', 'train_photo_models']
+           'read_picture', 'box_record', 'photo_classes', 'check_drawn_boxes', 'drawn_box_words', 'photo_vsrs',
+           'known_verbs', 'photo_verbs', 'check_vsr_boxes', 'models_dir', 'sha256', 'check_fingerprint', 'PhotoModels',
+           'load_photo_models', 'photo_result', 'prepare_photo', 'suggest_photo_vsrs', 'caption_photo', 'photo_json',
+           'save_photo_json', 'main', 'slim_checkpoint', 'validation_scores', 'export_photo_models',
+           'train_photo_models']
 
 # %% ../nbs/26_own_photo.ipynb #d01ab91c
 MAX_SIDE = 2048          # a picture whose longer side has more pixels is downscaled to it (its boxes with it)
@@ -36,6 +38,7 @@ def read_picture(src,                      # a path, the bytes of an upload, or 
                 )->tuple[np.ndarray, float, list[str]]: # (H, W, 3) uint8, the scale applied, notes
     "A user's picture as RGB, downscaled (with a note) when it is huge; `PhotoInputError` when it is not a picture"
     from PIL import Image, UnidentifiedImageError
+    exif_notes = []
     label = name or (str(src) if isinstance(src, (str, os.PathLike)) else 'the upload')
     if isinstance(src, np.ndarray):
         try: im = Image.fromarray(load_image(src))
@@ -55,9 +58,14 @@ def read_picture(src,                      # a path, the bytes of an upload, or 
         except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
             raise PhotoInputError(f"{label} is not a picture that can be read (JPEG, PNG, GIF, BMP, TIFF, WebP): "
                                   f"{type(e).__name__}: {e}") from None
+        from PIL import ImageOps
+        o = im.getexif().get(0x0112, 1) if hasattr(im, 'getexif') else 1
+        if o not in (None, 1):                             # a phone photo: upright as it is shown, where boxes are drawn
+            im = ImageOps.exif_transpose(im)
+            exif_notes.append(f"the picture is turned upright by its EXIF orientation ({o}), as viewers show it")
     W, H = im.size
     if W < 1 or H < 1: raise PhotoInputError(f"{label} has no pixels ({W}x{H})")
-    notes, scale = [], 1.0
+    notes, scale = exif_notes, 1.0
     if max_side and max(W, H) > max_side:
         scale = max_side / max(W, H)
         size = (max(1, round(W * scale)), max(1, round(H * scale)))
@@ -82,10 +90,12 @@ def box_record(b:Mapping, what:str='box')->tuple[str, list[float]]:
     except UnsafeInput as e: raise PhotoInputError(str(e)) from None
     return str(name or '').strip(), [x, y, x + w, y + h]
 
+# %% ../nbs/26_own_photo.ipynb #217f1b01
 def photo_classes(classes:Sequence[str])->list[str]:
     "The classes a user may give a box: the models' classes without the background and the whole-picture `scene`"
     return [c for c in classes if c not in (BACKGROUND, SCENE_CLASS)]
 
+# %% ../nbs/26_own_photo.ipynb #217f1b02
 def check_drawn_boxes(boxes:Sequence[Mapping],   # box records (`box_record`)
                 size:tuple[int, int],      # (W, H) of the picture the boxes will be used on
                 classes:Sequence[str],     # the models' classes (`photo_classes` are allowed)
@@ -102,12 +112,15 @@ def check_drawn_boxes(boxes:Sequence[Mapping],   # box records (`box_record`)
         name, box = box_record(b, f"box {i + 1}")
         what = f"box {i + 1}" + (f" ({short(name, 40)})" if name else '')
         if not name: raise PhotoInputError(f"{what} has no class: pick one from the class list")
-        if name.lower() not in lower:
-            close = difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.6) if len(name) < 60 else []
-            hint = f"; did you mean {', '.join(repr(lower[c]) for c in close)}?" if close else \
-                   f" (the {len(allowed)} COCO classes, e.g. person, horse, dog, car, cup)"
-            raise PhotoInputError(f"{what}: class {short(name)} is not one the models know{hint}")
-        name = lower[name.lower()]
+        rw = resolve_box_word(name, allowed)
+        if rw is None:
+            words = {**{w: w for w in class_words(tuple(allowed))}, **lower}
+            close = difflib.get_close_matches(name.lower(), list(words), n=3, cutoff=0.6) if len(name) < 60 else []
+            hint = f"; did you mean {', '.join(repr(words[c]) for c in close)}?" if close else \
+                   f" (the {len(allowed)} COCO classes, e.g. person, horse, dog, car, cup, or a word for one: woman, puppy)"
+            raise PhotoInputError(f"{what}: class {short(name)} is not one the models know, nor a word the captions use "
+                                  f"for one{hint}")
+        name = rw[0]
         x1, y1, x2, y2 = (v * scale for v in box)
         x1, x2, y1, y2 = min(x1, x2), max(x1, x2), min(y1, y2), max(y1, y2)
         if x2 - x1 < MIN_BOX or y2 - y1 < MIN_BOX:
@@ -120,6 +133,17 @@ def check_drawn_boxes(boxes:Sequence[Mapping],   # box records (`box_record`)
         out.append(c); names.append(name)
     return np.array(out, np.float32).reshape(-1, 4), names, notes
 
+# %% ../nbs/26_own_photo.ipynb #217f1b03
+def drawn_box_words(boxes:Sequence[Mapping], classes:Sequence[str])->list[str]:
+    "The word each box is said with: the word it was named with (`woman`), or its class's (`vsr_cic.box_words.resolve_box_word`)"
+    out = []
+    for b in boxes:
+        rw = resolve_box_word(box_record(b)[0], photo_classes(classes))
+        if rw is None: raise PhotoInputError(f"box {dict(b)!r} has no class the models know")
+        out.append(rw[1])
+    return out
+
+# %% ../nbs/26_own_photo.ipynb #217f1b04
 def photo_vsrs(text)->list[VSR]:
     "VSRs from text (`ride: ARG0, ARG1`; several separated by `;`), a VSR, or a list of either; `PhotoInputError` on bad text"
     items = [text] if isinstance(text, (str, VSR)) else list(text or [])
@@ -134,6 +158,30 @@ def photo_vsrs(text)->list[VSR]:
                                       f"e.g. 'ride: ARG0, ARG1' or 'hold: ARG0, ARG1, LOC*2'") from None
     return out
 
+# %% ../nbs/26_own_photo.ipynb #217f1b05
+def known_verbs(models)->set[str]:
+    "The verbs the photo models' captioner was trained on"
+    return {w for w in models.pipe.vocabs['captioner_verbs'].itos if not w.startswith('<')}
+
+# %% ../nbs/26_own_photo.ipynb #217f1b06
+def photo_verbs(vsrs:Sequence[VSR], known)->tuple[list[VSR], list[str]]:
+    "VSRs with each verb as a known lemma (`riding` → `ride`, with a note); `PhotoInputError` naming close known verbs for an unknown one"
+    import dataclasses
+    out, notes = [], []
+    for v in vsrs:
+        lem = known_verb_lemma(v.verb, known)
+        if lem is None:
+            close = close_verbs(v.verb, known)
+            raise PhotoInputError(f"verb {v.verb!r} is not one the models know" + (
+                f"; did you mean {', '.join(map(repr, close))}?" if close else
+                f" ({len(known)} verbs, e.g. ride, hold, sit, stand, eat, play)"))
+        if lem != v.verb:
+            notes.append(f"verb {v.verb!r} read as {lem!r}")
+            v = dataclasses.replace(v, verb=lem)
+        out.append(v)
+    return out, notes
+
+# %% ../nbs/26_own_photo.ipynb #217f1b07
 def check_vsr_boxes(vsrs:Sequence[VSR], n_boxes:int)->None:
     "`PhotoInputError` when a VSR asks for more entities than the photo has boxes (+ the whole picture, which a role may also take)"
     for v in vsrs:
@@ -175,6 +223,7 @@ class PhotoModels:
 def load_photo_models(path=None,         # a bundle folder (None: the package's own, `models_dir()`)
                       device='cpu',
                       check:bool=True,   # verify the files against meta.json's fingerprint
+                      box_words:bool=True, # decode with `vsr_cic.box_words` (each box named with its words, once; no object without a box)
                      )->PhotoModels:
     "Load a photo-model bundle written by `export_photo_models`"
     from vsr_cic.pipeline import Pipeline
@@ -200,6 +249,9 @@ def load_photo_models(path=None,         # a bundle folder (None: the package's 
         no_end[[W[w] for w in dec.get('open_words', []) if w in W.stoi]] = True
         pipe.captioner = SlotWordCap(pipe.captioner, dec['slot_word_limit'], no_end)
     pipe.data = WithPhotos(load_dataset(d/'data'), {})
+    if box_words:
+        from vsr_cic.box_words import BoxWordsPipeline
+        pipe = BoxWordsPipeline.of(pipe)
     return PhotoModels(pipe, load_verb_predictor(d/'verbs', device), VerbStats.load(d/'verb_stats.json'), meta, d)
 
 # %% ../nbs/26_own_photo.ipynb #c12c7a1c
@@ -214,7 +266,8 @@ def photo_result(res, vsrs:Sequence[VSR], image:Mapping, score:float|None=None)-
     ground = [[(s, None if j is None else cls[image['sets'][j][0]] if cls else j) for s, j in x] for x in st]
     return {'vsr': '; '.join(str(v) for v in vsrs), 'caption': c['caption'], 'tokens': list(c['tokens']),
             'subroles': list(c['subroles']), 'structure': [[s for s, _ in x] for x in st], 'grounding': ground,
-            'score': score, 'notes': [res.missing['verbs']] if res.missing.get('verbs') else [], 'result': res}
+            'score': score, 'notes': ([res.missing['verbs']] if res.missing.get('verbs') else []) + list(getattr(res, 'box_notes', [])),
+            'result': res}
 
 def prepare_photo(models:PhotoModels, picture, boxes:Sequence[Mapping], max_side:int|None=MAX_SIDE,
                   image_id:str='my_photo')->dict:
@@ -228,15 +281,26 @@ def prepare_photo(models:PhotoModels, picture, boxes:Sequence[Mapping], max_side
                          scene_context_weight=scene_context_of(meta))
     f = np.asarray(pp['features'])                 # a class's boxes have identical class features: one counts (as in training)
     seen = {**pp, 'sets': [[s[0]] if all(np.array_equal(f[s[0]], f[j]) for j in s[1:]) else list(s) for s in pp['sets']]}
-    return {'image': img, 'scale': scale, 'boxes': b, 'classes': names, 'proposals': pp, 'seen': seen, 'notes': notes + n2}
+    words = drawn_box_words(boxes, models.classes)
+    seen['set_words'] = pp['set_words'] = set_words(pp, words)   # each set said with its boxes' words (all of them)
+    return {'image': img, 'scale': scale, 'boxes': b, 'classes': names, 'words': words, 'proposals': pp, 'seen': seen,
+            'notes': notes + n2}
 
 def suggest_photo_vsrs(models:PhotoModels, photo:Mapping, k:int)->list[tuple[VSR, float]]:
     "The top-k suggested VSRs of a `prepare_photo` result, one per verb: the verb classifier on its boxes, role sets and counts"
     from vsr_cic.vsr_suggest import suggest_vsrs
     pp, pipe = photo['seen'], models.pipe
     props = {'feats': np.asarray(pp['features']), 'boxes': pp['boxes'], 'cls_prob': pp['cls_prob'], 'sets': pp['sets']}
-    return suggest_vsrs(props, k, models.verbs, models.stats, gsrl=pipe.gsrl, gsrl_vocab=pipe.vocabs.get('gsrl'),
-                        max_per_verb=1)
+    cands = suggest_vsrs(props, 3 * k, models.verbs, models.stats, gsrl=pipe.gsrl, gsrl_vocab=pipe.vocabs.get('gsrl'),
+                         max_per_verb=1)
+    cls = [pp['classes'][s[0]] for s in pp['sets']]
+    n_box, place = sum(c != SCENE_CLASS for c in cls), any(c in PLACE_CLASSES for c in cls)
+    out = []                      # only roles the boxes can fill: a place role needs a place box, each entity a box
+    for v, s in cands:
+        roles = tuple((r, n) for r, n in v.roles if place or not is_place_role(v.verb, r))
+        if not roles or sum(n for _, n in roles) > max(n_box, 1) or any(o.verb == v.verb for o, _ in out): continue
+        out.append((VSR(v.verb, roles), s))
+    return out[:k]
 
 def caption_photo(models:PhotoModels,
                   picture,                  # path, upload bytes, or array (`read_picture`)
@@ -248,7 +312,8 @@ def caption_photo(models:PhotoModels,
     "Caption an own photo with typed and/or suggested VSRs (raises `PhotoInputError` on bad input)"
     beam, suggest = bounded(beam, 'beam', 1, MAX_BEAM), bounded(suggest, 'suggest', 0, MAX_SUGGEST)
     photo = prepare_photo(models, picture, boxes, max_side, image_id)
-    vs = photo_vsrs(vsrs)
+    vs, vnotes = photo_verbs(photo_vsrs(vsrs), known_verbs(models))
+    photo['notes'] += vnotes
     if vs: check_vsr_boxes(vs, len(photo['boxes']))
     pipe, pp = models.pipe, photo['seen']
     out = {**photo, 'results': [], 'suggested': []}
@@ -300,9 +365,9 @@ def main(argv:Sequence[str]|None=None)->int:
         return 2
     print(f"{a.picture}: {len(out['boxes'])} boxes ({', '.join(out['classes'])})")
     for n in out['notes']: print(f"note: {n}")
-    for r in out['results']:
-        print(f"{r['vsr']}  ->  {r['caption']}")
-        for n in r['notes']: print(f"note: {n}")
+    for r in out['results'] + out['suggested']:
+        for n in r['notes']: print(f"note: {r['vsr']}: {n}")
+    for r in out['results']: print(f"{r['vsr']}  ->  {r['caption']}")
     if out['suggested']: print('suggested:')
     for r in out['suggested']: print(f"  {r['score']:.3f}  {r['vsr']}  ->  {r['caption']}")
     return 0
@@ -339,7 +404,8 @@ def validation_scores(models:PhotoModels, beam:int=BEAM)->dict:
     from vsr_cic.verbs import VerbDataset, evaluate_verbs
     data, out = models.pipe.data.base, {}
     for name, g, s in (('ours', 'gsrl', 'ssp'), ('ours_gt', 'gt', 'gt')):
-        preds, failed = pipeline_predictions(models.pipe, data, 'val', g, s, beam=beam)
+        pipe = models.pipe.plain() if hasattr(models.pipe, 'plain') else models.pipe   # the models' own decoding
+        preds, failed = pipeline_predictions(pipe, data, 'val', g, s, beam=beam)
         r = evaluate_captions({p['caption_id']: p['caption'] or '<empty>' for p in preds},
                               {p['caption_id']: ' '.join(p['gt']) for p in preds}, metrics=('BLEU', 'CIDEr-D'),
                               tokenizer='simple')

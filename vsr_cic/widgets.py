@@ -26,7 +26,7 @@ __all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABE
            'verb_frames', 'vsr_text', 'parse_vsr_text', 'known_frames', 'missing_note', 'planned_structures_html',
            'captions_html', 'grounding_boxes', 'suggest_note', 'suggestion_label', 'suggester', 'VSRPicker',
            'image_frames', 'annotated_vsr', 'annotated_record', 'quick_estimate', 'quick_train', 'runs_html',
-           'MissingTrainer', 'grounding_png', 'VSRExplorer', 'run_path', 'explore_vsr', 'own_items_html',
+           'MissingTrainer', 'grounding_png', 'VSRExplorer', 'run_path', 'explore_vsr', 'own_items_html', 'roles_line',
            'OwnPhotoPanel', 'own_photo_panel']
 
 # %% ../nbs/31_widgets.ipynb #00000006
@@ -587,6 +587,16 @@ def own_items_html(items:Sequence[tuple[str, str]])->str:
     return f'<ol style="margin:0;padding-left:1.4em">{rows}</ol>' if items else ''
 
 # %% ../nbs/31_widgets.ipynb #94a12cad
+def roles_line(vsrs)->str:
+    "HTML: the roles of each VSR's verb from the shipped PropBank lexicon ('roles of ride: ARG0 rider, ARG1 steed')"
+    from vsr_cic.box_words import verb_roles
+    out = []
+    for v in vsrs:
+        r = verb_roles(v.verb)
+        if r: out.append(f"roles of {v.verb}: " + ', '.join(f"{k} {d}" for k, d in r.items()))
+    return ''.join(f'<div class="vsr-own-roles" style="color:#444">{html.escape(t)}</div>' for t in out)
+
+# %% ../nbs/31_widgets.ipynb #94a12c01
 class OwnPhotoPanel(W.VBox):
     "Upload or name a picture, draw and name its boxes, caption it with typed or suggested VSRs (`vsr_cic.own_photo`)"
     def __init__(self, models=None,             # `vsr_cic.own_photo.PhotoModels` (None: the package's, loaded on first use)
@@ -680,7 +690,7 @@ class OwnPhotoPanel(W.VBox):
         except Exception as e:
             self._fail(e); return
         shown = p
-        if scale != 1.0:                                       # draw on the downscaled copy; the JSON keeps original pixels
+        if scale != 1.0 or any('EXIF' in n for n in notes):  # draw on the downscaled / upright copy; the JSON keeps original pixels
             import io                                          # in a hidden folder no upload name can reach
             (self.out_dir/'.shown').mkdir(parents=True, exist_ok=True)
             buf = io.BytesIO(); PILImage.fromarray(img).save(buf, format='png')
@@ -695,7 +705,9 @@ class OwnPhotoPanel(W.VBox):
         from vsr_cic.own_photo import box_record, PhotoInputError
         self.note.value = ''.join(f'<div style="color:#b26a00">ⓘ {html.escape(n)}</div>' for n in notes)
         self._ok()
-        self.cls.options = tuple(self.models.box_classes)
+        from vsr_cic.box_words import class_words
+        cs = tuple(self.models.box_classes)                    # the classes, then the words the captions use for them
+        self.cls.options = cs + tuple(sorted(set(class_words(cs)) - set(cs)))
         boxes = []
         js = sidecar_path(p)
         if js.exists() or js.is_symlink():                     # read, never written here: saved when the user draws
@@ -738,12 +750,19 @@ class OwnPhotoPanel(W.VBox):
     def boxes_list(self)->list[dict]:
         "The drawn boxes as {'class', 'box'} in the shown picture's pixels"
         from vsr_cic.own_photo import box_record
-        return [{'class': c, 'box': b} for c, b in (box_record(x, f"box {i + 1}") for i, x in enumerate(self.bbox.bboxes))]
+        from vsr_cic.own_photo import MIN_BOX
+        recs = [box_record(x, f"box {i + 1}") for i, x in enumerate(self.bbox.bboxes)]
+        return [{'class': c, 'box': b} for c, b in recs if b[2] - b[0] >= MIN_BOX and b[3] - b[1] >= MIN_BOX]   # a click (no drag) is no box
 
     @reports_errors
     def _on_boxes(self, ch):
         from vsr_cic.own_photo import save_photo_json
         if self.picture is None or (ch is not None and self._opening): return
+        from vsr_cic.own_photo import MIN_BOX
+        click = lambda b: all(isinstance(b.get(k), (int, float)) and abs(b[k]) < float('inf') for k in ('width', 'height')) \
+                          and min(b['width'], b['height']) < MIN_BOX          # a real click; anything odd goes on to be reported
+        keep = [b for b in self.bbox.bboxes if not click(b)]
+        if len(keep) < len(self.bbox.bboxes): self.bbox.bboxes = keep; return   # a click without a drag draws nothing
         bs = self.boxes_list()
         self.boxes_html.value = ''.join(
             f'<div>{k + 1}. <b>{html.escape(b["class"] or "(no class yet)")}</b> '
@@ -799,7 +818,7 @@ class OwnPhotoPanel(W.VBox):
         self.items.append((r['vsr'], captions_html(res)[0]))
         self.captions.value = own_items_html(self.items)
         self.structure.value = ''.join(planned_structures_html(res, [v.verb for v in res.vsrs])[:1]) + \
-            ''.join(f'<div style="color:#666">{html.escape(n)}</div>' for n in r['notes'])
+            ''.join(f'<div style="color:#666">{html.escape(n)}</div>' for n in r['notes']) + roles_line(res.vsrs)
         self.grounding_img.value = grounding_png(out['image'], grounding_boxes(res, out['proposals']), title=r['vsr'])
         self._save(self.boxes_list(), r['vsr'])
 
