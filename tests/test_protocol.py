@@ -121,10 +121,8 @@ def test_table1_rows_carry_the_protocol(tiny):
         assert subs[(*key, 'all')] == sum(parts)
 
 
-def test_oracle_verb_ends_a_caption_whose_last_subrole_is_the_verb(tiny):
-    "Item 4: 'on the grass a cat sits' — the oracle verb, said once, then <eos>; never the verb until max_len"
-    from vsr_cic.captioning import decode_split
-    from vsr_cic.experiments import with_examples
+def _verb_last(tiny, eos_everywhere:bool):
+    "(examples of a split whose last sub-role is the verb, split, cd, a tiny captioner that shifts after every word and wants <eos>: everywhere, or in the last sub-role only)"
     from vsr_cic.baselines import make_captioner
     data, dirs, cd = tiny
     split, exs = next(((s, [ex for ex in ds.examples if ex['slots'][-1][2]]) for s, ds in cd.splits.items()
@@ -132,12 +130,22 @@ def test_oracle_verb_ends_a_caption_whose_last_subrole_is_the_verb(tiny):
     if not exs: pytest.skip('the tiny world has no caption ending with its verb')
     torch.manual_seed(0)
     net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=16, emb=16, att=16, verb_shift='one_word').eval()
-    with torch.no_grad(): net.out.bias[net.eos_id] = 20.   # the model wants to stop wherever it is allowed to
     step = net.step
-    def shifting_step(prev, ptr, state, ctx):              # ... and to move on after every word: one word per sub-role
+    def shifting_step(prev, ptr, state, ctx):              # one word per sub-role, and <eos> wanted
         w, g, st, tr = step(prev, ptr, state, ctx)
+        w = w.clone()
+        want = torch.ones_like(ptr, dtype=torch.bool) if eos_everywhere else ptr == ctx.n_slots - 1
+        w[:, net.eos_id] = torch.where(want, torch.full_like(w[:, 0], 40.), torch.full_like(w[:, 0], -40.))
         return w, torch.log_softmax(torch.tensor([-20., 0.]).expand_as(g), 1), st, tr
     net.step = shifting_step
+    return net, cd, split, exs
+
+
+def test_oracle_verb_ends_a_caption_whose_last_subrole_is_the_verb(tiny):
+    "Item 4: 'on the grass a cat sits' — the oracle verb, said once, then <eos>; never the verb until max_len"
+    from vsr_cic.captioning import decode_split
+    from vsr_cic.experiments import with_examples
+    net, cd, split, exs = _verb_last(tiny, eos_everywhere=True)   # the model wants to stop wherever it is allowed to
     preds = decode_split(net, with_examples(cd, split, exs), split, beam=1, oracle_verb=True, complete=True)
     recs = cd.records(split)
     for p in preds:
@@ -192,27 +200,13 @@ def test_oracle_verb_says_its_verb_before_it_may_end(tiny):
     "Issue 40, item 5: under `paper` (no end rule) the oracle's final verb slot may not end the caption before its verb"
     from vsr_cic.captioning import decode_split
     from vsr_cic.experiments import with_examples
-    from vsr_cic.baselines import make_captioner
-    data, dirs, cd = tiny
-    split, exs = next(((s, [ex for ex in ds.examples if ex['slots'][-1][2]]) for s, ds in cd.splits.items()
-                       if any(ex['slots'][-1][2] for ex in ds.examples)), (None, []))
-    if not exs: pytest.skip('the tiny world has no caption ending with its verb')
-    torch.manual_seed(0)
-    net = make_captioner('ours', cd.vocab_size, cd.feat_dim, hidden=16, emb=16, att=16, verb_shift='one_word').eval()
-    step = net.step
-    def shifting_step(prev, ptr, state, ctx):              # one word per sub-role, and <eos> wanted in the last one only
-        w, g, st, tr = step(prev, ptr, state, ctx)
-        w = w.clone(); last = ptr == ctx.n_slots - 1
-        w[:, net.eos_id] = torch.where(last, torch.full_like(w[:, 0], 40.), torch.full_like(w[:, 0], -40.))
-        return w, torch.log_softmax(torch.tensor([-20., 0.]).expand_as(g), 1), st, tr
-    net.step = shifting_step
+    net, cd, split, exs = _verb_last(tiny, eos_everywhere=False)  # <eos> wanted in the last sub-role, the verb's
     for beam in (1, 3):
         preds = decode_split(net, with_examples(cd, split, exs), split, beam=beam, oracle_verb=True, complete=False)
         recs = cd.records(split)
         for p in preds:
-            rec = recs[p['caption_id']]
             said = [t for t, s in zip(p['tokens'], p['subroles']) if s == 'V']
-            assert len(said) == len(rec['frames']), (beam, p)    # every verb slot said its verb, the last one included
+            assert len(said) == len(recs[p['caption_id']]['frames']), (beam, p)   # every verb slot said its verb, the last one too
 
 
 def test_training_and_selection_read_no_test_split(tmp_path):

@@ -13,16 +13,7 @@ from PIL import Image
 
 from vsr_cic.guards import UnsafeInput, RunFolderError
 
-SHORT = 600
-
-
-def raises(fn, *parts, kind=Exception):
-    "Call `fn`; it must raise `kind` and the message must contain every part (and stay short); returns the message"
-    with pytest.raises(kind) as e: fn()
-    msg = str(e.value)
-    for p in parts: assert p in msg, (p, type(e.value).__name__, msg)
-    assert len(msg) < SHORT, msg
-    return msg
+from test_trust_files import SHORT, raises   # one `raises`: the refusal names what it refuses, briefly
 
 
 def png(path, size=(40, 30)):
