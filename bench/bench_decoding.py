@@ -5,7 +5,7 @@ verb_shift='one_word')`), torch seed 0, briefly trained: TRAIN_STEPS XE steps of
 runs/bench_cache. (Untrained weights are degenerate: every best caption is `<eos>` at once.) Captions come through the loader's 'caption' task (`caption_data`), ground-truth
 controls, verb constraint on, max_len from the training split. Checks that both give the same best caption.
 Usage: python bench/bench_decoding.py [--quick] [--items N] [--threads 1] [--device cuda] [--batch 100]
-(the model is trained on the CPU, then moved to `--device`; `bench/gpu_check.sh` runs it on a GPU)
+(the model is trained on the CPU, then moved to `--device`; `bench/gpu/gpu_check.sh` runs it on a GPU)
 """
 from __future__ import annotations
 import argparse, sys

@@ -1,7 +1,7 @@
 """End-to-end wall time of the main job: `papermill nbs/train_captioner.ipynb` with its default parameters.
 
 Runs the notebook once (output notebook and run folder under runs/bench_main_job) and records the wall time
-in bench/main_job.json, which `run_all.py` reports (it does not re-run the job: about 8 minutes on the
+in results/bench/YYYY-MM-DD-main_job.json (the day it ran), the latest of which `run_all.py` reports (it does not re-run the job: about 8 minutes on the
 development machine, more than its budget allows). The built-in world must exist or is generated first
 (counted in the time, as in the notebook).
 Usage: python bench/bench_main_job.py
@@ -10,9 +10,7 @@ from __future__ import annotations
 import json, os, shutil, subprocess, sys, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, dump, machine
-
-RECORD = Path(__file__).resolve().parent/'main_job.json'
+from common import ROOT, dated, dump, machine
 
 def run()->dict:
     out = ROOT/'runs'/'bench_main_job'
@@ -26,7 +24,7 @@ def run()->dict:
     met = json.loads((out/'run'/'metrics.json').read_text())
     rec = {'main_job_seconds': dt, 'main_job_total_seconds_in_metrics': met.get('total_seconds'), 'main_job_train_seconds': met.get('train_seconds'),
            'main_job_test_cider': met.get('test', {}).get('CIDEr-D'), 'machine_at_start': m0, 'machine_at_end': machine()}
-    dump(rec, RECORD)
+    dump(rec, dated('main_job.json'))
     return rec
 
 if __name__ == '__main__':

@@ -6,7 +6,7 @@ CIDEr-D reward on token ids with df cached from the training references) on the 
 includes collating the batch from the dataset (in-memory feature cache), forward, backward and the optimiser
 step. Peak memory: this process's maximum resident set (ru_maxrss) after each stage; the XE-stage figure is
 taken before any SCST step; on CUDA also the peak GPU memory (torch.cuda.max_memory_allocated). `--amp bf16`
-runs the steps under bfloat16 autocast (as `fit(amp='bf16')`). `bench/gpu_check.sh` runs this on a GPU.
+runs the steps under bfloat16 autocast (as `fit(amp='bf16')`). `bench/gpu/gpu_check.sh` runs this on a GPU.
 `--compile` captures the decoder step (`compile_step`; on CUDA inductor + CUDA graphs; warm-up steps include compiling).
 Usage: python bench/bench_train.py [--quick] [--world PATH] [--device cuda] [--amp bf16] [--batch 100] [--compile]
 """

@@ -5,6 +5,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT/'runs'/'bench_cache'          # gitignored: tokenised captions, generated worlds
+RESULTS = ROOT/'results'/'bench'           # committed: dated results, logs and raw GPU output (YYYY-MM-DD-name)
+
+def dated(name:str, day:str|None=None)->Path:
+    "Where a result called `name` measured on `day` (default: today, UTC) is kept: results/bench/YYYY-MM-DD-name"
+    return RESULTS/f"{day or time.strftime('%Y-%m-%d', time.gmtime())}-{name}"
+
+def latest(name:str)->Path|None:
+    "The most recent results/bench/YYYY-MM-DD-name, or None"
+    found = sorted(RESULTS.glob(f'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]-{name}'))
+    return found[-1] if found else None
 
 def best_time(f, repeat:int=3, min_time:float=0.0):
     "Result of `f()` and the best wall time over `repeat` calls (noise on a shared machine only adds time)"

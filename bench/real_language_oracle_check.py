@@ -1,17 +1,22 @@
 """Why Table 1's oracle verb has a lower R_V than Ours on the photos: both decoded again with a real_captions run's
 weights (`ours`, GSRL sets, beam 5) and compared caption by caption (verb recalled or not by the SRL of the caption).
-Usage: python bench/real_language_oracle_check.py [run_dir]   (default runs/rl3; writes <run_dir>/oracle_check.json;
-results/real_language_oracle_check.json is its copy for runs/rl3)"""
-import json, sys, torch
+Usage: python bench/real_language_oracle_check.py RUN_DIR   (a finished `nbs/experiments/real_captions.ipynb` run folder;
+writes RUN_DIR/oracle_check.json; results/real_language_oracle_check.json is its copy for the run of 2026-11-27, `runs/rl3`)"""
+import argparse, json, sys
 from pathlib import Path
+ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+ap.add_argument('run_dir', help='a finished real_captions run folder (data/, photos/, gsrl/, planner/, table1/)')
+out = Path(ap.parse_args().run_dir)
+if not (out/'table1'/'ours'/'seed0').is_dir(): sys.exit(f"{out}: not a finished real_captions run (no table1/ours/seed0)")
 from vsr_cic.data import load_dataset
 from vsr_cic.pipeline import Pipeline
 from vsr_cic.photos import merge_identical_regions
 from vsr_cic.decoding import SlotWordCap, slot_word_limit, slot_end_mask
 from vsr_cic.tables import method_predictions
 from vsr_cic.experiments import control_counts
+import torch
 torch.set_num_threads(1)
-out = Path(sys.argv[1] if len(sys.argv) > 1 else 'runs/rl3'); data = load_dataset(out/'data'/'train'); test = merge_identical_regions(load_dataset(out/'photos'/'scene'))
+data = load_dataset(out/'data'/'train'); test = merge_identical_regions(load_dataset(out/'photos'/'scene'))
 p = Pipeline.from_dirs(out/'gsrl', out/'planner', out/'table1'/'ours'/'seed0', 'cpu', data_dir=out/'data'/'train')
 p.captioner = SlotWordCap(p.captioner, slot_word_limit(data), slot_end_mask(data, p.vocabs['captioner'])); p.data = test
 res = {}

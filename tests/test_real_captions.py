@@ -256,10 +256,10 @@ def test_explore_without_run(tmp_path):
 
 
 def test_split_run_decode_here_score_there(nb_run, tmp_path):
-    "bench/gpu_real_language.py on a finished run: pack its shared parts, train and decode several seeds (a GPU box's half; here on the CPU), score and pool"
+    "bench/gpu/gpu_real_language.py on a finished run: pack its shared parts, train and decode several seeds (a GPU box's half; here on the CPU), score and pool"
     import importlib.util
     out, _, _ = nb_run
-    spec = importlib.util.spec_from_file_location('gpu_rl', Path(__file__).parents[1]/'bench'/'gpu_real_language.py')
+    spec = importlib.util.spec_from_file_location('gpu_rl', Path(__file__).parents[1]/'bench'/'gpu'/'gpu_real_language.py')
     g = importlib.util.module_from_spec(spec); spec.loader.exec_module(g)
     g.pack(out, tmp_path/'rl.tar.xz')
     g.decode(tmp_path/'rl.tar.xz', tmp_path/'box', seeds=[0, 1], hidden=16, dropout=0.3, epochs_xe=1,

@@ -1,7 +1,7 @@
 """Trust boundaries, round three (issue 43): the photo panel's files, results publishing, run archives, the shipped
 photo bundle, the `vsr_caption_photo` CLI and box records, pictures, the panel's observers and round two's leftovers.
 One group per surface, each calling the entry points that existed before the issue (save_photo_json, OwnPhotoPanel,
-publish, bench/gpu_real_language.py decode/pack/score, check_fingerprint, load_photo_models, main, box_record,
+publish, bench/gpu/gpu_real_language.py decode/pack/score, check_fingerprint, load_photo_models, main, box_record,
 check_drawn_boxes, read_picture, load_image, FeatureStore, claim_run, train_captioner_cli) with hostile inputs. What
 every one asserts: nothing is lost or written outside the folder given, nothing hangs (FIFO and device cases refuse
 before opening), nothing allocates past a stated bound, and the refusal names the file, field or value."""
@@ -210,11 +210,11 @@ def test_valid_results_regenerate_identically(tmp_path):
 
 # ------------------------------------------------------------------ 3. run archives: decode, pack, score
 def _bench():
-    sys.path.insert(0, str(ROOT/'bench'))
+    sys.path.insert(0, str(ROOT/'bench'/'gpu'))
     try:
         import gpu_real_language
         return gpu_real_language
-    finally: sys.path.remove(str(ROOT/'bench'))
+    finally: sys.path.remove(str(ROOT/'bench'/'gpu'))
 
 def _ti(name, size=0, kind=tarfile.REGTYPE, link=''):
     t = tarfile.TarInfo(name); t.size, t.type, t.linkname = size, kind, link; return t
@@ -285,7 +285,7 @@ def test_score_caps_the_predictions_it_decompresses(tmp_path):
         z.write(b'["'); [z.write(b'a' * (1 << 20)) for _ in range(64)]; z.write(b'"]')
     assert f.stat().st_size < 1 << 20
     raises(lambda: read_json_file(f, 'predictions', max_bytes=16 << 20), 'predictions.json.gz', 'gzip bomb', kind=UnsafeInput)
-    src = (ROOT/'bench'/'gpu_real_language.py').read_text()
+    src = (ROOT/'bench'/'gpu'/'gpu_real_language.py').read_text()
     assert 'gzip.open(predictions' not in src and 'read_json_file(predictions' in src
 
 

@@ -1,10 +1,10 @@
 """Exploration (issue #17): where a GPU training step of the main job's captioner spends its time, per variant.
-Usage: python bench/gpu_explore.py VARIANT [--world PATH] [--json FILE]
+Usage: python bench/gpu/gpu_explore.py VARIANT [--world PATH] [--json FILE]
 """
 from __future__ import annotations
 import argparse, json, sys, time
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # bench/: bench_train, common
 import torch
 import bench_train as bt
 

@@ -14,12 +14,12 @@ needs is visible. Variants:
   beam5        eval: beam search (k = 5) of 100-caption batches, eager (captions/s)
 `--width 512` gives the paper's width (hidden = embeddings = attention = 512) instead of the main job's 128.
 Each variant runs in its own process (`--variant`), so compile caches and CUDA graphs do not leak between them.
-Usage: python bench/bench_gpu_capture.py [--variants xe_eager,xe_capture,...] [--width 128] [--world PATH] [--json FILE] [--quick]
+Usage: python bench/gpu/bench_gpu_capture.py [--variants xe_eager,xe_capture,...] [--width 128] [--world PATH] [--json FILE] [--quick]
 """
 from __future__ import annotations
 import argparse, json, subprocess, sys, time
 from pathlib import Path
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # bench/: bench_train, common
 
 VARIANTS = ('xe_eager', 'xe_capture', 'scst_eager', 'scst_cstep', 'scst_capture', 'beam5')
 

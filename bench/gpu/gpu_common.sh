@@ -1,8 +1,8 @@
-# Sourced by bench/gpu_check.sh and bench/gpu_capture_check.sh (not run on its own): the set-up both share.
-# `. bench/gpu_common.sh runs/NAME` goes to the checkout's root, sets OUT (default runs/NAME), PYTHONPATH and
+# Sourced by bench/gpu/gpu_check.sh and bench/gpu/gpu_capture_check.sh (not run on its own): the set-up both share.
+# `. bench/gpu/gpu_common.sh runs/NAME` goes to the checkout's root, sets OUT (default runs/NAME), PYTHONPATH and
 # VSR_CIC_DATA, and W (a world without PNG renders: faster to generate; the models never read the pictures), and
 # defines step (a dated heading), machine (GPU, Python, torch, CUDA, bf16) and world SECONDS (the 3,000-image world).
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 OUT=${OUT:-$1}; mkdir -p "$OUT"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 VSR_CIC_DATA="${VSR_CIC_DATA:-$PWD/data}"
 W="$VSR_CIC_DATA/gpu_world"

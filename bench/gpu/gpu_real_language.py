@@ -8,9 +8,9 @@ A GPU box has no Java and no spaCy, and only 64 MiB travel to it, so the work is
                `vsr_cic.tables.table1_scores`), pools the seeds and publishes `results/<name>.{json,md}` and the
                README block (`vsr_cic.tables.publish`).
 
-  python bench/gpu_real_language.py pack runs/rl_def .gpu/rl.tar.xz
-  python bench/gpu_real_language.py decode .gpu/rl.tar.xz $OUT --seeds 0 1 2 --hidden 512 --epochs_xe 4   # GPU box
-  python bench/gpu_real_language.py score runs/rl_def OUT/predictions.json.gz runs/rl_gpu --name real_language_gpu
+  python bench/gpu/gpu_real_language.py pack runs/rl_def .gpu/rl.tar.xz
+  python bench/gpu/gpu_real_language.py decode .gpu/rl.tar.xz $OUT --seeds 0 1 2 --hidden 512 --epochs_xe 4   # GPU box
+  python bench/gpu/gpu_real_language.py score runs/rl_def OUT/predictions.json.gz runs/rl_gpu --name real_language_gpu
 
 The same shared parts (one data build, one GSRL, one planner of each kind) serve every captioner, as in
 `nbs/experiments/real_captions.ipynb`; only the captioners' width, dropout, epochs and seeds differ from the CPU run.
@@ -18,7 +18,7 @@ The same shared parts (one data build, one GSRL, one planner of each kind) serve
 import argparse, gzip, json, os, platform, shutil, sys, tarfile, time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the checkout's root
 SHARED = ['data/train/captions.jsonl', 'data/train/features.hdf5', 'data/train/images.jsonl', 'data/train/meta.json',
           'photos/scene/captions.jsonl', 'photos/scene/features.hdf5', 'photos/scene/images.jsonl', 'photos/scene/meta.json']
 SHARED_DIRS = ['gsrl', 'planner', 'planner_no_verb']
@@ -189,4 +189,4 @@ if __name__ == '__main__':
     elif a.cmd == 'decode':
         decode(a.packed, a.out, a.seeds, a.hidden, a.dropout, a.epochs_xe, a.lr_xe, a.methods, a.train_deadline,
                a.decode_deadline, a.beam, a.corpus_limit, a.workers, a.work)
-    else: score(a.run, a.predictions, a.out, a.name, a.title, ' '.join(['python bench/gpu_real_language.py'] + sys.argv[1:]))
+    else: score(a.run, a.predictions, a.out, a.name, a.title, ' '.join(['python bench/gpu/gpu_real_language.py'] + sys.argv[1:]))
