@@ -18,7 +18,7 @@ from .rlevel import RLevelPlanner
 from .planner import SemanticStructurePlanner
 from .merge import Plan, merge_structures
 from .baselines import make_captioner
-from .decoding import beam_search, greedy_decode, verb_constraint, allow_final_eos, MAX_LEN
+from .decoding import beam_search, greedy_decode, verb_constraint, allow_final_eos, MAX_LEN, SlotWordCap
 from .captioner import UNK_ID
 from .train import load_checkpoint, load_weights, build_checked
 from .vsr import as_vsrs, check_known, ing_form
@@ -153,6 +153,23 @@ class Pipeline:
                              f"constrain_verbs")
         return cls(g and g[0], p and p[0], p and p[1], c and c[0], vocabs, data, dev, missing,
                    constrain_verbs=opts.get('constrain_verbs', True), complete=opts.get('complete', True))
+
+    @classmethod
+    def from_run(cls, run_dir, device='cpu',
+                 captioner=None,          # the captioner folder (None: the run's captioner/)
+                 planner:str='planner',   # the run's planner folder: 'planner', or 'planner_no_verb' (Ours w/o verb)
+                 **kw,                    # `from_dirs` options: data_dir, fallback, kind, options
+                )->Pipeline:
+        "A run folder's pipeline (every trainer's layout: gsrl/, planner/, captioner/), its wiring written once"
+        run = Path(run_dir)
+        return cls.from_dirs(run/'gsrl', run/planner, run/'captioner' if captioner is None else captioner, device, **kw)
+
+    def cap_slot_words(self, limit:int|None, # words per sub-role before the gate must shift (None or 0: no cap)
+                       no_end=None,          # (V,) bool: words after which a sub-role at its limit may not end (`slot_end_mask`)
+                      )->Pipeline:
+        "Wrap the captioner in `SlotWordCap` (a sub-role at its word limit shifts); returns the pipeline"
+        if limit: self.captioner = SlotWordCap(self.captioner, limit, no_end)
+        return self
 
     def image(self, proposals)->dict:
         "Proposals dict from a dict (returned as is) or a dataset image id"
