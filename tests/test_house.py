@@ -219,3 +219,12 @@ def test_floor_checks_can_fail():
     assert _run_wiring("p = Pipeline.from_dirs(run/'gsrl', run/'planner', d)\nq = Pipeline.from_dirs(g, p, c)\n"
                        "pipe.captioner = SlotWordCap(pipe.captioner, 3)") == [1, 3]
     assert max(floors(GRAPH).values()) == len(longest_chain(GRAPH))
+
+def _class_swaps(src:str)->list:
+    return [n.lineno for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Attribute) and t.attr == '__class__' for t in n.targets)]
+
+def test_no_class_swap():
+    "A pipeline's variant is an argument (the oracle verb: `Pipeline.controls(oracle=...)`), never a swapped `__class__`"
+    assert _class_swaps('p = copy.copy(q)\np.__class__ = C\n') == [2]
+    assert not {m: ls for m, (src, _) in MODS.items() if (ls := _class_swaps(src))}

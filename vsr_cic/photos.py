@@ -23,6 +23,7 @@ def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', str
                                                     #   'unk' captions it as <unk> (both noted), 'error' fails
                          no_repeat:bool|None=None, # the decoding rule against immediate repetition (None: the pipeline's)
                          no_unk:bool|None=None,    # the decoding rule against saying <unk> (None: the pipeline's)
+                         oracle_verb:bool|None=None, # verb slots say the reference's own verb words (Table 1's oracle verb; None: the pipeline's)
                         )->tuple[list, int]:
     "(one record per caption of `split` (None: every caption) with the pipeline's caption, number of captions it failed on)"
     if grounding not in ('gsrl', 'gt') or structure not in ('ssp', 'gt'):
@@ -32,6 +33,7 @@ def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', str
     if structure == 'gt': p.ssp = None
     if no_repeat is not None: p.no_repeat = no_repeat
     if no_unk is not None: p.no_unk = no_unk
+    if oracle_verb is not None: p.oracle_verb = oracle_verb
     out, failed = [], 0
     for rec in data.captions:
         if split is not None and data.images[rec['image_id']]['split'] != split: continue

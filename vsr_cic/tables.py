@@ -4,7 +4,7 @@
 
 # %% ../nbs/25b_tables.ipynb #00000002
 from __future__ import annotations
-import copy, json, os, platform, time
+import json, os, platform, time
 from pathlib import Path
 from typing import Mapping, Sequence
 import numpy as np
@@ -15,12 +15,11 @@ from .scoring import mean_sd, markdown_table, subset_scores, orderings, PAPER_TA
 
 # %% auto #0
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', 'CAPTIONER_SETTINGS', 'ROW_RECORD_KEYS', 'STAGES',
-           'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'WORLD_VERBS', 'RESULT_KEYS', 'OracleVerbPipeline',
-           'method_predictions', 'table1_runs', 'slot_capped', 'table1_pipe', 'table1_predictions', 'floor_records',
-           'table1_scores', 'run_targets', 'run_row_predictions', 'captioner_record', 'captioner_records',
-           'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'run_info',
-           'results_page', 'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results',
-           'readme_block', 'publish']
+           'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'WORLD_VERBS', 'RESULT_KEYS', 'method_predictions',
+           'table1_runs', 'slot_capped', 'table1_pipe', 'table1_predictions', 'floor_records', 'table1_scores',
+           'run_targets', 'run_row_predictions', 'captioner_record', 'captioner_records', 'training_bigrams',
+           'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'run_info', 'results_page',
+           'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -37,49 +36,11 @@ _PAPER_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1'
 _PAPER_NAMES = {'no_verb': 'ours_no_verb', 'ours (oracle verb)': 'ours_oracle_verb'}
 PAPER_BY_ROW = {(_PAPER_NAMES.get(m, m), p.lower()): dict(zip(_PAPER_COLS, v)) for (m, p), v in PAPER_TABLE1.items()}
 
-# %% ../nbs/25b_tables.ipynb #00000008
-class OracleVerbPipeline(Pipeline):
-    "Ours (oracle verb): each verb slot may only say the reference caption's own verb word (paper §4.2, Table 1's grey rows)"
-    @classmethod
-    def of(cls, pipe:Pipeline)->OracleVerbPipeline:
-        "A copy of `pipe` (same models, nothing retrained) that pins verb slots to the reference's verb word"
-        p = copy.copy(pipe)
-        p.__class__ = cls
-        return p
-
-    def __call__(self, proposals, vsrs, *args, gt:Mapping|None=None, **kw):
-        if gt is None: raise ValueError("OracleVerbPipeline needs gt= the caption record whose verbs are the oracle")
-        self._gt = gt
-        return super().__call__(proposals, vsrs, *args, gt=gt, **kw)
-
-    def controls(self, plans, vsrs, image, spell:bool=False)->dict:
-        import torch
-        from vsr_cic.vsr import VERB
-        ctl = super().controls(plans, vsrs, image, spell)
-        B, K = ctl['slot_is_verb'].shape
-        V, W, rec = self.captioner.vocab_size, self.vocabs['captioner'], self._gt
-        allowed = ctl.get('allowed_words')
-        allowed = torch.zeros(B, K, V, dtype=torch.bool) if allowed is None else allowed.cpu().clone()   # all-False row: no constraint
-        for b, p in enumerate(plans):
-            for k, it in enumerate(p.items):
-                f = next((f for f, s in it.labels if s == VERB), None)
-                if f is None or f >= len(rec['frames']): continue
-                s, e = rec['frames'][f]['verb_span']
-                w = W[rec['tokens'][e - 1].lower()]                       # the main verb word ("riding" of "is riding")
-                if w == W['<unk>']: continue                                # a word the captioner lacks: the slot keeps its row
-                row = torch.zeros(V, dtype=torch.bool)
-                row[w] = True
-                if k == len(p.items) - 1: row[self.captioner.eos_id] = True   # the verb ends the caption: it may stop
-                allowed[b, k] = row
-        ctl['allowed_words'] = allowed.to(self.device)
-        return ctl
-
 # %% ../nbs/25b_tables.ipynb #0000000b
 def method_predictions(pipe:Pipeline, data, split:str|None, grounding:str, beam:int, oracle:bool=False,
                        **kw)->tuple[list, int]:
     "`pipeline_predictions` of one Table 1 row: SSP structures, GSRL or annotated sets, oracle verb or not"
-    return pipeline_predictions(OracleVerbPipeline.of(pipe) if oracle else pipe, data, split, grounding, 'ssp', beam,
-                                **kw)
+    return pipeline_predictions(pipe, data, split, grounding, 'ssp', beam, oracle_verb=oracle, **kw)
 
 # %% ../nbs/25b_tables.ipynb #t1run02
 def table1_runs(out, # the run folder: captioners in out/table1/<method>/seed<k>
