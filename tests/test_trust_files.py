@@ -306,7 +306,7 @@ BAD_BOXES = {'NaN': [[float('nan'), 1, 50, 50]], 'inf': [[0, 0, float('inf'), 5]
 
 @pytest.mark.parametrize('case', list(BAD_BOXES))
 def test_own_photo_boxes_checked(case):
-    from vsr_cic.photos import photo_proposals
+    from vsr_cic.photo_proposals import photo_proposals
     b = BAD_BOXES[case]
     raises(lambda: photo_proposals(np.zeros((100, 100, 3), np.uint8), b, ['person'] * len(b), ['__background__', 'person'],
                                    'mine', feature_kind='class'), "photo 'mine'", kind=ValueError)
@@ -321,12 +321,12 @@ def test_own_photo_boxes_checked(case):
     ({'image': 'x.png', 'boxes': [], 'vsr': ['ride']}, 'field vsr'),
     ([1, 2, 3], 'JSON object')], ids=['NaN', 'bool', 'class int', 'boxes dict', 'too many', 'escape', 'vsr list', 'list'])
 def test_own_photo_json_hostile(tmp_path, spec, part):
-    from vsr_cic.photos import load_photo_spec
+    from vsr_cic.photo_proposals import load_photo_spec
     f = tmp_path/'photo.json'; f.write_text(json.dumps(spec))
     raises(lambda: load_photo_spec(f, ['__background__', 'person']), 'photo.json', part)
 
 def test_own_photo_hdf5_bounds(tmp_path):
-    from vsr_cic.photos import load_photo_spec
+    from vsr_cic.photo_proposals import load_photo_spec
     with h5py.File(tmp_path/'dets.hdf5', 'w') as h:
         h.create_dataset('7_boxes', shape=(4, 50_000_000), dtype='f4'); h['7_cls_prob'] = np.ones((4, 2), np.float32)
     raises(lambda: load_photo_spec((tmp_path/'dets.hdf5', '7', 'x.png'), ['__background__', 'person']), '7_boxes', 'more than')

@@ -16,8 +16,8 @@ from .guards import inside, regular_file
 from .vsr import canonical_verb, VSRError
 from .core import MAX_REGIONS_PER_SET
 from .srl import Parse, Frame, Arg, get_srl, load_nlp, DEFAULT_BACKEND
-from .features import CNN_NAME, CNN_SIZE, FEAT_DIM, BOX_GEOMETRY, extract_features, class_probs, class_features, check_feature_kind, scene_context, SCENE_CONTEXT
-from .photos import SCENE_CLASS, scene_caption, add_scene_region
+from .features import SCENE_CLASS, CNN_NAME, CNN_SIZE, FEAT_DIM, BOX_GEOMETRY, extract_features, class_probs, class_features, check_feature_kind, scene_context, SCENE_CONTEXT
+from .photo_proposals import scene_caption, add_scene_region
 from .align import COCO_SYNONYMS
 from .data import BACKGROUND
 

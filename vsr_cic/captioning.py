@@ -43,16 +43,16 @@ from .distributed import init_distributed, cleanup_distributed, broadcast_module
 from fastcore.basics import str2bool
 from fastcore.docments import docments
 from .cider import CiderD, ids_to_seqs
-from .metrics import evaluate_captions, java_available, EMPTY
 from .baselines import NoVerbCaptioner
+from .scoring import TEST_METRICS, cider_d, evaluate_split
 
 # %% auto #0
-__all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'TEST_METRICS', 'ADDITIONS',
-           'PAPER_FROM_CODE', 'PRESETS', 'DEFAULT_PRESET', 'UNGROUNDED', 'TRAIN_UNGROUNDED', 'MAIN_JOB',
-           'preset_options', 'CaptionData', 'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn',
-           'prepare_batch', 'controls_of', 'gt_sequences', 'static_shape', 'xe_step_fn', 'CiderReward', 'scst_step_fn',
-           'slot_names', 'oracle_verb_words', 'decode_split', 'cider_d', 'evaluate_split', 'format_sample',
-           'plot_curves', 'MainJob', 'main_job', 'train_captioner', 'main_job_parser', 'train_captioner_cli']
+__all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'ADDITIONS', 'PAPER_FROM_CODE',
+           'PRESETS', 'DEFAULT_PRESET', 'UNGROUNDED', 'TRAIN_UNGROUNDED', 'MAIN_JOB', 'preset_options', 'CaptionData',
+           'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn', 'prepare_batch', 'controls_of',
+           'gt_sequences', 'static_shape', 'xe_step_fn', 'CiderReward', 'scst_step_fn', 'slot_names',
+           'oracle_verb_words', 'decode_split', 'format_sample', 'plot_curves', 'MainJob', 'main_job',
+           'train_captioner', 'main_job_parser', 'train_captioner_cli']
 
 # %% ../nbs/16_captioning.ipynb #00000005
 LR_XE, LR_RL = 5e-4, 5e-5    # supp. §D
@@ -60,7 +60,6 @@ BATCH_SIZE = 100             # supp. §D
 LR_DECAY, LR_STEP = 0.8, 1   # StepLR: lr × 0.8 every epoch (the official trainer used step 3)
 PATIENCE = 5                 # epochs without a better validation CIDEr-D before stopping (official trainer)
 CAPTION_LIMITS = Limits(fixed=False)   # pad each batch to its own largest structure / region set
-TEST_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1', 'R_SR2')
 
 # %% ../nbs/16_captioning.ipynb #0a00c26e
 ADDITIONS = {
@@ -326,34 +325,6 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
                             verbs=[f['verb'] for f in rec['frames']],
                             controls=[(f['verb'], list(frame_structure(rec, j))) for j, f in enumerate(rec['frames'])]))
     model.train(was_training)
-    return out
-
-def cider_d(preds:list[dict])->float:
-    "CIDEr-D of decoded captions against their single ground truth (df from those references)"
-    return float(CiderD().score([p['tokens'] for p in preds], [[p['gt']] for p in preds]).mean()) if preds else 0.
-
-# %% ../nbs/16_captioning.ipynb #0000001a
-def evaluate_split(preds:list[dict], metrics:bool=True, control:bool=True, srl='spacy')->dict:
-    "Accuracy metrics and controllability of decoded captions (None for whatever is unavailable)"
-    out = {k: None for k in TEST_METRICS}
-    out['CIDEr-D'] = cider_d(preds)
-    if not preds: return out
-    if metrics:
-        java = java_available()
-        names = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
-        res = evaluate_captions({p['caption_id']: p['caption'] or EMPTY for p in preds},
-                                {p['caption_id']: ' '.join(p['gt']) for p in preds}, metrics=names,
-                                tokenizer='ptb' if java else 'simple')
-        out.update({k: v for k, v in res.items() if k != 'per_image'})
-    if control:
-        try:
-            from vsr_cic.control import controllability_from_text
-            c = controllability_from_text([p['tokens'] for p in preds], [p['controls'] for p in preds], srl=srl)
-        except ImportError as e:                  # the SRL backend or the control metrics are not installed
-            import warnings
-            warnings.warn(f"R_V/R_SR1/R_SR2 reported as None: {e}")
-            return out
-        out.update({k: c[k] for k in ('R_V', 'R_SR1', 'R_SR2')})
     return out
 
 # %% ../nbs/16_captioning.ipynb #0000001c

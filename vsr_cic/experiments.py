@@ -10,18 +10,16 @@ from pathlib import Path
 import numpy as np
 import torch
 from .vsr import VSR, VERB, ROLE_VOCAB, subrole_names, parse_subrole
-from .data import frame_structure
-from .loader import frame_roles, load_vocabs
+from .loader import frame_roles
 from .merge import Plan, merge_structures
 from .pipeline import Pipeline, load_captioner, image_proposals
 from .decoding import beam_search, MAX_LEN
 from .world import resolve_data
 from .metrics import EMPTY
 from .loader import frame_slots, build_vocabs, save_vocabs
-from .captioning import caption_data, evaluate_split, preset_options, decode_split
-from .control import controllability_from_text
+from .captioning import caption_data, preset_options, decode_split
 from .metrics import java_available
-from .vsr_suggest import diversity_captions
+from .scoring import TABLE1_COLS, safe_evaluate, subset_results, mean_sd, diversity_captions
 from .diversity import div_n, self_cider, best_of_k
 from .data import load_dataset
 from .gsrl import GSRL
@@ -33,17 +31,14 @@ from .runs import has_model, save_model
 
 
 # %% auto #0
-__all__ = ['METHODS', 'TABLE1_COLS', 'TABLE2_COLS', 'SUBSETS', 'PAPER_TABLE1', 'BASELINES', 'ORDER_COLS', 'TRAIN_VARIANTS',
-           'ABLATION', 'ABLATION_COLS', 'default_ckpt_dirs', 'available_captioners', 'planned_examples', 'split_counts',
-           'with_examples', 'markdown_table', 'gt_plan', 'caption_k', 'sct_plans', 'ours_plans', 'safe_evaluate',
-           'control_counts', 'control_of', 'subset_results', 'evaluate_table1', 'table1_orderings', 'table2_setup',
-           'diverse_sets', 'table2_scores', 'evaluate_diversity', 'mean_sd', 'evaluate_ablation', 'ablation_rows',
-           'ablation_table', 'evaluate_ablation_diversity', 'ablation_diversity_rows', 'write_tiny_checkpoints',
-           'verb_predictability']
+__all__ = ['METHODS', 'TABLE2_COLS', 'TRAIN_VARIANTS', 'ABLATION', 'ABLATION_COLS', 'default_ckpt_dirs', 'available_captioners',
+           'planned_examples', 'split_counts', 'with_examples', 'gt_plan', 'caption_k', 'sct_plans', 'ours_plans',
+           'evaluate_table1', 'table2_setup', 'diverse_sets', 'table2_scores', 'evaluate_diversity',
+           'evaluate_ablation', 'ablation_rows', 'ablation_table', 'evaluate_ablation_diversity',
+           'ablation_diversity_rows', 'write_tiny_checkpoints', 'verb_predictability']
 
 # %% ../nbs/23_experiments.ipynb #00000005
 METHODS = ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb')   # paper Table 1 rows (Ours w/o verb = no_verb)
-TABLE1_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1', 'R_SR2')
 TABLE2_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'Div-1', 'Div-2', 'self-CIDEr')
 
 def default_ckpt_dirs(root='.')->dict:
@@ -136,17 +131,6 @@ def with_examples(cd, split:str, examples:list):
     ds.examples = examples
     return replace(cd, splits={**cd.splits, split: ds})
 
-# %% ../nbs/23_experiments.ipynb #00000009
-def markdown_table(rows:list[dict], cols:tuple, keys:tuple=('method', 'proposals'), scale:float=100.)->str:
-    "Markdown table of metric rows (values × `scale`, one decimal; None → '–')"
-    fmt = lambda v: '–' if v is None else f'{v * scale:.1f}' if isinstance(v, float) else str(v)
-    head = '| ' + ' | '.join(list(keys) + list(cols)) + ' |'
-    sep = '|' + '---|' * (len(keys) + len(cols))
-    return "\n".join(
-        [head, sep]
-        + ["| " + " | ".join([str(r.get(k, "")) for k in keys] + [fmt(r.get(c)) for c in cols]) + " |" for r in rows]
-    )
-
 # %% ../nbs/23_experiments.ipynb #0000000c
 def gt_plan(rec:dict)->Plan:
     "The annotated structure of a one-verb caption as a Plan"
@@ -214,38 +198,6 @@ def _caption_data(path, verb_one_word:bool, cache:dict):
     if key not in cache:   # test captions with an ungrounded sub-role are dropped (supp. §D)
         cache[key] = caption_data(path, splits=('train', 'test'), ungrounded='drop', verb_one_word=verb_one_word)
     return cache[key]
-
-def safe_evaluate(preds:list[dict], **kw)->dict:
-    "`evaluate_split` after the tokens of an empty caption become `EMPTY` (scored as one unknown word)"
-    for p in preds:
-        if not p['tokens']: p['tokens'] = [EMPTY]
-    return evaluate_split(preds, **kw)
-
-SUBSETS = {'all': lambda n: True, 'one-verb': lambda n: n == 1, 'multi-verb': lambda n: n > 1}
-
-def control_counts(preds:list[dict], srl)->list[dict]:
-    c = controllability_from_text([p['tokens'] for p in preds], [p['controls'] for p in preds], srl=srl,
-                                  per_caption=True)
-    return c['per_caption']
-
-def control_of(counts:list[dict])->dict:
-    out = {}
-    for name, k in (('R_V', 'v'), ('R_SR1', 'sr'), ('R_SR2', 'pair')):
-        tot = sum(r[f'{k}_total'] for r in counts)
-        out[name] = sum(r[f'{k}_hit'] for r in counts) / tot if tot else None
-    return out
-
-def subset_results(preds:list[dict], n_frames:dict, metrics:bool=True, control:bool=True, srl='spacy')->dict:
-    "{'all' | 'one-verb' | 'multi-verb': metrics} of decoded captions (the SRL parse is done once)"
-    counts = control_counts(preds, srl) if control and preds else None
-    out = {}
-    for name, keep in SUBSETS.items():
-        idx = [i for i, p in enumerate(preds) if keep(n_frames[p['caption_id']])]
-        if not idx: continue
-        res = safe_evaluate([preds[i] for i in idx], metrics=metrics, control=False, srl=srl)
-        if counts is not None: res.update(control_of([counts[i] for i in idx]))
-        out[name] = {**res, 'n': len(idx)}
-    return out
 
 def _fmt(res:dict, cols)->str: return ' '.join(f'{k} {res[k]:.3f}' for k in cols if isinstance(res.get(k), float))
 
@@ -329,41 +281,6 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
             'dataset': str(path), 'components': {'gsrl': str(ckpt_dirs['gsrl']), 'planner': str(ckpt_dirs['planner']),
                                                  'planner_no_verb': str(nv_dir) if nv_ok else None}}
 
-# %% ../nbs/23_experiments.ipynb #a31e0041
-PAPER_TABLE1 = {(m, p): row[i] for i, p in enumerate(('GSRL', 'GT')) for m, *row in (
-    # paper Table 1, COCO Entities (%): method, (B4, M, R, C, S, R_V, R_SR1, R_SR2) with GSRL proposals, then with GT ones
-    ('c_lstm', (12.5, 19.1, 41.4, 126.5, 31.5, 29.6, 20.7, 14.3), (14.6, 21.1, 44.3, 148.2, 36.3, 29.7, 20.7, 14.2)),
-    ('c_updn', (13.4, 19.9, 42.3, 135.7, 32.9, 30.4, 21.1, 13.5), (16.5, 22.9, 46.7, 170.0, 40.4, 30.5, 21.3, 13.6)),
-    ('sct', (12.4, 19.0, 42.1, 127.6, 34.6, 28.7, 19.5, 14.8), (18.1, 24.4, 50.3, 191.3, 47.4, 29.4, 20.1, 15.3)),
-    ('no_verb', (13.4, 19.2, 42.8, 129.5, 34.7, 30.4, 21.0, 15.9), (20.1, 24.3, 52.8, 199.5, 47.3, 30.6, 21.0, 16.2)),
-    ('ours', (16.0, 23.2, 47.1, 162.8, 35.7, 81.3, 54.3, 36.3), (23.1, 28.0, 55.6, 235.1, 48.9, 71.2, 47.8, 34.2)),
-    ('ours (oracle verb)', (17.5, 24.0, 49.0, 184.3, 35.7, 96.8, 64.5, 43.6), (25.4, 28.8, 57.8, 265.0, 49.8, 88.0, 59.2, 42.5)),
-)}
-BASELINES = ('c_lstm', 'c_updn', 'sct', 'no_verb')
-ORDER_COLS = ('R_V', 'R_SR1', 'R_SR2', 'CIDEr-D')
-
-def table1_orderings(rows:list[dict], captions:str='all')->list[dict]:
-    "Per proposal source and column: is Ours above every baseline (and the oracle verb ≥ Ours on R_V)? The margins say by how much"
-    by = {(r['method'], r['proposals']): r for r in rows if r['captions'] == captions}
-    out = []
-    for prop in sorted({p for _, p in by}):
-        if ('ours', prop) not in by: continue
-        o = by[('ours', prop)]
-        for col in ORDER_COLS:
-            base = {m: by[(m, prop)][col] for m in BASELINES if (m, prop) in by and by[(m, prop)].get(col) is not None}
-            if o.get(col) is None or not base: continue
-            best = max(base, key=base.get)
-            out.append({'proposals': prop, 'captions': captions, 'column': col, 'ours': o[col], 'best_baseline': best,
-                        'baseline': base[best], 'holds': all(o[col] > v for v in base.values()),
-                        'baselines': sorted(base)})
-        orc = by.get(('ours (oracle verb)', prop))
-        if orc is not None and orc.get('R_V') is not None and o.get('R_V') is not None:
-            out.append({'proposals': prop, 'captions': captions, 'column': 'R_V (oracle verb >= ours)', 'ours': o['R_V'],
-                        'best_baseline': 'ours (oracle verb)', 'baseline': orc['R_V'], 'holds': orc['R_V'] >= o['R_V'],
-                        'baselines': ['ours (oracle verb)']})
-    return out
-
-
 # %% ../nbs/23_experiments.ipynb #00000013
 def table2_setup(data, limit:int|None, tokenizer:str|None, split:str='test')->tuple:
     "Table 2's captions of `split` (one verb each), their references, the metrics Java allows and the tokenizer"
@@ -433,12 +350,6 @@ ABLATION = {'paper, verb-blind': ('paper', {'constrain_verbs': False}),   # pape
             'paper': ('paper', {}), '+ role_emb': ('role_emb', {}),
             '+ complete (decoding)': ('paper', {'complete': True}), 'ours': ('ours', {})}
 ABLATION_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'R_V', 'R_SR1', 'R_SR2')
-
-def mean_sd(xs:list)->tuple:
-    "Mean and sample standard deviation (None when there is no value; sd None for one value)"
-    xs = [x for x in xs if x is not None]
-    if not xs: return None, None
-    return float(np.mean(xs)), float(np.std(xs, ddof=1)) if len(xs) > 1 else None
 
 def evaluate_ablation(runs:dict,              # training variant -> {seed: captioner out_dir}
                       data_dir=None, device='cpu', beam:int=5, limit:int|None=None,

@@ -219,7 +219,7 @@ def class_features(cls_prob:np.ndarray,      # (N, C) class scores, column 0 = b
 
 # %% ../nbs/06_features.ipynb #9a26dac7
 SCENE_CONTEXT = 0.5   # default scene-context weight of text-only class datasets (`vsr_cic.build.build_text_proposals`)
-SCENE_CLASS = 'scene'   # class of the whole-picture proposal (`vsr_cic.photos.add_scene_region`, `build_text_proposals`)
+SCENE_CLASS = 'scene'   # class of the whole-picture proposal (`vsr_cic.photo_proposals.add_scene_region`, `build_text_proposals`)
 
 def scene_context_of(meta:dict)->float:
     "The scene-context weight a dataset's `meta.json` records (0: plain one-hot scene rows)"

@@ -8,10 +8,10 @@ import argparse, difflib, hashlib, io, json, os, shutil, subprocess, sys, time
 from pathlib import Path
 from typing import Mapping, Sequence
 import numpy as np, torch
-from .vsr import VSR, VERB, as_vsrs
+from .vsr import VSR, as_vsrs
 from .data import BACKGROUND, load_dataset, write_dataset
 from .features import SCENE_CLASS, load_image, feature_kind_of, scene_context_of
-from .photos import photo_proposals, WithPhotos
+from .photo_proposals import photo_proposals, WithPhotos
 from .guards import (UnsafeInput, regular_file, short, finite_number, bounded, bounded_arg, read_json_file,
                             write_sidecar, fingerprint_problems, bundle_fingerprint)
 from .box_words import resolve_box_word, class_words, set_words, known_verb_lemma, close_verbs, is_place_role, PLACE_CLASSES
@@ -229,14 +229,13 @@ def load_photo_models(path=None,         # a bundle folder (None: the package's 
     from vsr_cic.pipeline import Pipeline
     from vsr_cic.verbs import load_verb_predictor
     from vsr_cic.vsr_suggest import VerbStats
-    from vsr_cic.decoding import SlotWordCap
     d = Path(path) if path is not None else models_dir()
     if not (d/'meta.json').exists():
         raise FileNotFoundError(f"no photo models in {d} (no meta.json): train them with vsr_cic.own_photo.train_photo_models")
     meta = read_json_file(d/'meta.json', 'photo models meta.json')
     if not isinstance(meta, dict): raise UnsafeInput(f"photo models meta.json {str(d/'meta.json')!r} is not a JSON object")
     if check: check_fingerprint(d, meta)
-    pipe = Pipeline.from_dirs(d/'gsrl', d/'planner', d/'captioner', device)
+    pipe = Pipeline.from_run(d, device)
     dec = json.loads((d/'decoding.json').read_text())
     if dec.get('constrain_verbs', True):
         pipe.verb_words = {int(k): v for k, v in dec['verb_forms'].items()}
@@ -247,7 +246,7 @@ def load_photo_models(path=None,         # a bundle folder (None: the package's 
         W = pipe.vocabs['captioner']
         no_end = torch.zeros(len(W), dtype=torch.bool)
         no_end[[W[w] for w in dec.get('open_words', []) if w in W.stoi]] = True
-        pipe.captioner = SlotWordCap(pipe.captioner, dec['slot_word_limit'], no_end)
+        pipe.cap_slot_words(dec['slot_word_limit'], no_end)
     pipe.data = WithPhotos(load_dataset(d/'data'), {})
     if box_words:
         from vsr_cic.box_words import BoxWordsPipeline
@@ -272,7 +271,6 @@ def photo_result(res, vsrs:Sequence[VSR], image:Mapping, score:float|None=None)-
 def prepare_photo(models:PhotoModels, picture, boxes:Sequence[Mapping], max_side:int|None=MAX_SIDE,
                   image_id:str='my_photo')->dict:
     "The checked picture and boxes of an own photo and its proposals: {'image', 'scale', 'boxes', 'classes', 'proposals', 'notes'}"
-    from vsr_cic.photos import merge_identical_regions
     img, scale, notes = read_picture(picture, max_side)
     H, W = img.shape[:2]
     b, names, n2 = check_drawn_boxes(boxes, (W, H), models.classes, scale)
@@ -446,7 +444,7 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
     (dest/'captioner'/vd).mkdir(parents=True, exist_ok=True)
     for n in ('words', 'verbs'): shutil.copy(run/'captioner'/vd/f'{n}_vocab.json', dest/'captioner'/vd/f'{n}_vocab.json')
     data = load_dataset(train_dir)
-    full = Pipeline.from_dirs(run/'gsrl', run/'planner', run/'captioner', data_dir=train_dir)
+    full = Pipeline.from_run(run, data_dir=train_dir)
     W = full.vocabs['captioner']
     dec = {'constrain_verbs': full.verb_words is not None,
            'verb_forms': {str(k): [int(w) for w in v] for k, v in (full.verb_words or {}).items()},

@@ -18,7 +18,7 @@ from .rlevel import RLevelPlanner
 from .planner import SemanticStructurePlanner
 from .merge import Plan, merge_structures
 from .baselines import make_captioner
-from .decoding import beam_search, greedy_decode, verb_constraint, allow_final_eos, MAX_LEN
+from .decoding import beam_search, greedy_decode, verb_constraint, allow_final_eos, MAX_LEN, SlotWordCap
 from .captioner import UNK_ID
 from .train import load_checkpoint, load_weights, build_checked
 from .vsr import as_vsrs, check_known, ing_form
@@ -105,10 +105,11 @@ class Pipeline:
                  complete:bool=True,     # the end-of-caption rule (`vsr_cic.decoding`); from_dirs: the captioner's preset
                  no_repeat:bool=False,   # decoding rule: never repeat the previous word or 2-gram (`vsr_cic.decoding`)
                  no_unk:bool=False,      # decoding rule: never say <unk> where another word is allowed
-                 joint_grounding:bool=False): # GSRL: one assignment per VSR (`vsr_cic.gsrl.ground_joint`) instead of per role
+                 joint_grounding:bool=False, # GSRL: one assignment per VSR (`vsr_cic.gsrl.ground_joint`) instead of per role
+                 oracle_verb:bool=False):    # verb slots say the `gt=` caption's own verb words (Table 1's oracle verb)
         self.gsrl, self.captioner, self.data, self.device = gsrl, captioner, data, torch.device(device)
         self.complete, self.no_repeat, self.no_unk = complete, no_repeat, no_unk
-        self.joint_grounding = joint_grounding
+        self.joint_grounding, self.oracle_verb = joint_grounding, oracle_verb
         self.ssp = SemanticStructurePlanner(slevel, rlevel) if slevel is not None else None
         self.vocabs, self.missing = vocabs or {}, dict(missing or {})
         self.verb_words = None
@@ -153,6 +154,23 @@ class Pipeline:
                              f"constrain_verbs")
         return cls(g and g[0], p and p[0], p and p[1], c and c[0], vocabs, data, dev, missing,
                    constrain_verbs=opts.get('constrain_verbs', True), complete=opts.get('complete', True))
+
+    @classmethod
+    def from_run(cls, run_dir, device='cpu',
+                 captioner=None,          # the captioner folder (None: the run's captioner/)
+                 planner:str='planner',   # the run's planner folder: 'planner', or 'planner_no_verb' (Ours w/o verb)
+                 **kw,                    # `from_dirs` options: data_dir, fallback, kind, options
+                )->Pipeline:
+        "A run folder's pipeline (every trainer's layout: gsrl/, planner/, captioner/), its wiring written once"
+        run = Path(run_dir)
+        return cls.from_dirs(run/'gsrl', run/planner, run/'captioner' if captioner is None else captioner, device, **kw)
+
+    def cap_slot_words(self, limit:int|None, # words per sub-role before the gate must shift (None or 0: no cap)
+                       no_end=None,          # (V,) bool: words after which a sub-role at its limit may not end (`slot_end_mask`)
+                      )->Pipeline:
+        "Wrap the captioner in `SlotWordCap` (a sub-role at its word limit shifts); returns the pipeline"
+        if limit: self.captioner = SlotWordCap(self.captioner, limit, no_end)
+        return self
 
     def image(self, proposals)->dict:
         "Proposals dict from a dict (returned as is) or a dataset image id"
@@ -223,7 +241,9 @@ class Pipeline:
         return self.ssp.plan(verb, sets, img, n_best=n, beam_size=n)
 
     def controls(self, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping,
-                 spell:bool=False)->dict: # verb slots of verbs without surface forms say <unk> (`caption` spells it)
+                 spell:bool=False,          # verb slots of verbs without surface forms say <unk> (`caption` spells it)
+                 oracle:Mapping|None=None,  # a caption record: each verb slot may only say its own verb word (the oracle verb)
+                )->dict:
         "The captioner's control tensors for a batch of plans of one image"
         F = torch.as_tensor(image['features'], dtype=torch.float32)                       # (P, D)
         B, K = len(plans), max(map(len, plans))
@@ -256,13 +276,33 @@ class Pipeline:
                 row[[UNK_ID, *self.verb_extra]] = True
                 ctl['allowed_words'][ctl['slot_is_verb'] & ~known] = row
                 allow_final_eos(ctl['allowed_words'], ctl['slot_is_verb'], ctl['n_slots'], self.captioner.eos_id)
+        if oracle is not None: ctl['allowed_words'] = self.oracle_words(plans, oracle, ctl.get('allowed_words'), B, K)
         return {k: v.to(self.device) for k, v in ctl.items()}
+
+    def oracle_words(self, plans:Sequence[Plan], rec:Mapping, allowed=None, B:int=1, K:int=1)->torch.Tensor: # (B, K, V)
+        "`allowed_words` with each verb slot pinned to the reference caption's own verb word (paper §4.2, Table 1's grey *oracle verb* rows)"
+        V, W = self.captioner.vocab_size, self.vocabs['captioner']
+        allowed = torch.zeros(B, K, V, dtype=torch.bool) if allowed is None else allowed.clone()   # all-False row: no constraint
+        for b, p in enumerate(plans):
+            for k, it in enumerate(p.items):
+                f = next((f for f, s in it.labels if s == VERB), None)
+                if f is None or f >= len(rec['frames']): continue
+                s, e = rec['frames'][f]['verb_span']
+                w = W[rec['tokens'][e - 1].lower()]                       # the main verb word ("riding" of "is riding")
+                if w == W['<unk>']: continue                                # a word the captioner lacks: the slot keeps its row
+                row = torch.zeros(V, dtype=torch.bool)
+                row[w] = True
+                if k == len(p.items) - 1: row[self.captioner.eos_id] = True   # the verb ends the caption: it may stop
+                allowed[b, k] = row
+        return allowed
 
     @torch.no_grad()
     def caption(self, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping, beam:int=5, max_len:int=MAX_LEN,
-                spell:bool=False)->list[dict]: # `<unk>` in the verb slot of a verb the captioner lacks: its -ing form
+                spell:bool=False,         # `<unk>` in the verb slot of a verb the captioner lacks: its -ing form
+                oracle:Mapping|None=None, # a caption record whose verb words the verb slots say (`controls`)
+               )->list[dict]:
         "Caption each plan; words tagged with the slot they were generated under, gate trace included"
-        ctl = self.controls(plans, vsrs, image, spell)
+        ctl = self.controls(plans, vsrs, image, spell, **({'oracle': oracle} if oracle is not None else {}))
         kw = dict(max_len=max_len, complete=self.complete, no_repeat=getattr(self, 'no_repeat', False),
                   no_unk=getattr(self, 'no_unk', False), **ctl)
         dec = greedy_decode(self.captioner, **kw) if beam <= 1 else beam_search(self.captioner, beam_size=beam, **kw)
@@ -296,6 +336,7 @@ class Pipeline:
                                                    # 'spell': as 'unk', and a verb the captioner lacks is said as its -ing form
                 )->PipelineResult:
         "Run GSRL → SSP → merge → captioner"
+        if self.oracle_verb and gt is None: raise ValueError("the oracle verb needs gt= the caption record whose verbs are the oracle")
         image, vsrs = self.image(proposals), as_vsrs(vsrs)
         parts = (('GSRL', 'gsrl', self.gsrl), ('S-level planner', 'planner', self.ssp),
                  ('captioner', 'captioner_verbs', self.captioner))
@@ -325,7 +366,8 @@ class Pipeline:
                              [{r: [{'set': j, 'score': s} for j, s in v] for r, v in g.items()} for g in grounding],
                              structures, plans,
                              missing={**self.missing, **({'verbs': '; '.join(notes)} if notes else {})})
-        if self.captioner is not None: res.captions = self.caption(plans, vsrs, image, beam, max_len, unknown_verbs == 'spell')
+        orc = {'oracle': gt} if self.oracle_verb else {}                  # Table 1's oracle verb: the reference's verb words
+        if self.captioner is not None: res.captions = self.caption(plans, vsrs, image, beam, max_len, unknown_verbs == 'spell', **orc)
         return res
 
 # %% ../nbs/22_pipeline.ipynb #0000000b

@@ -4,24 +4,22 @@
 
 # %% ../nbs/25b_tables.ipynb #00000002
 from __future__ import annotations
-import copy, json, os, platform, subprocess, time
+import json, os, platform, time
 from pathlib import Path
 from typing import Mapping, Sequence
 import numpy as np
 from .guards import UnsafeInput, md_text, safe_name, short, read_json_file, atomic_write, regular_file
 from .pipeline import Pipeline
 from .photos import pipeline_predictions
-from .experiments import control_counts, control_of, mean_sd, markdown_table, PAPER_TABLE1, TABLE1_COLS
+from .scoring import mean_sd, markdown_table, subset_scores, orderings, PAPER_TABLE1, TABLE1_COLS, TABLE1_FLOORS
 
 # %% auto #0
-__all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'TABLE1_FLOORS', 'FLOOR_PRESET', 'VERB_SUBSETS', 'PAPER_BY_ROW',
-           'CAPTIONER_SETTINGS', 'ROW_RECORD_KEYS', 'STAGES', 'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN',
-           'WORLD_VERBS', 'RESULT_KEYS', 'OracleVerbPipeline', 'method_predictions', 'attached_share', 'has_verb_share',
-           'subset_scores', 'table1_runs', 'slot_capped', 'table1_pipe', 'table1_predictions', 'floor_records',
-           'table1_scores', 'run_targets', 'run_row_predictions', 'captioner_record', 'captioner_records',
-           'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'orderings',
-           'run_info', 'results_page', 'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results',
-           'readme_block', 'publish']
+__all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', 'CAPTIONER_SETTINGS', 'ROW_RECORD_KEYS', 'STAGES',
+           'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'WORLD_VERBS', 'RESULT_KEYS', 'method_predictions',
+           'table1_runs', 'slot_capped', 'table1_pipe', 'table1_predictions', 'floor_records', 'table1_scores',
+           'run_targets', 'run_row_predictions', 'captioner_record', 'captioner_records', 'training_bigrams',
+           'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'run_info', 'results_page',
+           'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -31,84 +29,18 @@ TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, 
     'ours_oracle_verb': dict(model='ours', planner='verb', oracle=True),   # a decoding of `ours`, not a training
 }
 TABLE1_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2', 'attached', 'has_verb')
-TABLE1_FLOORS = ('retrieval_blind',)   # rows that train and decode nothing (`vsr_cic.baselines.retrieval_blind`), after the methods
 FLOOR_PRESET = '—'                     # a floor's `preset`: it has no training schedule nor decoding switches
-VERB_SUBSETS = {'all': lambda n: True, 'one': lambda n: n == 1, 'multi': lambda n: n > 1}
 
-# The paper's Table 1 (%, COCO Entities, single reference; `vsr_cic.experiments.PAPER_TABLE1`) by our row names
+# The paper's Table 1 (%, COCO Entities, single reference; `vsr_cic.scoring.PAPER_TABLE1`) by our row names
 _PAPER_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1', 'R_SR2')
 _PAPER_NAMES = {'no_verb': 'ours_no_verb', 'ours (oracle verb)': 'ours_oracle_verb'}
 PAPER_BY_ROW = {(_PAPER_NAMES.get(m, m), p.lower()): dict(zip(_PAPER_COLS, v)) for (m, p), v in PAPER_TABLE1.items()}
-
-
-# %% ../nbs/25b_tables.ipynb #00000008
-class OracleVerbPipeline(Pipeline):
-    "Ours (oracle verb): each verb slot may only say the reference caption's own verb word (paper §4.2, Table 1's grey rows)"
-    @classmethod
-    def of(cls, pipe:Pipeline)->OracleVerbPipeline:
-        "A copy of `pipe` (same models, nothing retrained) that pins verb slots to the reference's verb word"
-        p = copy.copy(pipe)
-        p.__class__ = cls
-        return p
-
-    def __call__(self, proposals, vsrs, *args, gt:Mapping|None=None, **kw):
-        if gt is None: raise ValueError("OracleVerbPipeline needs gt= the caption record whose verbs are the oracle")
-        self._gt = gt
-        return super().__call__(proposals, vsrs, *args, gt=gt, **kw)
-
-    def controls(self, plans, vsrs, image, spell:bool=False)->dict:
-        import torch
-        from vsr_cic.vsr import VERB
-        ctl = super().controls(plans, vsrs, image, spell)
-        B, K = ctl['slot_is_verb'].shape
-        V, W, rec = self.captioner.vocab_size, self.vocabs['captioner'], self._gt
-        allowed = ctl.get('allowed_words')
-        allowed = torch.zeros(B, K, V, dtype=torch.bool) if allowed is None else allowed.cpu().clone()   # all-False row: no constraint
-        for b, p in enumerate(plans):
-            for k, it in enumerate(p.items):
-                f = next((f for f, s in it.labels if s == VERB), None)
-                if f is None or f >= len(rec['frames']): continue
-                s, e = rec['frames'][f]['verb_span']
-                w = W[rec['tokens'][e - 1].lower()]                       # the main verb word ("riding" of "is riding")
-                if w == W['<unk>']: continue                                # a word the captioner lacks: the slot keeps its row
-                row = torch.zeros(V, dtype=torch.bool)
-                row[w] = True
-                if k == len(p.items) - 1: row[self.captioner.eos_id] = True   # the verb ends the caption: it may stop
-                allowed[b, k] = row
-        ctl['allowed_words'] = allowed.to(self.device)
-        return ctl
 
 # %% ../nbs/25b_tables.ipynb #0000000b
 def method_predictions(pipe:Pipeline, data, split:str|None, grounding:str, beam:int, oracle:bool=False,
                        **kw)->tuple[list, int]:
     "`pipeline_predictions` of one Table 1 row: SSP structures, GSRL or annotated sets, oracle verb or not"
-    return pipeline_predictions(OracleVerbPipeline.of(pipe) if oracle else pipe, data, split, grounding, 'ssp', beam,
-                                **kw)
-
-def attached_share(counts:Sequence[Mapping])->float|None:
-    "Share of captions whose own parse has every requested verb with all its requested roles (R_V and R_SR1 both whole)"
-    if not counts: return None
-    return float(np.mean([c['v_hit'] == c['v_total'] and c['sr_hit'] == c['sr_total'] for c in counts]))
-
-def has_verb_share(counts:Sequence[Mapping])->float|None:
-    "Share of captions whose own parse has at least one verb frame (`n_frames` of `vsr_cic.control.caption_counts`)"
-    if not counts: return None
-    if miss := [i for i, c in enumerate(counts) if 'n_frames' not in c]:
-        raise KeyError(f"has_verb_share: caption counts {miss[:3]} have no 'n_frames' (counts from before it was recorded?)")
-    return float(np.mean([c['n_frames'] > 0 for c in counts]))
-
-def subset_scores(preds:Sequence[dict], refs:Mapping, n_frames:Mapping, corpus_bigrams:set, srl='spacy')->dict:
-    "{'all' | 'one' | 'multi': photo metrics} of one method's predictions; the generated captions are parsed once"
-    from vsr_cic.photos import photo_scores
-    counts = control_counts(list(preds), srl) if preds else []
-    out = {}
-    for name, keep in VERB_SUBSETS.items():
-        idx = [i for i, p in enumerate(preds) if keep(n_frames[p['caption_id']])]
-        if not idx: continue
-        res = photo_scores([preds[i] for i in idx], refs, corpus_bigrams, control=False)
-        sub = [counts[i] for i in idx]
-        out[name] = {**res, **control_of(sub), 'attached': attached_share(sub), 'has_verb': has_verb_share(sub)}
-    return out
+    return pipeline_predictions(pipe, data, split, grounding, 'ssp', beam, oracle_verb=oracle, **kw)
 
 # %% ../nbs/25b_tables.ipynb #t1run02
 def table1_runs(out, # the run folder: captioners in out/table1/<method>/seed<k>
@@ -127,12 +59,11 @@ def slot_capped(pipe:Pipeline, train_data, # a pipeline; its captioner's trainin
                 max_slot_words='auto', # words per sub-role before the gate must shift: 'auto' (its 90 % quantile), an int, or None (off)
                 slot_end_rule:bool=True)->tuple[Pipeline, int|None]: # a sub-role at its limit waits while its phrase is open
     "(`pipe` with `SlotWordCap` over its captioner, the limit) -- captioners without sub-roles are left as they are"
-    from vsr_cic.decoding import SlotWordCap, slot_word_limit, slot_end_mask
+    from vsr_cic.decoding import slot_word_limit, slot_end_mask
     if max_slot_words is None or not getattr(pipe.captioner, 'has_gate', True): return pipe, None
     limit = slot_word_limit(train_data) if max_slot_words == 'auto' else int(max_slot_words)
     no_end = slot_end_mask(train_data, pipe.vocabs['captioner']) if slot_end_rule else None
-    pipe.captioner = SlotWordCap(pipe.captioner, limit, no_end)
-    return pipe, limit
+    return pipe.cap_slot_words(limit, no_end), limit
 
 # %% ../nbs/25b_tables.ipynb #t1run002
 def table1_pipe(run, # a real-language run folder: gsrl/, planner/, planner_no_verb/, data/train/
@@ -140,9 +71,8 @@ def table1_pipe(run, # a real-language run folder: gsrl/, planner/, planner_no_v
                 joint_grounding:bool=False, max_slot_words='auto', slot_end_rule:bool=True, # (None: the preset's rule)
                 preset:str|None=None)->Pipeline: # the row's preset: its decoding rules (`vsr_cic.protocol.TABLE1_DECODING`)
     "One Table 1 row's pipeline: the run's shared GSRL, the row's S-level planner (with or without the verb), its captioner, capped as its preset says"
-    run = Path(run)
-    planner = run/('planner_no_verb' if TABLE1_METHODS[method]['planner'] == 'no_verb' else 'planner')
-    p = Pipeline.from_dirs(run/'gsrl', planner, cap_dir, device, data_dir=run/'data'/'train')
+    planner = 'planner_no_verb' if TABLE1_METHODS[method]['planner'] == 'no_verb' else 'planner'
+    p = Pipeline.from_run(run, device, captioner=cap_dir, planner=planner, data_dir=Path(run)/'data'/'train')
     p.joint_grounding = joint_grounding
     if preset is not None:
         from vsr_cic.protocol import decoding_for
@@ -363,27 +293,6 @@ def table1_markdown(rows:Sequence[Mapping], verbs:str='all',
         if p: lines.append('| ' + ' | '.join(['↳ paper (COCO Entities)', '', '', ''] +
                                             [f'{p[c]:.1f}' if c in p else '' for c in cols]) + ' |')
     return '\n'.join(lines)
-
-def orderings(rows:Sequence[Mapping], verbs:str='all', preset:str='paper', test_set:str='photos',
-              metrics:Sequence[str]=('CIDEr-D', 'R_V', 'R_SR1', 'R_SR2'),
-              baselines:Sequence[str]=('c_lstm', 'c_updn', 'sct', 'ours_no_verb'),
-              floors:Sequence[str]=TABLE1_FLOORS)->list[str]: # rows of any preset (a floor has none) Ours must beat too
-    "The paper's orderings that do NOT hold in `rows` (Ours above each baseline and floor; oracle verb ≥ Ours on R_V), as sentences"
-    by = {(r['method'], r['grounding']): r for r in rows
-          if r['verbs'] == verbs and (r['preset'] == preset or r['method'] in floors) and r.get('test_set', test_set) == test_set}
-    bad = []
-    for g in sorted({g for _, g in by}):
-        ours = by.get(('ours', g))
-        if ours is None: continue
-        for b in (*baselines, *floors):
-            for m in metrics:
-                x = by.get((b, g), {}).get(m)
-                if x is not None and ours[m] is not None and not ours[m] > x:
-                    bad.append(f"{g}: ours {m} {ours[m]:.3f} is not above {b} {x:.3f}")
-        o = by.get(('ours_oracle_verb', g))
-        if o is not None and o['R_V'] is not None and ours['R_V'] is not None and o['R_V'] < ours['R_V']:
-            bad.append(f"{g}: oracle verb R_V {o['R_V']:.3f} is below ours {ours['R_V']:.3f}")
-    return bad
 
 # %% ../nbs/25b_tables.ipynb #0000aa06
 def run_info(command:str|None=None)->dict:

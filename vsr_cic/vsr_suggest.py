@@ -14,17 +14,17 @@ from .core import MAX_PER_ROLE, MAX_SUBROLES, MAX_REGIONS_PER_SET
 from .srl import load_lexicon as srl_lexicon
 from .vsr import VSR, Vocab, ROLES, ROLE_VOCAB, normalize_role
 from .data import load_dataset, caption_vsrs
-from .vsr import VERB
 from .verbs import load_verb_predictor, train_verbs
 from .loader import build_vocabs
 from .pipeline import image_proposals as pipeline_image
 from .diversity import div_n, self_cider, best_of_k
 from .metrics import java_available, EMPTY
+from .scoring import diversity_captions
 
 # %% auto #0
 __all__ = ['MAX_ENUM_ROLES', 'COUNT_THRESHOLD', 'SUGGESTED', 'lexicon_roles', 'VerbStats', 'sample_role_sets', 'gsrl_inputs',
-           'role_counts', 'suggest_vsrs', 'proposal_arrays', 'evaluate_suggestions', 'diversity_captions',
-           'obtain_verb_predictor', 'suggested_captions', 'score_caption_sets', 'evaluate_suggested_diversity']
+           'role_counts', 'suggest_vsrs', 'proposal_arrays', 'evaluate_suggestions', 'obtain_verb_predictor',
+           'suggested_captions', 'score_caption_sets', 'evaluate_suggested_diversity']
 
 # %% ../nbs/22a_vsr_suggest.ipynb #00000006
 def lexicon_roles(path:str|os.PathLike|None='auto', # a .json / .json.gz lexicon; 'auto': the copy shipped in the package; None: none
@@ -228,12 +228,6 @@ def evaluate_suggestions(data, verb_model, stats:VerbStats, split:str='test', k:
 
 # %% ../nbs/22a_vsr_suggest.ipynb #0000001d
 SUGGESTED = 'Ours (suggested VSRs)'   # the method name of setting 2's rows in Table 2
-
-def diversity_captions(data, split:str='test', limit:int|None=None)->list[dict]:
-    "Table 2's captions: one-verb captions of `split` whose sub-roles are all grounded (`evaluate_diversity` uses it too)"
-    recs = [c for c in data.captions if data.images[c['image_id']]['split'] == split and len(c['frames']) == 1
-            and all(s['set'] is not None for s in c['slots'] if not any(l[1] == VERB for l in s['labels']))]
-    return recs[:limit] if limit else recs
 
 def obtain_verb_predictor(run_dir,            # a `train_verbs` out_dir to load from (None: none)
                           data,               # the loaded dataset the suggestions are for
