@@ -13,7 +13,7 @@ from vsr_cic.pipeline import Pipeline
 from vsr_cic.photos import merge_identical_regions
 from vsr_cic.decoding import SlotWordCap, slot_word_limit, slot_end_mask
 from vsr_cic.tables import method_predictions
-from vsr_cic.experiments import control_counts
+from vsr_cic.scoring import control_counts
 import torch
 torch.set_num_threads(1)
 data = load_dataset(out/'data'/'train'); test = merge_identical_regions(load_dataset(out/'photos'/'scene'))
