@@ -30,12 +30,14 @@ def _valid_slots(ctx:SlotContext)->torch.Tensor:       # (B, K) bool
     K = ctx.slot_role.shape[1]
     return torch.arange(K, device=ctx.device)[None] < ctx.n_slots[:, None]
 
+# %% ../nbs/14_baselines.ipynb #00000001
 def _grounded(ctx:SlotContext)->torch.Tensor:
     "(B, K) bool: non-verb real slots; all real slots for a sample that has no other"
     valid = _valid_slots(ctx)
     keep = valid & ~ctx.slot_is_verb
     return torch.where(keep.any(1, keepdim=True), keep, valid)
 
+# %% ../nbs/14_baselines.ipynb #00000002
 def drop_verb_slots(ctx:SlotContext)->SlotContext:
     "Remove verb slots (compacting the rest in order) and record `slot_map` (B, K) for the token slot indices"
     keep = _grounded(ctx)                                                  # (B, K)
@@ -62,6 +64,7 @@ class NoVerbCaptioner(RoleShiftCaptioner):
     def map_slots(self, slot_idx:torch.Tensor, ctx:SlotContext)->torch.Tensor:
         return ctx.slot_map.gather(1, slot_idx.long().clamp(0, ctx.slot_map.shape[1] - 1))
 
+# %% ../nbs/14_baselines.ipynb #00000001
 class SCTCaptioner(NoVerbCaptioner):
     "SCT-style chunk-shift captioner: region-set sequence only, no verb slot, no role input (Cornia et al. 2019)"
     def __init__(self, vocab_size:int, feat_dim:int, **cfg):
@@ -84,6 +87,7 @@ def pool_grounded(ctx:SlotContext)->SlotContext:
                        global_feat=ctx.global_feat, n_slots=torch.ones(B, dtype=torch.long, device=dev),
                        slot_map=torch.zeros(B, K, dtype=torch.long, device=dev))
 
+# %% ../nbs/14_baselines.ipynb #00000001
 class CUpDnCaptioner(RoleShiftCaptioner):
     "C-UpDn: two-layer top-down captioner with adaptive attention over all grounded regions (Anderson et al. 2018)"
     def __init__(self, vocab_size:int, feat_dim:int, **cfg):
@@ -132,12 +136,15 @@ def _options(cls)->set:
     return {p for c in cls.__mro__ if issubclass(c, nn.Module) and c is not nn.Module
             for p in inspect.signature(c.__init__).parameters if p not in ('self', 'vocab_size', 'feat_dim', 'cfg',
                                                                            'ids')}
+
+# %% ../nbs/14_baselines.ipynb #00000001
 _ID_OPTIONS = {'pad_id', 'bos_id', 'eos_id'}
 
 def captioner_options()->set:
     "Every option `make_captioner` accepts (one captioner's or another's)"
     return set().union(*(_options(c) for c in CAPTIONERS.values())) | _ID_OPTIONS | {'precompute'}   # precompute: the fast path (13b)
 
+# %% ../nbs/14_baselines.ipynb #00000002
 def make_captioner(name:str,        # ours | c_lstm | c_updn | sct | no_verb
                    vocab_size:int,  # V
                    feat_dim:int,    # D
@@ -163,6 +170,7 @@ def _set_class_names(data, image_id:str)->list[str]:
     f = data.features(image_id)['cls_prob'] if im['sets'] else None
     return [cls[int(f[s[0]].argmax())] for s in im['sets']] if f is not None else []
 
+# %% ../nbs/14_baselines.ipynb #b3831701
 def caption_keys(rec:Mapping, data)->list[tuple]:
     "Per frame: (verb, {role: (entities, frozenset of grounded classes)})"
     set_cls = _set_class_names(data, rec['image_id'])
@@ -178,6 +186,7 @@ def caption_keys(rec:Mapping, data)->list[tuple]:
         out.append((fr['verb'], roles))
     return out
 
+# %% ../nbs/14_baselines.ipynb #b3831702
 def grounding_keys(pred:Mapping, data)->list[tuple]:
     "`caption_keys` of a pipeline prediction: its controls' roles, with the classes of the sets *its* grounding chose"
     set_cls = _set_class_names(data, pred['image_id'])
@@ -193,6 +202,7 @@ def grounding_keys(pred:Mapping, data)->list[tuple]:
         out.append((verb, roles))
     return out
 
+# %% ../nbs/14_baselines.ipynb #b3831703
 def key_score(q:list, k:list)->float:
     "How well a training caption's keys `k` match the query's `q`"
     s = 0.
@@ -205,6 +215,7 @@ def key_score(q:list, k:list)->float:
             else: s -= 0.5
     return s - 0.5 * abs(len(q) - len(k))
 
+# %% ../nbs/14_baselines.ipynb #b3831704
 class RetrievalIndex:
     "Training captions indexed by verb, queried with a VSR and its grounded classes"
     def __init__(self, data, split:str='train'):
@@ -224,6 +235,7 @@ class RetrievalIndex:
         agree = [sum(len(a & b) for b in bg) for a in bg]
         return self.caps[best[int(np.argmax(agree))]]
 
+# %% ../nbs/14_baselines.ipynb #b3831705
 def retrieval_predictions(index:RetrievalIndex, data,
                           grounded:Sequence[dict]|None=None, # a pipeline's predictions on `data`: query with *their*
                          )->list[dict]:                      #   grounding (e.g. GSRL's) instead of the ground-truth sets
@@ -268,6 +280,7 @@ def image_classes(data, image_id:str, cap:int|None=CLASS_COUNT_CAP, # most propo
         if c not in exclude: out[c] += len(s)
     return Counter({c: min(n, cap) if cap is not None else n for c, n in out.items()})
 
+# %% ../nbs/14_baselines.ipynb #blind001
 class BlindIndex:
     "Training captions keyed by their picture's class multiset only (`image_classes`): the verb-blind floor's index"
     def __init__(self, data, split:str='train', cap:int|None=CLASS_COUNT_CAP):
@@ -301,6 +314,7 @@ class BlindIndex:
         agree = [sum(len(a & b) for b in bg) for a in bg]
         return self.caps[cand[int(np.argmax(agree))]], int(d.min()) + extra    # argmax: the first of the best
 
+# %% ../nbs/14_baselines.ipynb #blind002
 def retrieval_blind(index, # a `BlindIndex`, or the training dataset to build one from (its 'train' split)
                     data,  # the dataset whose captions are queried (photos, or a corpus' test split)
                    )->list[dict]:

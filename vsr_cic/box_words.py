@@ -40,6 +40,7 @@ def plural(word:str)->str:
     else: p = w + 's'
     return ' '.join([*pre, p])
 
+# %% ../nbs/25c_box_words.ipynb #2b543301
 @lru_cache(maxsize=None)
 def class_words(classes:tuple|None=None)->dict[str, str]:
     "word → class: each class name, its `07_align` synonyms and their plurals (the first class listed wins a shared word such as `bike`)"
@@ -51,8 +52,10 @@ def class_words(classes:tuple|None=None)->dict[str, str]:
     for w, c in list(out.items()): out.setdefault(plural(w), c)
     return out
 
+# %% ../nbs/25c_box_words.ipynb #2b543302
 def default_word(cls:str)->str: return DEFAULT_WORD.get(cls, cls)
 
+# %% ../nbs/25c_box_words.ipynb #2b543303
 def resolve_box_word(name:str, classes:Sequence[str])->tuple[str, str]|None:
     "(class, word) of a box's name: a class (said as its `default_word`) or a word aligned to one (said as typed); None if neither"
     n = ' '.join(str(name).lower().replace('_', ' ').split())
@@ -82,6 +85,7 @@ def object_word_index()->dict[str, tuple[str, ...]]:
         for x in (c, plural(c)): out.setdefault(x, (c,))
     return out
 
+# %% ../nbs/25c_box_words.ipynb #04ec2301
 def object_mentions(tokens:Sequence[str])->list[tuple[str, tuple[str, ...]]]:
     "The object words of a caption, each with the classes it may name, two-word names first (`hair drier`, `hot dog`)"
     idx, toks, out, i = object_word_index(), [t.lower() for t in tokens], [], 0
@@ -92,6 +96,7 @@ def object_mentions(tokens:Sequence[str])->list[tuple[str, tuple[str, ...]]]:
         else: i += 1
     return out
 
+# %% ../nbs/25c_box_words.ipynb #04ec2302
 def hallucinated(tokens:Sequence[str], box_classes:Sequence[str])->list[str]:
     "Object words of a caption that name no class among the boxes"
     have = set(box_classes)
@@ -109,6 +114,7 @@ def _mask(words, itos)->torch.Tensor:
     s = set(words)
     return torch.tensor([w in s for w in itos], dtype=torch.bool)
 
+# %% ../nbs/25c_box_words.ipynb #b093e601
 class BoxWordsCap(SlotWordCap):
     "A `SlotWordCap` whose sub-roles grounded to drawn boxes say the boxes' words, once, and nothing else names an object"
     def __init__(self, model, max_words:int, no_end:torch.Tensor, itos:Sequence[str], extra:int=SLOT_EXTRA_WORDS,
@@ -189,12 +195,14 @@ def _lexicon()->dict:
     from vsr_cic.srl import load_lexicon
     return load_lexicon(None).rolesets
 
+# %% ../nbs/25c_box_words.ipynb #0d516f01
 def verb_roles(verb:str)->dict[str, str]:
     "The roles of a verb's first PropBank roleset with their descriptions (`ride` → {'ARG0': 'rider', 'ARG1': 'steed'})"
     rs = _lexicon()
     rec = rs.get(f'{verb}.01') or next((r for k, r in rs.items() if k.split('.')[0] == verb), None)
     return dict(rec.get('roles', {})) if rec else {}
 
+# %% ../nbs/25c_box_words.ipynb #0d516f02
 def is_place_role(verb:str, role:str)->bool:
     "Is `role` of `verb` a place (LOC, DIR, GOL, or an ARGn its roleset describes as a location)?"
     if role in PLACE_ROLES: return True
@@ -217,6 +225,7 @@ def known_verb_lemma(word:str, known)->str|None:
     cands.sort(key=lambda c: not (w.endswith('ing') and ing_form(c) == w))    # riding: ride (ing_form), not rid
     return next((c for c in cands if c in known), None)
 
+# %% ../nbs/25c_box_words.ipynb #938bba01
 def close_verbs(word:str, known, n:int=3)->list[str]:
     return difflib.get_close_matches(word.lower(), sorted(known), n=n, cutoff=0.6)
 
@@ -235,11 +244,13 @@ def set_words(proposals:Mapping, box_words:Sequence[str])->list[list[str]|None]:
         out.append(None if c == SCENE_CLASS else set_phrase([box_words[i] for i in s if i < len(box_words)], c))
     return out
 
+# %% ../nbs/25c_box_words.ipynb #34e46d01
 def _find(toks:Sequence[str], ph:Sequence[str])->int|None:
     for i in range(len(toks) - len(ph) + 1):
         if all(t == p or t == '<unk>' for t, p in zip(toks[i:i + len(ph)], ph)): return i
     return None
 
+# %% ../nbs/25c_box_words.ipynb #34e46d02
 def fill_box_words(tokens:Sequence[str], subroles:Sequence[str], plan, words:Sequence)->tuple[list[str], list[str]]:
     "A caption's tokens and sub-roles with each grounded sub-role saying its set's words (`words`, per set; see above)"
     names = ['+'.join(s for _, s in it.labels) for it in plan.items]
@@ -351,6 +362,7 @@ def verb_said(tokens:Sequence[str], verb:str)->bool:
     forms = set(IRREGULAR_FORMS.get(verb, '').split())
     return any(t in forms or known_verb_lemma(t, {verb}) == verb for t in map(str.lower, tokens))
 
+# %% ../nbs/25c_box_words.ipynb #22d66c01
 def caption_checks(tokens:Sequence[str],
                    verb:str,                       # the VSR's verb
                    asked:Mapping[str, str|None],   # class -> the word its box was named with (None: any word for it)

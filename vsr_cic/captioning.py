@@ -95,6 +95,7 @@ class CaptionData:
     def vocab_size(self)->int: return len(self.vocab['words'])
     def records(self, split:str)->dict: return {c['caption_id']: c for c in self.splits[split].data.captions}
 
+# %% ../nbs/16_captioning.ipynb #00000001
 def _with_verb_forms(words:Vocab, data)->Vocab:
     "`words` plus every train verb surface form it lacks (a rare control verb can still be said)"
     forms = {t for c in data.captions if data.images[c['image_id']]['split'] == 'train'
@@ -102,6 +103,7 @@ def _with_verb_forms(words:Vocab, data)->Vocab:
     extra = sorted(forms - set(words.itos))
     return Vocab([*words.itos[len(words.specials):], *extra], specials=words.specials, unk=words.unk, name=words.name)
 
+# %% ../nbs/16_captioning.ipynb #00000002
 UNGROUNDED = ('drop', 'fill', 'keep')   # what `caption_data` does with a caption whose sub-role has no region set
 TRAIN_UNGROUNDED = {'train': 'fill', 'val': 'drop', 'test': 'drop'}   # supp. §D (after SCT)
 
@@ -112,6 +114,7 @@ def most_probable_set(ds:CaptionDataset, image_id:str, avoid=())->int:
     best = [max(conf[list(s)].max() if len(s) else -1., -1.) for s in sets]
     return max(range(len(sets)), key=lambda j: (j not in avoid, best[j], -j))
 
+# %% ../nbs/16_captioning.ipynb #00000003
 def fill_ungrounded(ds:CaptionDataset)->int:
     "Give every ungrounded non-verb sub-role the image's most probable detection (supp. §D); returns how many"
     n = 0
@@ -131,6 +134,7 @@ def fill_ungrounded(ds:CaptionDataset)->int:
     ds.skipped['sub-role filled with the most probable detection'] += n
     return n
 
+# %% ../nbs/16_captioning.ipynb #00000004
 def caption_data(data_dir,                              # dataset folder (canonical format) or a loaded dataset
                  splits:tuple=('train', 'val', 'test'), # splits to load (missing ones are skipped)
                  limits:Limits=CAPTION_LIMITS,
@@ -172,10 +176,12 @@ def loader_fn(ds:CaptionDataset, num_workers:int=0):
     "`fit`'s loader factory: a DataLoader over `ds` driven by the sampler"
     return lambda sampler: DataLoader(ds, batch_sampler=sampler, collate_fn=ds.collate, num_workers=num_workers)
 
+# %% ../nbs/16_captioning.ipynb #00000001
 def prepare_batch(batch:dict, device)->dict:
     "Move a collated caption batch to `device` and add the dense views (`regions`, `global_feat`)"
     return densify(to_device(batch, device))
 
+# %% ../nbs/16_captioning.ipynb #00000002
 def controls_of(b:dict, model, cd:CaptionData|None=None, constrain:bool=False)->dict:
     "The model's control tensors of a prepared batch, plus `allowed_words` for verb slots when `constrain`"
     ctl = caption_inputs(b, with_caption=False)
@@ -186,6 +192,7 @@ def controls_of(b:dict, model, cd:CaptionData|None=None, constrain:bool=False)->
                                                n_slots=b['n_slots'], eos_id=model.eos_id)
     return ctl
 
+# %% ../nbs/16_captioning.ipynb #00000003
 def gt_sequences(words:torch.Tensor, eos_id:int)->list[np.ndarray]:
     "Ground-truth token ids of a batch's `words` (B, T): `<bos>` dropped, cut after the first `<eos>` (kept)"
     return ids_to_seqs(words[:, 1:], eos=eos_id, keep_eos=True)
@@ -197,6 +204,7 @@ def static_shape(ds:CaptionDataset)->tuple:
     for ex in ds.examples: K, T = max(K, len(ex['slots'])), max(T, len(ex['words']))
     return K, ds.limits.regions, T
 
+# %% ../nbs/16_captioning.ipynb #00000001
 def xe_step_fn(model, device,
                shape:tuple|None=None): # (K, R, T[, B]): pad every batch to it (`capture`: one shape for the captured loss)
     "`fit` step of the XE stage: word NLL + λ·gate NLL of the model's `loss`"
@@ -232,6 +240,7 @@ def _rollouts(model, ctl:dict, max_len:int, n:int, complete:bool, captured:Captu
     s = sample_decode(model, n=n, max_len=max_len, complete=complete, **ctl)
     return g.words, dict(words=s.words, word_logp=s.word_logp, gate_logp=s.gate_logp, mask=s.mask)
 
+# %% ../nbs/16_captioning.ipynb #00000001
 def scst_step_fn(model, reward:CiderReward, device, max_len:int, n:int=1, cd:CaptionData|None=None,
                  constrain:bool=False,
                  complete:bool=True,    # the end-of-caption rule in the greedy baseline and the samples
@@ -263,6 +272,7 @@ def slot_names(rec:dict)->list[str]:
     "The sub-role of each slot of a caption record (a shared slot is named by its verb label if it has one)"
     return [next((s for _, s in sl['labels'] if s == VERB), sl['labels'][0][1]) for sl in rec['slots']]
 
+# %% ../nbs/16_captioning.ipynb #00000001
 def oracle_verb_words(b:dict, recs:dict, caption_ids, cd:CaptionData, vocab_size:int)->torch.Tensor:
     "`allowed_words` (B, K, V) pinning each verb slot to the ground-truth surface verb (Table 1's *oracle verb* rows)"
     W, Vb = cd.vocab['words'], cd.vocab['verbs']
@@ -280,6 +290,7 @@ def oracle_verb_words(b:dict, recs:dict, caption_ids, cd:CaptionData, vocab_size
             if k == int(b['n_slots'][i]) - 1: allowed[i, k, W['<eos>']] = True
     return allowed
 
+# %% ../nbs/16_captioning.ipynb #00000002
 @torch.no_grad()
 def decode_split(model, cd:CaptionData, split:str, device='cpu',
                  beam:int=1,                 # 1 = greedy, else beam size (paper: 5)
@@ -340,6 +351,7 @@ def format_sample(p:dict)->str:
     else: gen = p['caption']
     return f"{'/'.join(p['verbs'])}: {' '.join(p['structure'])}\n  gt : {' '.join(p['gt'])}\n  gen: {gen}"
 
+# %% ../nbs/16_captioning.ipynb #00000001
 def plot_curves(xe_history:list, rl_history:list, path=None):
     "XE losses, self-critical rewards and validation CIDEr-D over both stages, in one figure"
     import matplotlib.pyplot as plt
@@ -415,6 +427,7 @@ class MainJob:
     amp: str|None = None              # None | bf16 | auto: bfloat16 autocast on a CUDA device that supports it
     capture: bool = False             # CUDA: XE loss and SCST rollouts as CUDA graphs (`compile_loss`, `CapturedRollouts`)
 
+# %% ../nbs/16_captioning.ipynb #00000001
 MAIN_JOB = MainJob()
 
 _P = inspect.Parameter
@@ -434,11 +447,13 @@ def main_job(*args, **kwargs)->tuple:   # (MainJob, more `make_captioner` option
                         f"(`make_captioner`){hint}")
     return MainJob(**b.arguments), model_cfg
 
+# %% ../nbs/16_captioning.ipynb #00000002
 def _takes_main_job(fn):
     "Give `fn(*args, **kwargs)` `main_job`'s signature: every `MainJob` field with its default, then `**model_cfg`"
     fn.__signature__ = _JOB_SIGNATURE
     return fn
 
+# %% ../nbs/16_captioning.ipynb #00000003
 def _checks_main_job(fn):
     "Refuse the arguments `main_job` refuses before `fn` runs (before `guard_run` claims the run folder)"
     @functools.wraps(fn)
@@ -451,6 +466,7 @@ def _checks_main_job(fn):
 def _ckpt_step(d:Path)->int:
     return load_checkpoint(d/'last.pt')['loop']['step'] if (d/'last.pt').exists() else 0
 
+# %% ../nbs/16_captioning.ipynb #b21e6001
 @dataclass
 class _Run:
     "What the stages of one `train_captioner` call share"
@@ -472,6 +488,7 @@ class _Run:
         self.spent[stage] += time.time() - t
         if self.main: (self.out/'train_seconds.json').write_text(json.dumps(self.spent))
 
+# %% ../nbs/16_captioning.ipynb #b21e6002
 def _run_settings(job:MainJob, out:Path, model_cfg:dict)->tuple[dict, dict, Path, dict]:
     "(preset options, model options, dataset folder, run_config entries) of a call"
     opts = preset_options(job.preset, role_emb=job.role_emb, complete=job.complete, constrain_verbs=job.constrain_verbs)
@@ -489,6 +506,7 @@ def _run_settings(job:MainJob, out:Path, model_cfg:dict)->tuple[dict, dict, Path
                **{k: v for k, v in cfg.items() if isinstance(v, (int, float, str, bool))}}
     return opts, cfg, data_at, run_cfg
 
+# %% ../nbs/16_captioning.ipynb #b21e6003
 def _dataset(job:MainJob, out:Path, env)->Path:
     "The dataset folder: `data_dir`, or the world (rank 0 generates it; the other ranks then find it or make their own)"
     if job.data_dir is not None: return Path(job.data_dir)
@@ -542,6 +560,7 @@ def _open_run(job:MainJob, model_cfg:dict)->_Run:
         + (f", {env.world_size} ranks ({env.backend})" if env.distributed else ''))
     return _Run(job, env, dev, out, opts, cfg, path, cd, net, say, spent)
 
+# %% ../nbs/16_captioning.ipynb #3c46b401
 def _val_fn(r:_Run, stage:str):
     "Validation CIDEr-D after each epoch (rank 0; `fit` broadcasts it), or None without a val split"
     if 'val' not in r.cd.splits: return None
@@ -553,6 +572,7 @@ def _val_fn(r:_Run, stage:str):
         return {'CIDEr-D': c}
     return ev
 
+# %% ../nbs/16_captioning.ipynb #3c46b402
 def _fit_options(r:_Run)->dict:
     j = r.job
     return dict(monitor='CIDEr-D' if 'val' in r.cd.splits else None, patience=j.patience, ckpt_every=j.ckpt_every,
@@ -578,6 +598,7 @@ def _train_xe(r:_Run):
     if j.capture: del r.net.loss
     return xe, xe.step - s0
 
+# %% ../nbs/16_captioning.ipynb #87f14401
 def _train_rl(r:_Run, used:int):
     "The self-critical stage, from the best XE weights (SCST checkpoints made from older XE weights are retired first)"
     j, tr, d_xe, d_rl = r.job, r.cd.splits['train'], r.out/'ckpt'/'xe', r.out/'ckpt'/'rl'
@@ -612,6 +633,7 @@ def _select(r:_Run, xe_best, rl_best)->tuple:
                preset=j.preset, options=r.opts)
     return best_val, stage
 
+# %% ../nbs/16_captioning.ipynb #1da43e01
 def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_seconds:float, model_cfg:dict,
                      t_start:float)->dict:
     "Test decoding and metrics, samples.txt, curves.png and metrics.json"
@@ -683,6 +705,7 @@ def _flag_type(anno:str):
     parse.__name__ = base + (' or none' if 'None' in kinds else '')     # argparse names it in its errors
     return parse
 
+# %% ../nbs/16_captioning.ipynb #00000001
 def main_job_parser()->argparse.ArgumentParser:
     "The shell's flags: one `--name` per `MainJob` field, with its type, default and documentation"
     p = argparse.ArgumentParser(prog='vsr_train_captioner', formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -693,6 +716,7 @@ def main_job_parser()->argparse.ArgumentParser:
                        help=(docs[f.name] or f.name).replace('%', '%%'), metavar=f.type.replace(' ', '').upper())
     return p
 
+# %% ../nbs/16_captioning.ipynb #00000002
 def train_captioner_cli(argv:list|None=None): # the flags (None: the command line's)
     "Train and evaluate a captioner from the shell (`python` or `torchrun`); prints the test metrics as JSON"
     job = main_job_parser().parse_args(argv)

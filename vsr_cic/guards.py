@@ -23,6 +23,7 @@ __all__ = ['SHOW', 'MAX_PATH_CHARS', 'MAX_ROWS', 'MAX_COLS', 'MAX_ARRAY_BYTES', 
 class UnsafeInput(ValueError):
     "A file asks for something outside its stated bounds: a path out of its folder, a special file, an array beyond a limit, data kept in another file"
 
+# %% ../nbs/00a_guards.ipynb #d2c8da01
 SHOW = 80   # characters of a hostile value quoted in a message
 
 def short(x, n:int=SHOW)->str:
@@ -45,6 +46,7 @@ def relative_path(rel, what:str='path', base=None)->PurePosixPath:
                           f"(absolute, '..' or a drive); data files may only name files inside their folder")
     return p
 
+# %% ../nbs/00a_guards.ipynb #d100ea01
 def inside(base,                 # the folder the data file lives in (or names, e.g. COCO's image_dir)
            rel,                  # the path as the data file gives it
            what:str='path',      # what the message calls it, e.g. "images.jsonl image 'x': field file"
@@ -66,6 +68,7 @@ def _kind(mode:int)->str:
         if test(mode): return name
     return 'not a regular file'
 
+# %% ../nbs/00a_guards.ipynb #de897b01
 def regular_file(path, what:str='file')->Path:
     "`path` when it is a regular file (links followed); `FileNotFoundError` when missing, `UnsafeInput` for a FIFO, device, socket or folder, refused before it is opened"
     p = Path(path)
@@ -107,6 +110,7 @@ def check_h5_dataset(d,                      # an h5py Dataset
         raise UnsafeInput(f"{w} declares shape {shape} = {n:,} bytes but the file stores {stored:,} bytes for it "
                           f"(file size {size:,}): an unwritten or truncated array; refused before allocating it")
 
+# %% ../nbs/00a_guards.ipynb #84380801
 def h5_array(h,                    # an open h5py File
              key:str,
              where:str|None=None,  # the file name for messages (default: h.filename)
@@ -131,6 +135,7 @@ def _free(path)->str:
     try: return f"{shutil.disk_usage(p).free:,} bytes free on its disk"
     except OSError: return 'free space unknown'
 
+# %% ../nbs/00a_guards.ipynb #38b50001
 @contextmanager
 def writing(path, what:str='file'):
     "Re-raise an error writing `path` (disk full, quota, permission, read-only disk) as an OSError naming the path, the cause and the free space"
@@ -156,9 +161,11 @@ LEGACY_STAGES = ('gsrl', 'slevel_transformer', 'slevel_sinkhorn', 'rlevel', 'ver
 class RunFolderError(ValueError):
     "An out_dir a trainer must not write into: empty name, a user's non-empty folder, a file"
 
+# %% ../nbs/00a_guards.ipynb #a8a6ac01
 class RunLocked(RunFolderError):
     "Another process is training in this run folder"
 
+# %% ../nbs/00a_guards.ipynb #a8a6ac02
 def run_dir(out_dir)->Path:
     "`out_dir` as a Path; `RunFolderError` for None or an empty name (which would write a run into the current directory)"
     if out_dir is None or not str(out_dir).strip():
@@ -166,6 +173,7 @@ def run_dir(out_dir)->Path:
                              f"into the current directory)")
     return Path(out_dir)
 
+# %% ../nbs/00a_guards.ipynb #a8a6ac03
 def is_run_folder(out)->bool:
     "Does `out` hold the run marker, or a run written before the marker existed?"
     out = Path(out)
@@ -174,6 +182,7 @@ def is_run_folder(out)->bool:
     return _is_vocab(out/'words_vocab.json') and (_is_vocab(out/'verbs_vocab.json') or any(
         (out/s/n).is_file() for s in LEGACY_STAGES for n in ('best.pt', 'last.pt')))
 
+# %% ../nbs/00a_guards.ipynb #a8a6ac04
 def _is_vocab(p:Path)->bool:
     "Is `p` a vocabulary file a trainer wrote ({'tokens': [...], …}), not a user's file of that name?"
     if not p.is_file() or p.is_symlink(): return False
@@ -182,6 +191,7 @@ def _is_vocab(p:Path)->bool:
     except (ValueError, OSError, RecursionError): return False
     return isinstance(v, dict) and isinstance(v.get('tokens'), list) and all(isinstance(t, str) for t in v['tokens'])
 
+# %% ../nbs/00a_guards.ipynb #a8a6ac05
 def claim_run(out_dir, trainer:str='vsr_cic')->Path:
     "Make `out_dir` a run folder (new or empty) or confirm it is one; `RunFolderError` for a non-empty folder without the marker, nothing written"
     out = run_dir(out_dir)
@@ -201,6 +211,7 @@ def claim_run(out_dir, trainer:str='vsr_cic')->Path:
             os.replace(tmp, out/RUN_MARKER)
     return out
 
+# %% ../nbs/00a_guards.ipynb #a8a6ac06
 _HELD = {}   # resolved run folder -> [lock file descriptor, depth] of this process
 
 @contextmanager
@@ -255,6 +266,7 @@ def safe_name(name,                      # the name as the caller or the upload 
     if bad: raise UnsafeInput(f"{what} {short(name)} {bad}; give a plain file name")
     return name
 
+# %% ../nbs/00a_guards.ipynb #ab556001
 def bounded(value, what:str, lo:int, hi:int)->int:
     "`value` as an int when it is a whole number in [lo, hi]; `UnsafeInput` naming `what` and the bounds otherwise"
     if isinstance(value, bool) or not isinstance(value, (int, np.integer, str)): v = None
@@ -265,6 +277,7 @@ def bounded(value, what:str, lo:int, hi:int)->int:
         raise UnsafeInput(f"{what} must be a whole number from {lo} to {hi}, got {short(value)}")
     return v
 
+# %% ../nbs/00a_guards.ipynb #ab556002
 def bounded_arg(what:str, lo:int, hi:int):
     "An argparse `type=` for a whole number in [lo, hi]: argparse's error names the option, the bounds and the value (shortened)"
     import argparse
@@ -274,6 +287,7 @@ def bounded_arg(what:str, lo:int, hi:int):
     parse.__name__ = what
     return parse
 
+# %% ../nbs/00a_guards.ipynb #ab556003
 def finite_number(x, what:str='value', limit:float=1e7)->float:
     "`x` as a float when it is a finite number within ±`limit`; `UnsafeInput` naming `what` otherwise (no OverflowError)"
     v = None
@@ -304,6 +318,7 @@ def read_json_file(path, what:str='JSON file', max_bytes:int=MAX_JSON_BYTES):
     except RecursionError: raise UnsafeInput(f"{what} {str(p)!r} nests its JSON too deeply to read") from None
     except ValueError as e: raise UnsafeInput(f"{what} {str(p)!r} is not JSON: {short(str(e))}") from None
 
+# %% ../nbs/00a_guards.ipynb #581aac01
 def atomic_write(path, data:str|bytes, what:str='file')->Path:
     "Write `data` to `path` through a private temporary file in its folder (`mkstemp`, `os.replace`); `UnsafeInput` when `path` is a symbolic link or not a regular file"
     p = Path(path)
@@ -320,6 +335,7 @@ def atomic_write(path, data:str|bytes, what:str='file')->Path:
             raise
     return p
 
+# %% ../nbs/00a_guards.ipynb #581aac02
 def sidecar_path(picture)->Path:
     "`<stem>.json` beside a picture; `UnsafeInput` when the picture is itself a .json file"
     p = Path(picture)
@@ -327,6 +343,7 @@ def sidecar_path(picture)->Path:
         raise UnsafeInput(f"picture {str(p)!r} ends in .json: its boxes file would be the picture itself")
     return p.with_suffix('.json')
 
+# %% ../nbs/00a_guards.ipynb #581aac03
 def foreign_sidecar(js, image:str)->str|None:
     "Why `js` is not picture `image`'s boxes file (None: absent, or a JSON object with a 'boxes' list and 'image' absent or `image`)"
     js = Path(js)
@@ -338,6 +355,7 @@ def foreign_sidecar(js, image:str)->str|None:
     if spec.get('image', image) != image: return f"holds the boxes of another picture, {short(spec['image'])}"
     return None
 
+# %% ../nbs/00a_guards.ipynb #581aac04
 def write_sidecar(picture, spec:Mapping)->Path:
     "Write `spec` as `picture`'s boxes file; `UnsafeInput` (nothing written) when that path holds another file"
     p = Path(picture)
@@ -381,6 +399,7 @@ def extract_archive(archive, dest, max_bytes:int=MAX_ARCHIVE_BYTES, max_members:
     except tarfile.TarError as e: raise UnsafeInput(f"archive {str(a)!r} cannot be read: {short(str(e))}") from None
     return [m.name for m in keep]
 
+# %% ../nbs/00a_guards.ipynb #e6c88a01
 def work_folder(path, what:str='work folder')->Path:
     "An empty scratch folder at `path` holding `WORK_MARKER`; an existing one is emptied only when it holds the marker (`UnsafeInput`, nothing deleted, otherwise)"
     p = Path(path)
@@ -404,6 +423,7 @@ def file_sha256(path)->str:
         for chunk in iter(lambda: f.read(1 << 20), b''): h.update(chunk)
     return h.hexdigest()
 
+# %% ../nbs/00a_guards.ipynb #fd40b001
 def bundle_files(folder, skip:Sequence[str]=('meta.json',))->list[str]:
     "Every file of a bundle (relative POSIX paths, sorted) but its top-level `skip`; `UnsafeInput` for a special file or a link out of it"
     d, out = Path(folder), []
@@ -417,12 +437,15 @@ def bundle_files(folder, skip:Sequence[str]=('meta.json',))->list[str]:
             if rel not in skip: out.append(rel)
     return sorted(out)
 
+# %% ../nbs/00a_guards.ipynb #fd40b002
 def bundle_fingerprint(folder)->dict[str, str]:
     "{relative path: SHA-256} of every file of a bundle but its top-level meta.json"
     return {rel: file_sha256(Path(folder)/rel) for rel in bundle_files(folder)}
 
+# %% ../nbs/00a_guards.ipynb #fd40b003
 def _plain(rel)->str: return rel if isinstance(rel, str) and rel.isprintable() and len(rel) <= SHOW else short(rel)
 
+# %% ../nbs/00a_guards.ipynb #fd40b004
 def fingerprint_problems(folder, files)->list[str]:
     "What is wrong with a bundle against its stated fingerprint `files` ({path: SHA-256}); empty when it matches"
     d, bad = Path(folder), []

@@ -31,6 +31,7 @@ def java_available()->bool:
     "Is a `java` executable on PATH (PTB tokenizer, METEOR, SPICE)?"
     return shutil.which('java') is not None
 
+# %% ../nbs/08_metrics.ipynb #00000001
 def spice_missing()->list[str]:
     "Paths of the Stanford CoreNLP jars SPICE needs that are absent (empty list: SPICE can run)"
     try: import pycocoevalcap
@@ -38,6 +39,7 @@ def spice_missing()->list[str]:
     lib = Path(list(pycocoevalcap.__path__)[0])/'spice'/'lib'
     return [str(lib/j) for j in SPICE_JARS if not (lib/j).exists()]
 
+# %% ../nbs/08_metrics.ipynb #00000002
 def metric_keys(metrics:Sequence[str])->list[str]:
     "Canonical metric groups ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE') for user spellings"
     out = []
@@ -61,6 +63,7 @@ def ptb_tokenize(texts:Sequence[str])->list[str]:
     out = PTBTokenizer().tokenize({i: [{'caption': _LINE_BREAKS.sub(' ', t)}] for i, t in enumerate(texts)})
     return [out[i][0] for i in range(len(texts))]
 
+# %% ../nbs/08_metrics.ipynb #00000001
 _SIMPLE = re.compile(r"'[a-z]+|[a-z0-9]+(?:-[a-z0-9]+)*|[^\sa-z0-9]")
 def simple_tokenize(texts:Sequence[str])->list[str]:
     "Pure-Python approximation of `ptb_tokenize` (no Java)"
@@ -73,6 +76,7 @@ def _warn_once(key, msg):
         _warned.add(key)
         warnings.warn(msg, stacklevel=3)
 
+# %% ../nbs/08_metrics.ipynb #00000001
 def _check_ids(preds:Mapping, refs:Mapping)->list:
     miss, extra = [k for k in preds if k not in refs], [k for k in refs if k not in preds]
     if miss or extra:
@@ -87,6 +91,7 @@ def _check_ids(preds:Mapping, refs:Mapping)->list:
             raise TypeError(f"references for id {k!r} must be a string or a non-empty list of strings, got {r!r}")
     return list(preds)
 
+# %% ../nbs/08_metrics.ipynb #00000002
 _METEOR = None
 def meteor_scorer():
     "One METEOR Java process per Python process: its start (loading the paraphrase table) takes seconds to a minute"
@@ -96,12 +101,14 @@ def meteor_scorer():
         _METEOR = Meteor()
     return _METEOR
 
+# %% ../nbs/08_metrics.ipynb #00000003
 def _scorers(keys):
     from pycocoevalcap.bleu.bleu import Bleu
     from pycocoevalcap.rouge.rouge import Rouge
     from pycocoevalcap.cider.cider import Cider
     return {'BLEU': Bleu, 'METEOR': meteor_scorer, 'ROUGE-L': Rouge, 'CIDEr-D': Cider}
 
+# %% ../nbs/08_metrics.ipynb #00000004
 def evaluate_captions(preds:Mapping[Hashable, str],            # {id: generated caption}
                       refs:Mapping[Hashable, str|Sequence[str]], # {id: ground-truth caption} or {id: [captions]}
                       metrics:Sequence[str]=DEFAULT_METRICS,   # any of BLEU, METEOR, ROUGE-L, CIDEr-D, SPICE
@@ -164,12 +171,15 @@ def has_repeat(tokens:Sequence[str])->bool:
         t[i : i + 2] == t[i + 2 : i + 4] for i in range(len(t) - 3)
     )
 
+# %% ../nbs/08_metrics.ipynb #71b73801
 def repeat_rate(captions:Sequence[Sequence[str]])->float:
     "Share of captions with an immediate repetition"
     return float(np.mean([has_repeat(c) for c in captions])) if captions else 0.
 
+# %% ../nbs/08_metrics.ipynb #71b73802
 def bigrams(tokens:Sequence[str])->list[tuple]: return list(zip(tokens, tokens[1:]))
 
+# %% ../nbs/08_metrics.ipynb #71b73803
 def unseen_bigram_rate(captions:Sequence[Sequence[str]], corpus_bigrams:set)->float:
     "Share of the generated bigrams never seen in the human corpus"
     b = [g for c in captions for g in bigrams([w.lower() for w in c])]

@@ -22,6 +22,7 @@ __all__ = ['SAMPLE_PHOTOS', 'PHOTO_SPLIT', 'scene_caption', 'add_scene_region', 
 def _scene_row(C:int)->np.ndarray: # -> (1, C + 1)
     return np.eye(C + 1, dtype=np.float32)[None, C]
 
+# %% ../nbs/06a_photo_proposals.ipynb #00000001
 def scene_caption(cap:Mapping, scene_set:int)->dict:
     "A copy of a caption record whose ungrounded entities and non-verb slots are grounded to `scene_set`"
     c = copy.deepcopy(dict(cap))
@@ -33,6 +34,7 @@ def scene_caption(cap:Mapping, scene_set:int)->dict:
         if sl['set'] is None and any(s != VERB for _, s in sl['labels']): sl['set'] = scene_set
     return c
 
+# %% ../nbs/06a_photo_proposals.ipynb #00000002
 def add_scene_region(src,                  # dataset folder with pictures (`file` of each image record)
                      dst,                  # folder to write (reused when it was made from the same `src`)
                      device:str='cpu',
@@ -109,6 +111,7 @@ def sample_photo(name:str)->np.ndarray: # (H, W, 3) uint8
         )
     return getattr(skd, name)()
 
+# %% ../nbs/06a_photo_proposals.ipynb #00000001
 def photo_proposals(image:np.ndarray,             # (H, W, 3) uint8 picture
                     boxes:Sequence[Sequence[float]], # (N, 4) x1 y1 x2 y2 pixels
                     names:Sequence[str],          # class name of each box (among `classes`)

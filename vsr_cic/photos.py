@@ -94,6 +94,7 @@ def photo_figure(data, preds:Sequence[Mapping], n:int=4, cols:int=2, width:float
     fig.tight_layout()
     return fig
 
+# %% ../nbs/24_photos.ipynb #00000001
 def save_small_png(fig, path, max_bytes:int=300_000, dpi:int=80)->Path:
     "Save a figure as PNG; quantise to 256 colours if it is larger than `max_bytes`"
     from PIL import Image
@@ -120,6 +121,7 @@ def run_dataset(run:Path)->Path|None:
         if (p/'meta.json').exists(): return p
     return None
 
+# %% ../nbs/24_photos.ipynb #00000001
 def photo_pipeline(run_dir,                 # a real_photos.ipynb out_dir
                    photo:str='coffee',      # a key of SAMPLE_PHOTOS
                    picture_dir='.',         # where the picture is saved as <photo>.png for drawing
@@ -149,6 +151,7 @@ def photo_pipeline(run_dir,                 # a real_photos.ipynb out_dir
     pipe.data = WithPhotos(pipe.data, {photo: pp}, {photo: str(pic.resolve())})  # the explorer looks the photo up by id
     return pipe, pipe.data, ''
 
+# %% ../nbs/24_photos.ipynb #00000002
 def photo_preview(photo:str='coffee', width:float=4.0):
     "The sample photo with its hand-given boxes and class names (a matplotlib axis)"
     import matplotlib.pyplot as plt
@@ -235,6 +238,7 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     pipe.cap_slot_words(k, no_end)
     return pipe, ''
 
+# %% ../nbs/24_photos.ipynb #06dd7401
 def own_photo(pipe, spec, image_id:str='my_photo')->dict:
     "Add a user's photo (`load_photo_spec` input) to a pipeline's data; returns its proposals dict"
     from vsr_cic.features import load_image, feature_kind_of, scene_context_of

@@ -31,11 +31,13 @@ IN_RUN = 'data_in_run'   # run_config key: True when 'data' is a path relative t
 class RunMismatch(ValueError):
     "A run folder asked to continue with settings or data other than those its checkpoints were made with"
 
+# %% ../nbs/15b_runs.ipynb #c9945901
 def has_checkpoints(out:str|os.PathLike)->bool:
     "Does the run folder hold trained weights (a stage checkpoint or `model.pt`)?"
     out = Path(out)
     return (out/MODEL_PT).exists() or any((out/d).is_dir() and any((out/d).rglob('*.pt')) for d in ('ckpt', *LEGACY_STAGES))
 
+# %% ../nbs/15b_runs.ipynb #c9945902
 def data_entry(path:str|os.PathLike, out:str|os.PathLike)->dict:
     "The run_config entries naming the dataset: relative to the run folder when it lies inside it (survives a copy or move)"
     p, o = Path(path), Path(out)
@@ -44,11 +46,13 @@ def data_entry(path:str|os.PathLike, out:str|os.PathLike)->dict:
     return ({'data': Path(os.path.relpath(p.resolve(), o.resolve())).as_posix(), IN_RUN: True} if inside
             else {'data': str(p)})
 
+# %% ../nbs/15b_runs.ipynb #c9945903
 def data_path(cfg:Mapping, out:str|os.PathLike)->Path|None:
     "The dataset folder a run_config names, resolved against the run folder when it is stored relative to it"
     if cfg.get('data') is None: return None
     return Path(out)/cfg['data'] if cfg.get(IN_RUN) else Path(cfg['data'])
 
+# %% ../nbs/15b_runs.ipynb #c9945904
 def read_json(path:str|os.PathLike, what:str='file')->dict:
     "A JSON file, with errors that name it (missing, not UTF-8, not JSON)"
     p = Path(path)
@@ -68,11 +72,13 @@ def _comparable(cfg:Mapping, out:Path)->dict:
         except OSError: c['data'] = str(p)
     return c
 
+# %% ../nbs/15b_runs.ipynb #2db37d01
 def config_diff(old:Mapping, new:Mapping, out:str|os.PathLike)->dict:
     "{key: (old, new)} for every setting that differs (dataset paths resolved)"
     a, b = _comparable(old, Path(out)), _comparable(new, Path(out))
     return {k: (a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
 
+# %% ../nbs/15b_runs.ipynb #2db37d02
 def check_run_config(out:str|os.PathLike, # the run folder
                      cfg:Mapping,         # this call's settings (what `write_run_config` would store)
                      resume:bool=True,    # False: the caller starts over and may overwrite the folder
@@ -90,6 +96,7 @@ def check_run_config(out:str|os.PathLike, # the run folder
                           "are then replaced)")
     return old
 
+# %% ../nbs/15b_runs.ipynb #2db37d03
 def write_run_config(out:str|os.PathLike, cfg:Mapping)->Path:
     "Write `run_config.json` atomically"
     f = Path(out)/RUN_CONFIG
@@ -105,11 +112,13 @@ def vocab_fingerprint(vocabs:Mapping[str, Vocab])->str:
     h = hashlib.sha256(json.dumps({k: vocabs[k].to_dict() for k in sorted(vocabs)}, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
+# %% ../nbs/15b_runs.ipynb #5a0cf301
 def _first_difference(a:Vocab, b:Vocab)->str:
     i = next((i for i, (x, y) in enumerate(zip(a.itos, b.itos)) if x != y), min(len(a), len(b)))
     show = lambda v: repr(v.itos[i]) if i < len(v) else 'nothing'
     return f"{len(a)} vs {len(b)} tokens; id {i} is {show(a)} vs {show(b)}"
 
+# %% ../nbs/15b_runs.ipynb #5a0cf302
 def check_vocabs_unchanged(folder:str|os.PathLike, # the run's vocab/ folder
                            vocabs:Mapping[str, Vocab], # the vocabularies this call built from the data
                            out:str|os.PathLike,     # the run folder (only a folder with checkpoints is protected)
@@ -128,6 +137,7 @@ def check_vocabs_unchanged(folder:str|os.PathLike, # the run's vocab/ folder
                               f"was "
                               "overwritten: use another out_dir, or resume=False to train from scratch")
 
+# %% ../nbs/15b_runs.ipynb #5a0cf303
 def check_vocab_fits(ck:Mapping,            # a loaded `model.pt`
                      vocabs:Mapping[str, Vocab], # the vocabularies found beside it
                      path:str|os.PathLike): # the checkpoint file (for the message)
@@ -148,6 +158,7 @@ def best_ckpt(*folders)->Path|None:
     "The first of `CKPT_FILES` that exists, tried folder by folder in order; None when there is none"
     return next((Path(d)/n for d in folders for n in CKPT_FILES if (Path(d)/n).exists()), None)
 
+# %% ../nbs/15b_runs.ipynb #c0a1b201
 def find_ckpt(folder, what:str)->Path:
     "The best (else last) checkpoint in `folder`; FileNotFoundError naming the expected files otherwise"
     f = best_ckpt(folder)
@@ -156,12 +167,14 @@ def find_ckpt(folder, what:str)->Path:
                                 f"first")
     return f
 
+# %% ../nbs/15b_runs.ipynb #c0a1b202
 def restore_best(model:torch.nn.Module, ckpt_dir, map_location='cpu')->bool:
     "Load `ckpt_dir/best.pt` into `model` when it exists (a trainer's last step: keep the best validation epoch)"
     f = Path(ckpt_dir)/CKPT_FILES[0]
     if f.exists(): model.load_state_dict(load_checkpoint(f, map_location)['model'])
     return f.exists()
 
+# %% ../nbs/15b_runs.ipynb #c0a1b203
 def run_vocabs(folder, what:str)->dict:
     "The word and verb vocabularies a run folder holds; FileNotFoundError naming the missing file"
     for n in ('words', 'verbs'):
@@ -169,6 +182,7 @@ def run_vocabs(folder, what:str)->dict:
         if not f.exists(): raise FileNotFoundError(f"{what}: vocabulary {f} is missing")
     return load_vocabs(folder)
 
+# %% ../nbs/15b_runs.ipynb #c0a1b204
 def load_gsrl(gsrl_dir, device='cpu')->tuple[GSRL, dict]:
     "GSRL and its vocabularies ({'words', 'verbs'}) from a `train_gsrl` out_dir (`gsrl/best.pt`, else `last.pt`)"
     f = find_ckpt(Path(gsrl_dir)/'gsrl', 'GSRL')
@@ -177,6 +191,7 @@ def load_gsrl(gsrl_dir, device='cpu')->tuple[GSRL, dict]:
     m = build_checked(GSRL, ck['config'], ck['model'], f)   # config checked against the weights before building
     return m.to(device).eval(), run_vocabs(gsrl_dir, 'GSRL')
 
+# %% ../nbs/15b_runs.ipynb #c0a1b205
 NUM_THREADS = 1   # torch intra-op threads of the small trainers: their models are tiny, and on a shared 2-core CPU
                   # 2 threads made a GSRL step 20x slower (36 ms -> 714 ms)
 
@@ -193,6 +208,7 @@ def open_run(out_dir,                      # the run folder (created)
     out.mkdir(parents=True, exist_ok=True)
     return out, dev
 
+# %% ../nbs/15b_runs.ipynb #c0a1b206
 def start_run(data_dir,                    # dataset folder; None -> the built-in world (`vsr_cic.world.resolve_data`)
               out_dir,                     # the run folder (created)
               seed:int=0,
@@ -204,7 +220,6 @@ def start_run(data_dir,                    # dataset folder; None -> the built-i
     out, dev = open_run(out_dir, seed, device, num_threads)
     return out, resolve_data(data_dir, world_images, seed, out), dev
 
-
 # %% ../nbs/15b_runs.ipynb #6544a82c
 MODEL_KEYS = ('model', 'name', 'config', 'vocab_size', 'feat_dim')   # what every `model.pt` holds
 
@@ -212,10 +227,12 @@ def model_file(run)->Path:
     "The `model.pt` of a run folder"
     return Path(run)/MODEL_PT
 
+# %% ../nbs/15b_runs.ipynb #6544a801
 def has_model(run)->bool:
     "Does the run folder hold a finished run's model?"
     return model_file(run).exists()
 
+# %% ../nbs/15b_runs.ipynb #6544a802
 def save_model(run,                        # the run folder
                model:torch.nn.Module,
                name:str,                   # `make_captioner`'s name (ours | c_lstm | …)
@@ -230,6 +247,7 @@ def save_model(run,                        # the run folder
                  'feat_dim': feat_dim, **info, 'vocab_dir': vocab_dir, 'vocab_sha': vocab_fingerprint(vocabs)}, f)
     return f
 
+# %% ../nbs/15b_runs.ipynb #6544a803
 def read_model(run, what:str='captioner', map_location='cpu')->dict:
     "`model.pt`'s entries of a run; errors name the missing file or key"
     f = model_file(run)
@@ -240,6 +258,7 @@ def read_model(run, what:str='captioner', map_location='cpu')->dict:
         if k not in ck: raise KeyError(f"{what}: {f} lacks key {k!r} (has {sorted(ck)})")
     return ck
 
+# %% ../nbs/15b_runs.ipynb #6544a804
 def model_vocabs(run, ck:Mapping, what:str='captioner')->dict:
     "The vocabularies beside a run's `model.pt` (`ck`), refused (`RunMismatch`) when they are not the ones it was trained with"
     vocabs = run_vocabs(Path(run)/ck.get('vocab_dir', 'vocab'), what)
@@ -260,6 +279,7 @@ def trainer_config(trainer:str, arguments:Mapping, out)->dict:
         cfg[k] = json.loads(json.dumps(v, default=str))
     return cfg
 
+# %% ../nbs/15b_runs.ipynb #8a206601
 def guard_run(trainer:str|None=None,   # the name recorded in the marker and run_config.json (default: the function's)
               config:bool=True):       # check and record the call's settings (False: the trainer checks them itself)
     "Decorator for a trainer with an `out_dir` argument: claim the run folder, hold its lock for the call, refuse other settings"

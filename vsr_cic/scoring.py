@@ -37,6 +37,7 @@ def mean_sd(xs:list)->tuple:
     if not xs: return None, None
     return float(np.mean(xs)), float(np.std(xs, ddof=1)) if len(xs) > 1 else None
 
+# %% ../nbs/08d_scoring.ipynb #e0c25501
 def markdown_table(rows:list[dict], cols:tuple, keys:tuple=('method', 'proposals'), scale:float=100.)->str:
     "Markdown table of metric rows (values × `scale`, one decimal; None → '–')"
     fmt = lambda v: '–' if v is None else f'{v * scale:.1f}' if isinstance(v, float) else str(v)
@@ -52,6 +53,7 @@ def cider_d(preds:list[dict])->float:
     "CIDEr-D of decoded captions against their single ground truth (df from those references)"
     return float(CiderD().score([p['tokens'] for p in preds], [[p['gt']] for p in preds]).mean()) if preds else 0.
 
+# %% ../nbs/08d_scoring.ipynb #b40cce01
 def evaluate_split(preds:list[dict], metrics:bool=True, control:bool=True, srl='spacy')->dict:
     "Accuracy metrics and controllability of decoded captions (None for whatever is unavailable)"
     out = {k: None for k in TEST_METRICS}
@@ -81,6 +83,7 @@ def safe_evaluate(preds:list[dict], **kw)->dict:
         if not p['tokens']: p['tokens'] = [EMPTY]
     return evaluate_split(preds, **kw)
 
+# %% ../nbs/08d_scoring.ipynb #2191bc01
 SUBSETS = {'all': lambda n: True, 'one-verb': lambda n: n == 1, 'multi-verb': lambda n: n > 1}
 
 def control_counts(preds:list[dict], srl)->list[dict]:
@@ -89,6 +92,7 @@ def control_counts(preds:list[dict], srl)->list[dict]:
                                   per_caption=True)
     return c['per_caption']
 
+# %% ../nbs/08d_scoring.ipynb #2191bc02
 def control_of(counts:list[dict])->dict:
     "R_V, R_SR1, R_SR2 of a set of captions' `control_counts` (None without a request)"
     out = {}
@@ -97,6 +101,7 @@ def control_of(counts:list[dict])->dict:
         out[name] = sum(r[f'{k}_hit'] for r in counts) / tot if tot else None
     return out
 
+# %% ../nbs/08d_scoring.ipynb #2191bc03
 def subset_results(preds:list[dict], n_frames:dict, metrics:bool=True, control:bool=True, srl='spacy')->dict:
     "{'all' | 'one-verb' | 'multi-verb': metrics} of decoded captions (the SRL parse is done once)"
     counts = control_counts(preds, srl) if control and preds else None
@@ -144,6 +149,7 @@ def photo_scores(preds:Sequence[dict], refs:Mapping[str, Sequence[str]], corpus_
         "n_images": len({p["image_id"] for p in preds}),
     }
 
+# %% ../nbs/08d_scoring.ipynb #56a6ee01
 TABLE1_FLOORS = ('retrieval_blind',)   # rows that train and decode nothing (`vsr_cic.baselines.retrieval_blind`), after the methods
 
 VERB_SUBSETS = {'all': lambda n: True, 'one': lambda n: n == 1, 'multi': lambda n: n > 1}
@@ -153,6 +159,7 @@ def attached_share(counts:Sequence[Mapping])->float|None:
     if not counts: return None
     return float(np.mean([c['v_hit'] == c['v_total'] and c['sr_hit'] == c['sr_total'] for c in counts]))
 
+# %% ../nbs/08d_scoring.ipynb #56a6ee02
 def has_verb_share(counts:Sequence[Mapping])->float|None:
     "Share of captions whose own parse has at least one verb frame (`n_frames` of `vsr_cic.control.caption_counts`)"
     if not counts: return None
@@ -160,6 +167,7 @@ def has_verb_share(counts:Sequence[Mapping])->float|None:
         raise KeyError(f"has_verb_share: caption counts {miss[:3]} have no 'n_frames' (counts from before it was recorded?)")
     return float(np.mean([c['n_frames'] > 0 for c in counts]))
 
+# %% ../nbs/08d_scoring.ipynb #56a6ee03
 def subset_scores(preds:Sequence[dict], refs:Mapping, n_frames:Mapping, corpus_bigrams:set, srl='spacy')->dict:
     "{'all' | 'one' | 'multi': photo metrics} of one method's predictions; the generated captions are parsed once"
     counts = control_counts(list(preds), srl) if preds else []
@@ -205,6 +213,7 @@ def table1_orderings(rows:list[dict], captions:str='all')->list[dict]:
                         'baselines': ['ours (oracle verb)']})
     return out
 
+# %% ../nbs/08d_scoring.ipynb #d6c47101
 def orderings(rows:Sequence[Mapping], verbs:str='all', preset:str='paper', test_set:str='photos',
               metrics:Sequence[str]=('CIDEr-D', 'R_V', 'R_SR1', 'R_SR2'),
               baselines:Sequence[str]=('c_lstm', 'c_updn', 'sct', 'ours_no_verb'),

@@ -28,6 +28,7 @@ def _top(doc, s:int, e:int):
     "The syntactic top of `doc[s:e]`: its first token whose head lies outside the span"
     return next((t for t in doc[s:e] if not (s <= t.head.i < e) or t.head.i == t.i), doc[s])
 
+# %% ../nbs/04d_srl_learned.ipynb #a601
 def candidates(p, rule:Frame)->dict:
     "Candidate argument spans of predicate `p`: the rules' arguments (with their labels) and every dependent's subtree"
     doc, out = p.doc, {}
@@ -38,6 +39,7 @@ def candidates(p, rule:Frame)->dict:
         if s < e and not (s <= p.i < e): out.setdefault((s, e), None)
     return out
 
+# %% ../nbs/04d_srl_learned.ipynb #a602
 def word_class(t)->str:
     "The coarse class of a spaCy token for the learned tagger's features: 'place', 'anim', 'time', else its part of speech"
     w, l = t.lower_, t.lemma_.lower()
@@ -46,6 +48,7 @@ def word_class(t)->str:
     if w in TIME_NOUNS or l in TIME_NOUNS: return 'time'
     return t.pos_
 
+# %% ../nbs/04d_srl_learned.ipynb #a603
 def roleset_features(roles:dict, prep:str)->list[str]:
     "What the roleset's role descriptions say about a phrase introduced by `prep` (empty string: no preposition)"
     out = [f'has:{r}' for r in roles if r.startswith('ARG')]
@@ -60,6 +63,7 @@ def roleset_features(roles:dict, prep:str)->list[str]:
         if keys and any((k in words) if ' ' not in k else (k in d) for k in keys): out.append(f'prepdesc:{r}')
     return out
 
+# %% ../nbs/04d_srl_learned.ipynb #a604
 def features(p, s:int, e:int, rule:str|None, roleset:str|None, roles:dict, passive:bool)->list[str]:
     "Sparse string features of candidate span `doc[s:e]` as an argument of predicate `p`"
     doc = p.doc
@@ -119,7 +123,6 @@ def features(p, s:int, e:int, rule:str|None, roleset:str|None, roles:dict, passi
 
 from .srl_rules import is_passive
 
-
 # %% ../nbs/04d_srl_learned.ipynb #a10
 def _mask(labels, roles:dict)->np.ndarray:
     "0 for labels the roleset allows, -inf for numbered roles it lacks (no constraint when the roleset is unknown)"
@@ -129,6 +132,7 @@ def _mask(labels, roles:dict)->np.ndarray:
             if l.startswith('ARG') and l not in roles: m[j] = -np.inf
     return m
 
+# %% ../nbs/04d_srl_learned.ipynb #a1001
 def roleset_driven(roles:dict, rule:Frame, p_index:int)->dict:
     "{span: role} of the rules' arguments that follow the roleset's descriptions, kept by the learned backend"
     out = {}
@@ -139,6 +143,7 @@ def roleset_driven(roles:dict, rule:Frame, p_index:int)->dict:
             out[(a.start, a.end)] = a.role
     return out
 
+# %% ../nbs/04d_srl_learned.ipynb #a1002
 def predicate_rows(p, lex:Lexicon, roleset:str|None=None):
     "(rule frame, roles, [(start, end, features)]) of predicate token `p` (`roleset`: override the rules' choice)"
     rule = frame_of(p, lex)
@@ -148,6 +153,7 @@ def predicate_rows(p, lex:Lexicon, roleset:str|None=None):
     rows = [(s, e, features(p, s, e, r, rs, roles, passive)) for (s, e), r in candidates(p, rule).items()]
     return rule, rs, roles, rows
 
+# %% ../nbs/04d_srl_learned.ipynb #a1003
 class ArgLabeller:
     "A linear (multinomial logistic) labeller of candidate argument spans over sparse string features"
     def __init__(self, vocab:list[str], labels:list[str], W:np.ndarray, b:np.ndarray):
@@ -173,6 +179,7 @@ class ArgLabeller:
         z = np.load(path, allow_pickle=False)
         return cls(z['vocab'].tolist(), z['labels'].tolist(), z['W'].astype(np.float32), z['b'])
 
+# %% ../nbs/04d_srl_learned.ipynb #a1004
 def _next_label(prob:np.ndarray, labels:list[str], used:set, none:int)->str|None:
     "The most probable label of one candidate that is no numbered role in `used`; None when `NONE` comes first"
     for j in np.argsort(-prob):
@@ -180,10 +187,12 @@ def _next_label(prob:np.ndarray, labels:list[str], used:set, none:int)->str|None
         if not (labels[j].startswith('ARG') and labels[j] in used): return labels[j]
     return None
 
+# %% ../nbs/04d_srl_learned.ipynb #a1005
 def _prep_of(feats:list[str])->str:
     "The preposition a candidate's features name ('' for none)"
     return next((f[5:] for f in feats if f.startswith('prep=')), '')
 
+# %% ../nbs/04d_srl_learned.ipynb #a1006
 def decode(rows, logits:np.ndarray, labels:list[str], roles:dict, p_index:int,
            forced:dict|None=None, # {row: label} kept whatever the scores say
            free:Sequence[int]=())->list[Arg]: # rows a numbered role may repeat on (relative pronouns: `R-ARGn`)
@@ -215,7 +224,6 @@ def decode(rows, logits:np.ndarray, labels:list[str], roles:dict, p_index:int,
         out.append(Arg(lab, s, e))
     return sorted(out, key=lambda a: a.start)
 
-
 # %% ../nbs/04d_srl_learned.ipynb #a14
 def conflicts_dropped(items:list[dict], lex:Lexicon)->list[dict]:
     "Gold items without the predicates whose `LOC` the roleset calls a numbered role ('stand.01' ARG2 'location')"
@@ -236,6 +244,7 @@ def conflicts_dropped(items:list[dict], lex:Lexicon)->list[dict]:
         out.append(it | {'preds': keep})
     return out
 
+# %% ../nbs/04d_srl_learned.ipynb #a1401
 def training_rows(docs, items, lex:Lexicon):
     "(features, label) of every candidate span of every gold predicate; and the share of gold spans among the candidates"
     X, y, R, found, total = [], [], [], 0, 0
@@ -257,6 +266,7 @@ def training_rows(docs, items, lex:Lexicon):
                 R.append(tuple(roles))
     return X, y, R, found / max(total, 1)
 
+# %% ../nbs/04d_srl_learned.ipynb #a1402
 def train_labeller(X, y, R=None, min_count:int=2, epochs:int=6, seed:int=0)->ArgLabeller:
     "Fit the labeller on feature lists `X`, labels `y` and roleset roles `R` (averaged perceptron, roleset-constrained)"
     rng = np.random.default_rng(seed)
@@ -289,6 +299,7 @@ def train_labeller(X, y, R=None, min_count:int=2, epochs:int=6, seed:int=0)->Arg
     W -= U / c
     return ArgLabeller(vocab, labels, W, np.zeros(len(labels)))
 
+# %% ../nbs/04d_srl_learned.ipynb #a1403
 MODEL_FILE = 'srl_learned.npz'   # the packaged weights, in `vsr_cic/assets`
 
 def training_docs(examples:str|Path|None, world_captions:int, lex:Lexicon)->tuple[list, list[dict]]:
@@ -340,6 +351,7 @@ def relative_roles(p, args:list[Arg])->list[Arg]:
     return [Arg(ante.role, a.start, a.end, a.head) if a.end - a.start == 1 and p.doc[a.start].tag_ in REL_TAGS and a is not ante
             else a for a in args]
 
+# %% ../nbs/04d_srl_learned.ipynb #a1601
 class LearnedSRL(SpacySRL):
     "Rule-found predicates and candidate spans, labelled by a linear model trained on the PropBank frame examples"
     name = 'learned'
@@ -379,4 +391,3 @@ class LearnedSRL(SpacySRL):
         return [Parse([t.text for t in d], frames.get(id(d), [])) for d in docs]
     def _parse_serial(self, items, batch_size): return self.parse_docs(self.docs(items, batch_size))
     def __repr__(self): return f"LearnedSRL({len(self.model.vocab)} features, {len(self.model.labels)} labels)"
-

@@ -42,6 +42,7 @@ def _trim(doc, s:int, e:int)->tuple[int, int]:
     while e > s and (doc[e-1].pos_ in _PUNCT or doc[e-1].dep_ == 'cc'): e -= 1
     return s, e
 
+# %% ../nbs/04b_srl_rules.ipynb #00000001
 def subtree_span(tok, exclude=None)->tuple[int, int]:
     "Token span of `tok`'s subtree; with `exclude`, the contiguous run around `tok` that avoids that subtree"
     if exclude is None: return _trim(tok.doc, tok.left_edge.i, tok.right_edge.i + 1)
@@ -56,6 +57,7 @@ def subtree_span(tok, exclude=None)->tuple[int, int]:
     while e > s and tok.doc[e-1].lower_ in REL_PRONOUNS and tok.doc[e-1].i != tok.i: e -= 1
     return s, e
 
+# %% ../nbs/04b_srl_rules.ipynb #00000002
 def span_head(doc, start:int, end:int)->int:
     "Head token of `doc[start:end]` under Universal Dependencies conventions"
     toks = [t for t in doc[start:end] if not (start <= t.head.i < end) or t.head.i == t.i]
@@ -98,6 +100,7 @@ def lexicon_lemma(word:str, lemma:str, lexicon:Lexicon|None)->str|None:
             if x in lexicon or x in bases: return x
     return None
 
+# %% ../nbs/04b_srl_rules.ipynb #00000001
 def is_predicate(t, lexicon:Lexicon|None=None)->bool:
     "Does token `t` head a frame? (With a `lexicon`, only verbs it knows: 'a microwave [oven]' tagged VERB is none)"
     if t.dep_ in ('aux', 'auxpass'): return False
@@ -112,6 +115,7 @@ def is_predicate(t, lexicon:Lexicon|None=None)->bool:
         and t.dep_ not in ("aux", "auxpass")
     )
 
+# %% ../nbs/04b_srl_rules.ipynb #00000002
 def is_passive(p)->bool:
     "Is the spaCy predicate token `p` passive (a passive auxiliary or subject, a reduced relative, or a conjunct of a passive)?"
     if any(c.dep_ in ('auxpass', 'nsubjpass', 'csubjpass') for c in p.children): return True
@@ -119,6 +123,7 @@ def is_passive(p)->bool:
     if p.tag_ == 'VBN' and p.dep_ == 'conj' and not any(c.dep_ == 'aux' for c in p.children): return is_passive(p.head)
     return _reduced_relative_root(p)
 
+# %% ../nbs/04b_srl_rules.ipynb #00000003
 PARTICIPLES_T = frozenset('cut set put hung built made laid spread split left'.split())   # participles without -ed / -en
 
 def _reduced_relative_root(p)->bool:
@@ -130,12 +135,14 @@ def _reduced_relative_root(p)->bool:
     subj = next((c for c in p.children if c.dep_ == 'nsubj' and c.i < p.i), None)
     return subj is not None and subj.pos_ in ('NOUN', 'PROPN') and not _animate(subj)
 
+# %% ../nbs/04b_srl_rules.ipynb #00000004
 def _animate(t)->bool:
     "Is token `t` a person or an animal (a pronoun other than *it*, a proper name, or a known person / animal noun)?"
     w, l = t.lower_, t.lemma_.lower()
     if t.pos_ == 'PRON': return w not in ('it', 'this', 'that', 'which', 'something')
     return t.pos_ == 'PROPN' or w in ANIMATE or l in ANIMATE or w in ANIMALS or l in ANIMALS
 
+# %% ../nbs/04b_srl_rules.ipynb #00000005
 def _is_time(t)->bool:
     "A time expression head: a time noun, a month or weekday, or a year-like number"
     return (
@@ -239,6 +246,7 @@ def _subject_of(v):
         else: return None
     return None
 
+# %% ../nbs/04b_srl_rules.ipynb #00000001
 def _subject_token(p):
     "The token naming `p`'s subject: its subject dependent, the noun a participle modifies, or a governing verb's subject"
     s = next((c for c in p.children if c.dep_ in ('nsubj', 'csubj')), None)
@@ -246,6 +254,7 @@ def _subject_token(p):
     if p.dep_ in ('acl', 'relcl', 'amod') and p.head.pos_ in ('NOUN', 'PROPN', 'PRON', 'NUM'): return p.head
     return _subject_of(p.head) if p.dep_ in ('conj', 'xcomp', 'advcl') and p.head.i != p.i else None
 
+# %% ../nbs/04b_srl_rules.ipynb #00000002
 def _conj_chain(tok)->list:
     "`tok` and its conjuncts (`a bird and a ball`)"
     out = [tok]
@@ -254,6 +263,7 @@ def _conj_chain(tok)->list:
         if not nxt: return out
         out.append(nxt[0])
 
+# %% ../nbs/04b_srl_rules.ipynb #00000003
 def _extend_conj(doc, tok, s:int, e:int)->tuple[int, int]:
     "Grow a noun span over a conjunct the parser attached elsewhere (`pets [a sheep] and a cow`)"
     if e + 1 < len(doc) and doc[e].lower_ in ('and', 'or'):
@@ -262,6 +272,7 @@ def _extend_conj(doc, tok, s:int, e:int)->tuple[int, int]:
         if c is not None: return s, _trim(doc, s, c.right_edge.i + 1)[1]
     return s, e
 
+# %% ../nbs/04b_srl_rules.ipynb #00000004
 RELATIONAL_PREPS = frozenset('next near beside behind'.split())   # 'X next to Y': a place given by a thing
 
 def _trailing_locative(doc, tok, s:int, e:int):
@@ -281,6 +292,7 @@ def _trailing_locative(doc, tok, s:int, e:int):
             return c
     return None
 
+# %% ../nbs/04b_srl_rules.ipynb #00000005
 def split_locatives(doc, tok, s:int, e:int)->list[tuple[int, int]]:
     "Noun-phrase span of `tok` without trailing locative PPs, then those PPs: the first is the NP, the rest LOC spans"
     c = _trailing_locative(doc, tok, s, e)
@@ -292,6 +304,7 @@ def split_locatives(doc, tok, s:int, e:int)->list[tuple[int, int]]:
     inner = split_locatives(doc, obj, pp, e) if obj is not None else [(pp, e)]
     return [*split_locatives(doc, tok, s, np_end), (pp, inner[0][1]), *inner[1:]]
 
+# %% ../nbs/04b_srl_rules.ipynb #00000006
 def shared_trailing_pps(p)->list:
     """Prepositional phrases after the last of a verb's conjoined verbs that the verb shares: it says nothing after itself
     ('people [sitting] and talking [in a room]', 'sitting or laying down [on a bench] [near a fountain]')"""
@@ -410,6 +423,7 @@ def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
             add(MARK_ROLE.get(mark, 'ADV'), *subtree_span(c))
     return has_subj
 
+# %% ../nbs/04b_srl_rules.ipynb #443e7f01
 NOUN_POS = ('NOUN', 'PROPN', 'PRON', 'NUM')
 
 def phrase_noun(n):
@@ -429,6 +443,7 @@ def phrase_noun(n):
             continue
         return n
 
+# %% ../nbs/04b_srl_rules.ipynb #443e7f02
 def _phrase_participle(c):
     "The participle hung on object `c` of a participle that `phrase_noun` gives the whole phrase ('a woman wearing [a jacket] [standing]'), or None"
     if c.dep_ != 'dobj' or phrase_noun(c).i == c.i: return None
@@ -467,16 +482,19 @@ def _implicit_subject(p, v:_Verb, subj:str, has_subj:bool, add):
         if rel: add('ARG1' if rel[0].dep_ != 'nsubj' else subj, s, e, p.head.i)
         elif not v.has_obj: add('ARG1' if subj != 'ARG1' else 'ARG2', s, e, p.head.i)
 
+# %% ../nbs/04b_srl_rules.ipynb #7fd17101
 def verb_end(p)->int|None:
     "One past the particle of a phrasal verb written right after it (`picking up`), else None"
     nxt = p.doc[p.i + 1] if p.i + 1 < len(p.doc) else None
     return nxt.i + 1 if nxt is not None and nxt.dep_ == 'prt' and nxt.head.i == p.i else None
 
+# %% ../nbs/04b_srl_rules.ipynb #7fd17102
 def _is_place_pp(doc, a:Arg)->bool:
     "Is the argument a prepositional phrase about a place (`on a beach`)?"
     h = doc[a.head] if a.head is not None else doc[a.end - 1]
     return doc[a.start].pos_ in ('ADP', 'ADV') and (h.lower_ in PLACE_NOUNS or h.lemma_.lower() in PLACE_NOUNS)
 
+# %% ../nbs/04b_srl_rules.ipynb #7fd17103
 def _merge_with_pp(doc, p, args:list[Arg])->list[Arg]:
     """A *with* phrase right after a place argument describes the place when what it brings is neither a person nor
     theirs ('sitting [ARG2 at a table with some food]'; not 'stands at the top of a jump [with his skateboard]')"""
@@ -496,6 +514,7 @@ def _merge_with_pp(doc, p, args:list[Arg])->list[Arg]:
         out.append(a)
     return out
 
+# %% ../nbs/04b_srl_rules.ipynb #7fd17104
 def _merge_coordinated(doc, args:list[Arg])->list[Arg]:
     "Join `[X] and [Y]` when the parser split one coordinated argument into two (`hold [a cup] and [a book]`)"
     out = []
@@ -522,6 +541,7 @@ def _ing_bases(w:str)->list[str]:
     if len(stem) > 2 and stem[-1] == stem[-2]: out.insert(0, stem[:-1])
     return out
 
+# %% ../nbs/04b_srl_rules.ipynb #00000001
 def _s_bases(w:str)->list[str]:
     "Possible base forms of an -s word, likeliest first (`drinks` → drink, `stares` → stare before star, `watches` → watch, `carries` → carry)"
     if w.endswith('ies'): return [w[:-3] + 'y']
@@ -529,6 +549,7 @@ def _s_bases(w:str)->list[str]:
         return [w[:-2], w[:-1]] if w[:-2].endswith(('s', 'x', 'z', 'ch', 'sh', 'o')) else [w[:-1], w[:-2]]
     return [w[:-1]] if w.endswith('s') else [w]
 
+# %% ../nbs/04b_srl_rules.ipynb #00000002
 SINGULAR_DETS = frozenset('a an another each every one this that'.split())   # a singular noun phrase follows
 DEFINITE_DETS = frozenset('the his her its their my our your'.split())         # number unknown ('the sun', 'the signs')
 QUANTITY_NOUNS = frozenset('couple lot pair bunch group number few herd set variety dozen'.split())
@@ -541,11 +562,13 @@ def _np_start(t)->int|None:
         if x.pos_ not in ('ADJ', 'NOUN', 'PROPN', 'ADV') and x.tag_ not in ('VBN', 'HYPH'): return None
     return None
 
+# %% ../nbs/04b_srl_rules.ipynb #00000003
 def np_determiner(t)->str|None:
     "The lower-cased determiner (or possessive, numeral) that opens the noun phrase ending at noun `t`; None without one"
     k = _np_start(t)
     return None if k is None else t.doc[k].lower_
 
+# %% ../nbs/04b_srl_rules.ipynb #00000004
 def agrees_as_verb(t, prev)->bool:
     """Could noun-tagged `t` be the finite verb of noun `prev` by number agreement? An *-s* form needs a singular
     subject that a determiner marks as one ('a horse [drinks]', not 'pizza [boxes]', 'two shot [glasses]'; after 'the'
@@ -562,10 +585,12 @@ def agrees_as_verb(t, prev)->bool:
         return k is not None and k > 0 and t.doc[k - 1].lower_ == 'and' and _animate(prev)
     return prev.tag_ == 'NNS' and prev.dep_ != 'pobj' and np_determiner(prev) not in SINGULAR_DETS
 
+# %% ../nbs/04b_srl_rules.ipynb #00000005
 def _acl_participle(t)->bool:
     "A noun-tagged past participle the parser attached to a noun as a clause ('a clock [set] on …', 'a cake [sliced] into …')"
     return t.dep_ == 'acl' and t.tag_ == 'NN' and (t.lower_ in PARTICIPLES_T or t.lower_.endswith(('ed', 'en')))
 
+# %% ../nbs/04b_srl_rules.ipynb #00000006
 def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
     "(index, lemma) of a verb the tagger read as a noun in a sentence without a main verb (`a horse [drinks] in a field`)"
     if lexicon is None: return None
@@ -590,6 +615,7 @@ def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
         if lemma is not None: return t.i, lemma
     return None
 
+# %% ../nbs/04b_srl_rules.ipynb #00000007
 PROXY_PARTICIPLE = 'placed'   # stands in for a participle the tagger read as a noun
 
 def _proxy_words(doc, i:int)->list[str]:
@@ -618,6 +644,7 @@ def _rewrap(parsed, original, i:int, lemma:str):
     doc.tensor = parsed.tensor   # the contextual token vectors the learned backend reads
     return doc
 
+# %% ../nbs/04b_srl_rules.ipynb #64c54901
 PARALLEL_MIN = 2000   # sentences from which `parse_many` spreads the work over worker processes
 CHUNK = 500           # sentences per worker task
 
@@ -627,6 +654,7 @@ def _parse_chunk(args):
     items, batch_size = args
     return _WORKER._parse_serial(items, batch_size)
 
+# %% ../nbs/04b_srl_rules.ipynb #64c54902
 def parallel_parse(srl, items:list, batch_size:int, n_process:int, chunk:int=CHUNK)->list[Parse]:
     "`srl._parse_serial` over chunks of `items` in `n_process` forked workers (the loaded models are shared, not pickled)"
     import multiprocessing as mp
@@ -639,10 +667,12 @@ def parallel_parse(srl, items:list, batch_size:int, n_process:int, chunk:int=CHU
     finally: _WORKER = None
     return [p for part in parts for p in part]
 
+# %% ../nbs/04b_srl_rules.ipynb #64c54903
 def _cpus()->int:
     import os
     return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
 
+# %% ../nbs/04b_srl_rules.ipynb #64c54904
 class SpacySRL(SRL):
     "Rule-based PropBank SRL on spaCy's dependency parse"
     name = 'spacy'

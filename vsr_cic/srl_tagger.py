@@ -33,6 +33,7 @@ def _ancestors(t)->list[int]:
         out.append(t.i)
     return out
 
+# %% ../nbs/04e_srl_tagger.ipynb #e601
 def tree_path(t, p)->str:
     "The tree relation of token `t` to predicate `p`: inside its subtree, above it, or beside it (with depths)"
     if t.i == p.i: return 'V'
@@ -46,6 +47,7 @@ def tree_path(t, p)->str:
     if n is None: return 'x'   # another sentence of the doc
     return f's:{t.doc[up[n - 1]].dep_}:{min(depth[up[n]], 3)}:{min(n, 3)}'
 
+# %% ../nbs/04e_srl_tagger.ipynb #e602
 def predicate_vector(roles:dict, passive:bool)->list[float]:
     "What the roleset says (for every token): which numbered roles exist, which are locations / non-agentive; voice"
     v = [float(passive), float(not roles), float('ARG0' not in roles)]
@@ -54,6 +56,7 @@ def predicate_vector(roles:dict, passive:bool)->list[float]:
         v += [float(r in roles), float(any(w in d for w in LOC_WORDS)), float('non-agentive' in d)]
     return v
 
+# %% ../nbs/04e_srl_tagger.ipynb #e603
 def preposition_vector(t, roles:dict)->list[float]:
     "Which numbered roles' descriptions name the preposition `t` (`give.01` ARG2 'entity given *to*'), or a location"
     v = [0.0] * len(NUMBERED)
@@ -67,6 +70,7 @@ def preposition_vector(t, roles:dict)->list[float]:
                   w in LOC_PREPS and any(x in d for x in LOC_WORDS)): v[j] = 1.0
     return v
 
+# %% ../nbs/04e_srl_tagger.ipynb #e604
 def token_features(p, rule:Frame, roles:dict)->tuple[list, list]:
     "Per token of `p`'s sentence: string features (`FIELDS`; the rules' BIO tag among them) and a dense vector"
     doc = p.doc
@@ -140,6 +144,7 @@ def _transitions(tags:tuple)->tuple[np.ndarray, np.ndarray]:
                               np.array([_NEG if t.startswith('I-') else 0.0 for t in tags]))
     return _TRANSITIONS[tags]
 
+# %% ../nbs/04e_srl_tagger.ipynb #e1101
 def viterbi(logp:np.ndarray, tags:list[str], allowed:np.ndarray)->list[str]:
     "Best well-formed BIO tag sequence under `logp` (n, tags), using only `allowed` (n, tags) tags"
     trans, start = _transitions(tuple(tags))
@@ -153,6 +158,7 @@ def viterbi(logp:np.ndarray, tags:list[str], allowed:np.ndarray)->list[str]:
     for i in range(len(em) - 1, 0, -1): best.append(int(back[i, best[-1]]))
     return [tags[j] for j in best[::-1]]
 
+# %% ../nbs/04e_srl_tagger.ipynb #e1102
 def allowed_tags(tags:list[str], n:int, roles:dict, p_index:int, v_end:int, forced:dict)->np.ndarray:
     "(n, tags) mask: numbered roles of the roleset only, `O` on the verb, `forced` {span: role} spans tagged as given"
     A = np.ones((n, len(tags)), dtype=bool)
@@ -168,6 +174,7 @@ def allowed_tags(tags:list[str], n:int, roles:dict, p_index:int, v_end:int, forc
         if e < n: A[e, tags.index('I-' + r)] = False
     return A
 
+# %% ../nbs/04e_srl_tagger.ipynb #e1103
 def tags_to_args(tags:list[str])->list[Arg]:
     "Arguments of a BIO tag sequence"
     out, cur = [], None
@@ -178,6 +185,7 @@ def tags_to_args(tags:list[str])->list[Arg]:
         if t.startswith('B-'): cur = (t[2:], i)
     return out
 
+# %% ../nbs/04e_srl_tagger.ipynb #e1104
 def gold_tags(n:int, args, p_index:int)->list[str]:
     "BIO tags of gold `args` {((start, end), role)}: shorter spans first, no overlaps, none over the predicate"
     tags = ['O'] * n
@@ -200,6 +208,7 @@ def tagging_instances(docs, items, lex:Lexicon)->list[tuple]:
             out.append((S, D, np.asarray(doc.tensor, dtype=np.float32), gold_tags(len(doc), g['args'], p.i)))
     return out
 
+# %% ../nbs/04e_srl_tagger.ipynb #e1501
 def train_tagger(insts:list[tuple], epochs:int=8, batch_size:int=32, lr:float=2e-3, min_count:int=2, seed:int=0,
                  **kw)->SpanTagger:
     "Fit a `SpanTagger` on `tagging_instances` (Adam, token cross-entropy; strings seen `min_count` times)"
@@ -228,6 +237,7 @@ def train_tagger(insts:list[tuple], epochs:int=8, batch_size:int=32, lr:float=2e
             opt.step()
     return model.eval()
 
+# %% ../nbs/04e_srl_tagger.ipynb #e1502
 def tag_docs(model:SpanTagger, lex:Lexicon, docs, batch_size:int=256)->list[Parse]:
     "Frames of parsed spaCy docs: the rules' predicates and rolesets, arguments by the tagger's constrained decode"
     jobs, frames = [], {}
@@ -264,6 +274,7 @@ def train_tagger_from_shared(examples:str|Path|None=None, # PropBank examples .j
     model.save(out := Path(out) if out is not None else asset_path(TAGGER_FILE))
     return {'predicates': len(insts), 'tags': len(model.tags), 'seconds': round(time.time() - t0, 1), 'out': str(out)}
 
+# %% ../nbs/04e_srl_tagger.ipynb #e1601
 class TaggerSRL(LearnedSRL):
     "The rules' predicates and rolesets, arguments tagged by a `SpanTagger` (measured; not the default backend)"
     name = 'tagger'
@@ -273,4 +284,3 @@ class TaggerSRL(LearnedSRL):
     def _parse_many(self, items, batch_size):   # serial: torch's thread pool is not safe in forked workers
         return self._parse_serial(items, batch_size)
     def __repr__(self): return f"TaggerSRL({len(self.model.tags)} tags)"
-

@@ -13,6 +13,7 @@ PREP_ROLE = {**{w: 'LOC' for w in 'in on at near inside beside behind under unde
              **{w: 'TMP' for w in 'during before after until till since'.split()},
              **{w: 'MNR' for w in 'like via as without'.split()},
              'to': 'GOL', 'for': 'PRP', 'because': 'CAU', 'despite': 'ADV'}
+
 ADV_ROLE = {
     **{
         w: "TMP"
@@ -41,25 +42,31 @@ ADV_ROLE = {
     "why": "CAU",
     "together": "MNR",
 }
+
 MARK_ROLE = {**{w: 'TMP' for w in 'when while after before until till once whenever as'.split()},
              **{w: 'CAU' for w in 'because since'.split()},
              **{w: 'ADV' for w in 'if unless although though whereas whether'.split()},
              **{w: 'PRP' for w in 'so to'.split()}}
+
 TIME_NOUNS = set('today tonight yesterday tomorrow day days night nights morning evening afternoon week weeks month '
                  'months year years time times hour hours minute minutes moment summer winter spring fall weekend '
                  'monday tuesday wednesday thursday friday saturday sunday ago january february march april may june '
                  'july august september october november december decade century period season'.split())
+
 ANIMATE = set(
     "man men woman women person people boy boys girl girls child children kid kids friend friends dog dogs "
     "cat cats horse baby family player players guy guys lady ladies someone others mother father parent "
     "parents owner team crowd group others him her them me us you cow cows sheep goat goats elephant elephants "
     "bird birds animal animals puppy".split()
 )
+
 # COCO's animal categories and common birds (`srl_rules._animate`: who can be an agent, whose -ing word is a verb)
 ANIMALS = set('bear bears zebra zebras giraffe giraffes dog dogs cat cats horse horses cow cows sheep goat goats '
               'elephant elephants bird birds duck ducks goose geese seagull seagulls gull gulls pigeon pigeons '
               'eagle eagles owl owls parrot parrots swan swans hawk hawks butterfly butterflies bee bees insect '
               'insects'.split())
+
+# %% ../nbs/04a_srl_words.ipynb #00000s01
 RECIPIENT_WORDS = (
     "eater",
     "recipient",
@@ -68,25 +75,34 @@ RECIPIENT_WORDS = (
     "listener",
     "receiver",
 )  # numbered roles filled by animate objects
+
 MODALS = set('will would can could may might must shall should ca wo'.split())
+
 # subjects that are the ARG1 "thing …-ing" when the lexicon is absent (PropBank rolesets without an ARG0)
 UNACCUSATIVE = set('sit stand lie hang float fall rest remain stay grow appear arrive happen exist belong '
                    'lean sleep die melt sink glow shine'.split())
+
 TITLES = set('president mr mrs ms dr senator sen minister king queen prince princess general gen prof professor '
              'judge governor gov secretary chairman ceo pope sheikh sheik cleric'.split())
+
 REL_PRONOUNS = set('who whom which that whose'.split())
+
 LOC_PREPS = {w for w, r in PREP_ROLE.items() if r == 'LOC'} - {'by', 'over', 'as'}
+
 PLACE_NOUNS = set(
     "beach field street park grass snow road water ocean sea sidewalk room kitchen bathroom bedroom city "
     "lake river yard garden floor ground zoo farm forest woods hill mountain shore sand track lot station "
     "building house fence tree trees pasture meadow lawn dirt mud rain sky air airport runway parking "
     "intersection highway stadium court wave waves pool desert countryside town village market".split()
 )
+
 # nouns of a depiction: a participle after 'a picture of X' describes X, not the picture
 DEPICTION_NOUNS = set('picture pictures photo photos photograph photographs image images painting paintings drawing '
                       'view shot closeup close-up portrait poster'.split())
+
 MUSICAL = set('guitar guitars violin drum drums piano flute trumpet saxophone cello harmonica keyboard accordion banjo '
               'ukulele harp clarinet bass'.split())
+
 # role-description keywords that mark a numbered argument introduced by a preposition
 PREP_KEYWORDS = {'to': ('to', 'recipient', 'destination', 'end point', 'goal', 'hearer', 'listener', 'eater'),
                  'from': ('from', 'source', 'start point'), 'with': ('with', 'instrument'),

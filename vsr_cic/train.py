@@ -100,6 +100,7 @@ def rng_state()->dict:
     if torch.cuda.is_available(): st['cuda'] = torch.cuda.get_rng_state_all()
     return st
 
+# %% ../nbs/15_train.ipynb #00000001
 def set_rng_state(st:dict):
     "Restore what `rng_state` captured"
     name, keys, *rest = st['numpy']
@@ -127,6 +128,7 @@ def atomic_save(obj, path:str|os.PathLike)->Path:
     _fsync_dir(path.parent)
     return path
 
+# %% ../nbs/15_train.ipynb #00000001
 def _fsync_dir(d:Path):
     "Make a rename durable (the directory entry reaches the disk); not possible on every OS"
     try: fd = os.open(d, os.O_RDONLY)
@@ -135,6 +137,7 @@ def _fsync_dir(d:Path):
     except OSError: pass
     finally: os.close(fd)
 
+# %% ../nbs/15_train.ipynb #00000002
 def clean_partial(folder:str|os.PathLike)->list[Path]:
     "Delete the temporary files that `atomic_save` calls killed mid-write left in `folder` (call it when no one writes there)"
     d = Path(folder)
@@ -142,9 +145,11 @@ def clean_partial(folder:str|os.PathLike)->list[Path]:
     for p in gone: p.unlink(missing_ok=True)
     return gone
 
+# %% ../nbs/15_train.ipynb #00000003
 class CheckpointError(RuntimeError):
     "A checkpoint that cannot be used: corrupt, refused (it would run code), or holding NaN weights; the message names the file"
 
+# %% ../nbs/15_train.ipynb #00000004
 def _numpy_globals()->list:
     "numpy array and scalar rebuilding from raw bytes (old RNG states, numpy metrics); no callable that can run code"
     try: from numpy._core.multiarray import _reconstruct, scalar
@@ -152,6 +157,7 @@ def _numpy_globals()->list:
     dtypes = {type(np.dtype(t)) for t in (np.uint32, np.int32, np.int64, np.float32, np.float64, np.bool_)}
     return [_reconstruct, scalar, np.ndarray, np.dtype, *dtypes]
 
+# %% ../nbs/15_train.ipynb #00000005
 def _refused(path:Path, e:Exception)->CheckpointError:
     "The error for a checkpoint that `weights_only` loading rejects"
     names = sorted(set(re.findall(r'GLOBAL ([\w.]+)', str(e))))
@@ -168,6 +174,7 @@ def _refused(path:Path, e:Exception)->CheckpointError:
         "Re-save the weights as a state_dict from a trusted copy."
     )
 
+# %% ../nbs/15_train.ipynb #00000006
 def load_checkpoint(path:str|os.PathLike, map_location='cpu',
                     check_finite:bool=True, # refuse a checkpoint whose 'model' weights hold NaN or inf
                    )->dict:
@@ -195,6 +202,7 @@ def load_checkpoint(path:str|os.PathLike, map_location='cpu',
             )
     return ck
 
+# %% ../nbs/15_train.ipynb #00000007
 def load_weights(module:torch.nn.Module, state:dict, path:str|os.PathLike)->torch.nn.Module:
     "`module.load_state_dict(state)`, with an error naming the checkpoint file when the shapes or names do not fit"
     try: module.load_state_dict(state)
@@ -230,6 +238,7 @@ def _no_init():
             if mod is torch.Tensor and n not in own: delattr(mod, n)   # inherited from TensorBase: inherit again
             else: setattr(mod, n, f)
 
+# %% ../nbs/15_train.ipynb #b7655b01
 def check_config(cfg, path, where:str='config')->dict:
     "A checkpoint's module arguments: a dict of names to JSON scalars (or short lists of them) within bounds; `CheckpointError` naming the file and key"
     if not isinstance(cfg, dict): raise CheckpointError(f"checkpoint {str(path)!r}: {where} is a {type(cfg).__name__}, not a dict")
@@ -253,6 +262,7 @@ def check_config(cfg, path, where:str='config')->dict:
         ok(k, v)
     return cfg
 
+# %% ../nbs/15_train.ipynb #b7655b02
 def build_checked(factory:Callable,   # the module class or a `make_*` function
                   cfg:dict,           # its keyword arguments, from the checkpoint
                   state:dict,         # the checkpoint's state dict
@@ -309,12 +319,15 @@ class LoopState:
     done: bool = False
     history: list = field(default_factory=list)  # one dict per logged event
 
+# %% ../nbs/15_train.ipynb #00000001
 class NonFiniteLoss(FloatingPointError):
     "The loss became NaN or inf"
 
+# %% ../nbs/15_train.ipynb #00000002
 class TrainingInterrupted(KeyboardInterrupt):
     "Ctrl-C during `fit`; the message says what was saved and how to resume"
 
+# %% ../nbs/15_train.ipynb #00000003
 def _interrupted(desc:str, st:LoopState, ckpt_dir:Path|None, last:int|None)->str:
     "What an interrupted `fit` tells the user"
     at = f"{desc}: interrupted at epoch {st.epoch + 1}, step {st.step}. "
@@ -340,12 +353,14 @@ def _resume(net, opt, sched, ckpt_dir:Path, main:bool)->LoopState:
     set_rng_state(rngs[rank] if rngs and len(rngs) == ws else ck['rng'])
     return LoopState(**ck['loop'])
 
+# %% ../nbs/15_train.ipynb #00000001
 def _write_history(path:Path, history:list):
     "history.json, atomically: a kill never leaves half a JSON"
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
     tmp.write_text(json.dumps(history))
     os.replace(tmp, path)
 
+# %% ../nbs/15_train.ipynb #00000002
 def _epoch_batches(loader_fn, sampler):
     "An iterator over the epoch's batches that leaves the global torch RNG stream as it was"
     # A DataLoader without `generator=` draws its workers' base seed from the global torch RNG when iteration
@@ -355,6 +370,7 @@ def _epoch_batches(loader_fn, sampler):
     torch.set_rng_state(rng)
     return batches
 
+# %% ../nbs/15_train.ipynb #00000003
 def _update(model, net, opt, loss, sync:bool, clip:float|None, stop):
     "Backward, gradient averaging over ranks, clipping (a non-finite norm calls `stop`), optimiser step"
     opt.zero_grad(set_to_none=True)
@@ -365,6 +381,7 @@ def _update(model, net, opt, loss, sync:bool, clip:float|None, stop):
         if not torch.isfinite(gn): stop('the gradient norm', gn.item())
     opt.step()
 
+# %% ../nbs/15_train.ipynb #00000004
 def _evaluate(model, eval_fn, st:LoopState, monitor:str|None, mode:str, patience:int|None)->bool:
     "End-of-epoch evaluation (rank 0's metrics decide for every rank) and early stopping; whether this epoch is the best"
     model.eval()
@@ -561,6 +578,7 @@ def _run_job(target, kwargs:dict, threads:int):
     torch.set_num_threads(threads)
     target(**kwargs)
 
+# %% ../nbs/15_train.ipynb #aae95b01
 class Job:
     "`target(**kwargs)` in a spawned second process (`target` a module-level function); `wait()` joins it"
     def __init__(self, target, kwargs:dict, threads:int=1):
@@ -580,6 +598,7 @@ class Job:
                                "its traceback is on the kernel's stderr; rerun with parallel=False to see it here")
         return time.time() - self.t0
 
+# %% ../nbs/15_train.ipynb #aae95b02
 def cpu_seconds()->float:
     "CPU time (user + system) of this process and of its children that have ended"
     import resource

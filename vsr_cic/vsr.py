@@ -34,6 +34,7 @@ ROLE_MEANINGS = dict(
 class VSRError(ValueError):
     "Invalid control signal: the message names the offending part"
 
+# %% ../nbs/01_vsr.ipynb #00000001
 _ROLE_ALIASES = {'PRR': 'LVB', 'REL': VERB, 'VERB': VERB, 'PRED': VERB}
 _NUM_ARG = re.compile(r'^(?:ARG|A)([0-5])(-[A-Z]+)?$')
 _BIO, _CONT, _MOD = re.compile(r'^[BI]-'), re.compile(r'^[CR]-'), re.compile(r'^(?:ARGM|AM|M)-')
@@ -45,10 +46,12 @@ def _short(x)->str:
          else f'<an integer of about {int(x.bit_length() * 0.30103)} digits>')
     return r if len(r) <= SHOW_CHARS else f'{r[:SHOW_CHARS]}… ({len(r):,} characters)'
 
+# %% ../nbs/01_vsr.ipynb #00000002
 def _close(s:str, options, n:int=3)->list:
     "`difflib` suggestions, skipped for long strings (they cannot be a typo, and difflib is quadratic)"
     return difflib.get_close_matches(s, options, n=n) if len(s) <= 2 * SHOW_CHARS else []
 
+# %% ../nbs/01_vsr.ipynb #00000003
 def normalize_role(label:str,        # any common spelling: A0, ARG0, Arg0, ARGM-LOC, AM-LOC, LOC, C-ARG1, B-ARG0, V
                    strict:bool=True, # raise on an unknown label (else return None)
                    tags:bool=True,   # accept a PropBank function tag after a numbered argument (ARG1-DSP -> ARG1)
@@ -83,6 +86,7 @@ def subrole_names(role:str, count:int)->list[str]:
     "Sub-roles of `role` with `count` entities: `LOC`,1 → [LOC]; `LOC`,2 → [LOC-1, LOC-2]"
     return [role] if count == 1 else [f'{role}-{i}' for i in range(1, count+1)]
 
+# %% ../nbs/01_vsr.ipynb #00000001
 def parse_subrole(sub:str)->tuple[str, int]:
     "Split a sub-role into (role, index): `LOC-2` → (LOC, 2); `ARG0` → (ARG0, 1); `V` → (V, 1)"
     m = re.match(r'^(.*?)-(\d+)$', sub)
@@ -114,6 +118,8 @@ def canonical_verb(verb,                # a verb as given: 'ride', ' Ride ', 'pi
                        f"{MAX_LEMMA} characters (e.g. 'ride' or 'pick_up')")
     if v in NOT_VERBS: raise VSRError(f"{where} {_short(verb)} is a function word, not a verb lemma")
     return v
+
+# %% ../nbs/01_vsr.ipynb #00000001
 _COUNT_RE = re.compile(r'-?[0-9]{1,9}')   # an ASCII integer: no '²', no '--1', no 5,000 digits (VSR counts are <= 10)
 _DIGITS = '0123456789'
 # VSRs in one text: one image's verbs (the paper's captions have 1-4); more is an error, found in O(length)
@@ -132,6 +138,7 @@ def _coerce_roles(roles)->list[tuple[str, object]]:
         else: raise VSRError(f"cannot read role entry {_short(r)}: give a role name or a (role, count) pair")
     return out
 
+# %% ../nbs/01_vsr.ipynb #00000002
 def _count(role:str, count)->int:
     "A role's count as an int; `VSRError` for a bool, a fraction, NaN, infinity or text that is not an integer"
     if isinstance(count, int) and not isinstance(count, bool): return count
@@ -190,6 +197,8 @@ VSR.__hash__ = lambda self: hash(_key(self))
 def _subroles(self:VSR, with_verb:bool=True)->list[str]:
     "All sub-roles of the VSR, the verb first (`LOC`×2 → `LOC-1`, `LOC-2`)"
     return ([VERB] if with_verb else []) + [s for r, c in self.roles for s in subrole_names(r, c)]
+
+# %% ../nbs/01_vsr.ipynb #00000001
 VSR.subroles = _subroles
 VSR.count = lambda self, role: dict(self.roles).get(normalize_role(role), 0)
 VSR.role_names = property(lambda self: [r for r, _ in self.roles])
@@ -198,6 +207,8 @@ VSR.__len__ = lambda self: 1 + sum(c for _, c in self.roles)  # number of sub-ro
 def _is_structure(self:VSR, structure:Sequence[str])->bool:
     "Is `structure` an ordering of exactly this VSR's sub-roles?"
     return Counter(structure) == Counter(self.subroles())
+
+# %% ../nbs/01_vsr.ipynb #00000002
 VSR.is_structure = _is_structure
 
 @classmethod
@@ -234,6 +245,7 @@ def _split_count(part:str, text:str)->tuple[str, int]:
         raise VSRError(f"cannot read role {_short(part)} in VSR {_short(text)}: the count {_short(cnt)} is {why}")
     return name, int(cnt)
 
+# %% ../nbs/01_vsr.ipynb #00000001
 def _parse(cls, text:str, **kw)->VSR:
     "Parse `'ride: ARG0, ARG1, LOC*2'` into a `VSR` (linear in the length of `text`)"
     if isinstance(text, Mapping): raise VSRError(f"VSR.parse takes text; for the dict {_short(text)} use VSR.from_dict")
@@ -250,10 +262,14 @@ def _parse(cls, text:str, **kw)->VSR:
         if not part: raise VSRError(f"empty role in VSR {_short(text)} (two commas in a row?)")
         roles.append(_split_count(part, text))
     return cls(verb, roles, **kw)
+
+# %% ../nbs/01_vsr.ipynb #00000002
 VSR.parse = classmethod(_parse)
 
 def _str(self:VSR)->str:
     return f"{self.verb}: " + ', '.join(r if c == 1 else f'{r}*{c}' for r, c in self.roles) if self.roles else self.verb
+
+# %% ../nbs/01_vsr.ipynb #00000003
 VSR.__str__ = _str
 VSR.__repr__ = lambda self: f"VSR({str(self)!r})"
 
@@ -287,6 +303,7 @@ VSR.from_json = classmethod(lambda cls, s, **kw: cls.from_dict(json.loads(s), **
 # %% ../nbs/01_vsr.ipynb #00000023
 PAD, UNK = '<pad>', '<unk>'
 
+# %% ../nbs/01_vsr.ipynb #00000s01
 class Vocab:
     "Token ↔ id map with stable ids and an explicit unknown-token policy"
     def __init__(self, tokens:Iterable[str], # tokens in id order (specials excluded)
@@ -370,6 +387,7 @@ def as_vsrs(vsrs, **kw)->list[VSR]:
     if not out: raise VSRError(f"no VSR given (got {_short(vsrs)})")
     return out
 
+# %% ../nbs/01_vsr.ipynb #09a74f01
 UNKNOWN_VERBS = ('error', 'unk', 'spell')
 
 def ing_form(verb:str)->str:
@@ -384,6 +402,7 @@ def ing_form(verb:str)->str:
         w = w + w[-1]                                                            # sit → sitting (one syllable, CVC)
     return ' '.join([w + 'ing', *rest])
 
+# %% ../nbs/01_vsr.ipynb #09a74f02
 def check_known(vsrs:Sequence[VSR],      # parsed VSRs
                 vocabs:Mapping,          # component name -> its verb `Vocab` (e.g. {'GSRL': .., 'captioner': ..})
                 unknown:str='error',     # 'error': raise; 'unk': encode unknown verbs as <unk> and return a note;
