@@ -436,7 +436,7 @@ def keep_results(metrics:Mapping, keys:Sequence[str]=RESULT_KEYS)->dict:
 
 # %% ../nbs/25b_tables.ipynb #pub00001
 def readme_block(metrics:Mapping, page:str, # the results page it links to, relative to the README
-                 cols:Sequence[str]=('CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2', 'attached'),
+                 cols:Sequence[str]=('CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2', 'attached', 'has_verb'),
                  grounding:str='gsrl')->str: # the README shows one source of grounding; the page has both
     "The README's short Table 1 (every caption, one grounding, the held-out photos where there are some) of a run, its provenance and a link to its results page"
     run, seeds = metrics.get('run', {}), (metrics.get('table1_settings') or {}).get('seeds')
