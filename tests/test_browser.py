@@ -31,7 +31,8 @@ def test_explore_notebook_papermill(tmp_path):
     dirs = write_tiny_checkpoints(data, tmp_path/'tiny', methods=('ours',))
     cap = dirs['ours'][0] if isinstance(dirs['ours'], (list, tuple)) else dirs['ours']
     out = run_notebook('explore_vsr.ipynb', tmp_path, data_dir=str(data), gsrl_dir=str(dirs['gsrl']), planner_dir=str(dirs['planner']),
-                       captioner_dir=str(cap), runs_root=str(tmp_path/'empty'), out_dir=str(tmp_path/'run'), device='cpu', world_images=3)
+                       captioner_dir=str(cap), runs_root=str(tmp_path/'empty'), out_dir=str(tmp_path/'run'), device='cpu', world_images=3,
+                       background=False)                                      # papermill ends with its last cell: no threads
     nb = json.loads(out.read_text())
     texts = [str(o.get('data', {}).get('text/plain', '')) for c in nb['cells'] for o in c.get('outputs', [])]
     assert any('VSRExplorer' in t for t in texts), texts

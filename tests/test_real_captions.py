@@ -215,7 +215,8 @@ def _explore(tmp, photo_runs):
     world = ensure_world(tmp/'world', n_images=12, render=False, n_workers=1)
     none = tmp/'no_ckpt'
     nb = run_notebook('explore_vsr.ipynb', tmp/'nb', data_dir=str(world), gsrl_dir=str(none), planner_dir=str(none), captioner_dir=str(none),
-                      out_dir=str(tmp/'explore'), device='cpu', world_images=1, photo='coffee', photo_runs=str(photo_runs))
+                      out_dir=str(tmp/'explore'), device='cpu', world_images=1, photo='coffee', photo_runs=str(photo_runs),
+                      background=False)                                       # papermill ends with its last cell: no threads
     texts = [str(o.get('data', {}).get('text/plain', '')) + str(o.get('data', {}).get('text/html', '')) + str(o.get('text', ''))
              for c in json.loads(nb.read_text())['cells'] for o in c.get('outputs', [])]
     return json.loads((tmp/'explore'/'run_config.json').read_text())['photo'], '\n'.join(texts)

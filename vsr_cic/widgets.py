@@ -22,12 +22,12 @@ from .core import repo_root
 from .guards import reports_errors, safe_name, PICTURE_SUFFIXES, atomic_write, read_json_file, sidecar_path
 
 # %% auto #0
-__all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'OWN_SUGGEST_K',
-           'verb_frames', 'vsr_text', 'parse_vsr_text', 'known_frames', 'missing_note', 'planned_structures_html',
-           'captions_html', 'grounding_boxes', 'suggest_note', 'suggestion_label', 'suggester', 'VSRPicker',
-           'image_frames', 'annotated_vsr', 'annotated_record', 'quick_estimate', 'quick_train', 'runs_html',
-           'MissingTrainer', 'grounding_png', 'VSRExplorer', 'run_path', 'explore_vsr', 'own_items_html', 'roles_line',
-           'OwnPhotoPanel', 'own_photo_panel']
+__all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'PYPLOT_LOCK',
+           'OWN_SUGGEST_K', 'NO_PHOTO_HTML', 'verb_frames', 'vsr_text', 'parse_vsr_text', 'known_frames',
+           'missing_note', 'planned_structures_html', 'captions_html', 'grounding_boxes', 'suggest_note',
+           'suggestion_label', 'suggester', 'VSRPicker', 'image_frames', 'annotated_vsr', 'annotated_record',
+           'quick_estimate', 'quick_train', 'runs_html', 'MissingTrainer', 'grounding_png', 'VSRExplorer', 'run_path',
+           'explore_vsr', 'own_items_html', 'roles_line', 'OwnPhotoPanel', 'own_photo_panel', 'BackgroundSection']
 
 # %% ../nbs/31_widgets.ipynb #00000006
 GROUNDING_DPI = 80 # resolution of the grounding picture in the explorer
@@ -393,14 +393,18 @@ class MissingTrainer(W.VBox):
         if self.on_done: self.on_done()
 
 # %% ../nbs/31_widgets.ipynb #00000014
+import threading
+PYPLOT_LOCK = threading.RLock()   # pyplot's figure list is shared: a section drawing in a thread and a panel in the kernel take turns
+
 def grounding_png(image, grounding:Mapping[str, np.ndarray], title:str|None=None, # as `draw_grounding`
                   dpi:int=GROUNDING_DPI)->bytes:
     "PNG bytes of `draw_grounding` (for an `ipywidgets.Image`, which updates in any kernel, unlike `Output` capture)"
     import io, matplotlib.pyplot as plt
-    ax = draw_grounding(image, grounding, title=title)
     buf = io.BytesIO()
-    ax.figure.savefig(buf, format='png', dpi=dpi, bbox_inches='tight')
-    plt.close(ax.figure)
+    with PYPLOT_LOCK:
+        ax = draw_grounding(image, grounding, title=title)
+        ax.figure.savefig(buf, format='png', dpi=dpi, bbox_inches='tight')
+        plt.close(ax.figure)
     return buf.getvalue()
 
 def _image_array(data, image_id:str):
@@ -580,6 +584,9 @@ def explore_vsr(pipeline,                    # a `Pipeline` (`Pipeline.from_dirs
 
 # %% ../nbs/31_widgets.ipynb #0a10063b
 OWN_SUGGEST_K = 4   # suggested VSRs the own-photo panel offers (one per verb)
+NO_PHOTO_HTML = ('<div style="width:420px;height:240px;border:2px dashed #bbb;border-radius:6px;display:flex;'
+                 'align-items:center;justify-content:center;color:#777;text-align:center;padding:1em">'
+                 'no photo yet: upload one or give its path,<br>then drag on it to draw a box around each thing to mention</div>')
 
 def own_items_html(items:Sequence[tuple[str, str]])->str:
     "The panel's caption list: one line per (VSR text, coloured caption HTML), the newest first"
@@ -613,7 +620,8 @@ class OwnPhotoPanel(W.VBox):
                            layout=W.Layout(width='360px'))
         self.load_button = W.Button(description='open')
         self.note, self.error, self.saved = W.HTML(), W.HTML(), W.HTML()
-        self.bbox = BBoxWidget(classes=[], hide_buttons=True)
+        self.bbox = BBoxWidget(classes=[], hide_buttons=True, layout=W.Layout(display='none'))   # shown with a picture
+        self.placeholder = W.HTML(NO_PHOTO_HTML)              # instead of a broken image before a picture is open
         self.cls = W.Combobox(placeholder='class: type to search (person, horse, …)', options=[], ensure_option=True,
                               description='class', continuous_update=True)
         self.boxes_html = W.HTML()
@@ -622,13 +630,14 @@ class OwnPhotoPanel(W.VBox):
         self.go = W.Button(description='caption', button_style='primary')
         self.suggestions = W.VBox()
         self.captions, self.structure = W.HTML(), W.HTML()
-        self.grounding_img = W.Image(format='png', layout=W.Layout(max_width='480px'))
+        self.grounding_img = W.Image(format='png', layout=W.Layout(max_width='480px', display='none'))   # shown with a caption
         for w, c in ((self.upload, 'vsr-own-upload'), (self.path, 'vsr-own-path'), (self.load_button, 'vsr-own-open'),
                      (self.note, 'vsr-own-note'), (self.error, 'vsr-own-error'), (self.saved, 'vsr-own-saved'),
                      (self.bbox, 'vsr-own-bbox'), (self.cls, 'vsr-own-class'), (self.boxes_html, 'vsr-own-boxes'),
                      (self.vsr, 'vsr-own-vsr'), (self.go, 'vsr-own-go'), (self.suggestions, 'vsr-own-suggestions'),
                      (self.captions, 'vsr-own-caption'), (self.structure, 'vsr-own-structure'),
-                     (self.grounding_img, 'vsr-own-grounding')): w.add_class(c)
+                     (self.grounding_img, 'vsr-own-grounding'),
+                     (self.placeholder, 'vsr-own-placeholder')): w.add_class(c)
         self._sync = self._opening = False
         self.upload.observe(self._on_upload, 'value')
         self.load_button.on_click(lambda _: self.open_picture(self.path.value))
@@ -640,7 +649,7 @@ class OwnPhotoPanel(W.VBox):
         self.vsr.observe(lambda ch: None if self._opening else self.caption(ch['new']), 'value')
         side = W.VBox([self.cls, self.boxes_html, self.saved, W.HTML('<b>suggested VSRs</b> (click one to caption with it)'),
                        self.suggestions])
-        super().__init__([W.HBox([self.upload, self.path, self.load_button]), self.note, W.HBox([self.bbox, side]),
+        super().__init__([W.HBox([self.upload, self.path, self.load_button]), self.note, W.HBox([self.placeholder, self.bbox, side]),
                           W.HBox([self.vsr, self.go]), self.error, W.HTML('<b>captions</b>'), self.captions,
                           W.HBox([self.grounding_img, self.structure])])
         if picture is not None: self.open_picture(picture)
@@ -726,8 +735,9 @@ class OwnPhotoPanel(W.VBox):
         self.bbox.bboxes = []
         self.bbox.image = str(shown)
         self.bbox.bboxes = boxes
+        self.bbox.layout.display, self.placeholder.layout.display = None, 'none'
         self.captions.value = self.structure.value = ''
-        self.grounding_img.value = b''
+        self.grounding_img.value, self.grounding_img.layout.display = b'', 'none'
         self._on_boxes(None)
 
     # classes and boxes
@@ -820,6 +830,7 @@ class OwnPhotoPanel(W.VBox):
         self.structure.value = ''.join(planned_structures_html(res, [v.verb for v in res.vsrs])[:1]) + \
             ''.join(f'<div style="color:#666">{html.escape(n)}</div>' for n in r['notes']) + roles_line(res.vsrs)
         self.grounding_img.value = grounding_png(out['image'], grounding_boxes(res, out['proposals']), title=r['vsr'])
+        self.grounding_img.layout.display = None
         self._save(self.boxes_list(), r['vsr'])
 
 # %% ../nbs/31_widgets.ipynb #741f8336
@@ -827,3 +838,55 @@ def own_photo_panel(models=None, out_dir='runs/explore_vsr/photos', picture=None
                     device='cpu', **kw)->OwnPhotoPanel:
     "The own-photo panel of `explore_vsr.ipynb` (see `OwnPhotoPanel`)"
     return OwnPhotoPanel(models, run_path(out_dir) or Path(out_dir), picture, vsr, device=device, **kw)
+
+# %% ../nbs/31_widgets.ipynb #e41b0003
+class BackgroundSection(W.VBox):
+    "A notebook section run in a thread so the widgets above it answer meanwhile: a busy line, then its lines and widgets"
+    def __init__(self, fn,                    # fn(section) -> any value (`result()`); it may `say` lines and `show` widgets
+                 busy:str,                    # what the busy line says while it runs
+                 background:bool=True):       # False: run now, in the cell (papermill, scripts)
+        self.status, self.said = W.HTML(), W.HTML()
+        self.status.add_class('vsr-busy'); self.said.add_class('vsr-section-log')
+        self.lines, self.shown, self.value, self.error, self.seconds = [], [], None, None, None
+        self.done, self.background = threading.Event(), background
+        super().__init__([self.status, self.said])
+        self.add_class('vsr-section')
+        self.set_busy(busy)
+        if background: threading.Thread(target=self._work, args=(fn,), daemon=True).start()
+        else: self._work(fn)
+
+    def set_busy(self, text:str):
+        "Say what it is doing now (the busy line)"
+        self.status.value = f'<div style="color:#1565c0">⏳ {html.escape(text)}</div>'
+
+    def say(self, *args):
+        "Add a line under the busy line (printed too without `background`)"
+        self.lines.append(' '.join(map(str, args)))
+        if not self.background: print(self.lines[-1])
+        self.said.value = f'<pre style="margin:0;font-size:12px">{html.escape(chr(10).join(self.lines))}</pre>'
+
+    def show(self, w:W.Widget):
+        "Show a widget in the section"
+        self.shown.append(w)
+        self.children = (self.status, self.said, *self.shown)
+
+    def _work(self, fn):
+        import time
+        t = time.time()
+        try: self.value = fn(self)
+        except Exception as e:
+            self.error = e
+            self.status.value = f'<div class="vsr-section-error" style="color:#b00020">⚠ {html.escape(f"{type(e).__name__}: {e}")}</div>'
+            if not self.background: raise
+        else: self.status.value = f'<div class="vsr-ready" style="color:#666;font-size:12px">ready in {time.time() - t:.0f} s</div>'
+        finally:
+            self.seconds = time.time() - t
+            self.done.set()
+
+    def result(self, timeout:float|None=None):
+        "Its value once done (waits; its error raised again)"
+        if not self.done.wait(timeout): raise TimeoutError(f"the section is still running after {timeout} s")
+        if self.error is not None: raise RuntimeError(f"an earlier section failed: {type(self.error).__name__}: {self.error}") from self.error
+        return self.value
+
+    def __repr__(self): return f"{type(self).__name__}({', '.join(map(repr, self.shown))})"
