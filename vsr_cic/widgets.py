@@ -732,10 +732,10 @@ class OwnPhotoPanel(W.VBox):
                                   'height': round((y2 - y1) * scale), 'label': c})
                 if isinstance(spec, dict) and isinstance(spec.get('vsr'), str) and spec['vsr']: self.vsr.value = spec['vsr']
             except Exception as e: self._fail(PhotoInputError(f"{js} could not be read ({e}); its boxes are not shown"))
+        self.bbox.layout.display, self.placeholder.layout.display = None, 'none'   # shown before its picture is set
         self.bbox.bboxes = []
         self.bbox.image = str(shown)
         self.bbox.bboxes = boxes
-        self.bbox.layout.display, self.placeholder.layout.display = None, 'none'
         self.captions.value = self.structure.value = ''
         self.grounding_img.value, self.grounding_img.layout.display = b'', 'none'
         self._on_boxes(None)
@@ -768,11 +768,8 @@ class OwnPhotoPanel(W.VBox):
     def _on_boxes(self, ch):
         from vsr_cic.own_photo import save_photo_json
         if self.picture is None or (ch is not None and self._opening): return
-        from vsr_cic.own_photo import MIN_BOX
-        click = lambda b: all(isinstance(b.get(k), (int, float)) and abs(b[k]) < float('inf') for k in ('width', 'height')) \
-                          and min(b['width'], b['height']) < MIN_BOX          # a real click; anything odd goes on to be reported
-        keep = [b for b in self.bbox.bboxes if not click(b)]
-        if len(keep) < len(self.bbox.bboxes): self.bbox.bboxes = keep; return   # a click without a drag draws nothing
+        # a click without a drag leaves a zero-size box in the widget (a drag starts as one, so it is never removed here:
+        # removing it mid-drag loses the drag); `boxes_list` leaves it out of the list, the saved JSON and the captions
         bs = self.boxes_list()
         self.boxes_html.value = ''.join(
             f'<div>{k + 1}. <b>{html.escape(b["class"] or "(no class yet)")}</b> '
