@@ -75,7 +75,7 @@ COCO_HYPERNYMS = {
     'bear': 'teddy_bear', 'trunk': 'suitcase', 'luggage': 'suitcase handbag backpack', 'stuff': 'teddy_bear',
     'board': 'surfboard skateboard snowboard', 'racquet': 'tennis_racket', 'player': 'person'}
 
-# %% ../nbs/07_align.ipynb #00000s01
+# %% ../nbs/07_align.ipynb #56f22215
 def synonym_index(synonyms:dict=COCO_SYNONYMS, hypernyms:dict=COCO_HYPERNYMS)->dict[str, list[str]]:
     "{word or 'two words': [classes it can name, in priority order]}"
     idx = {}
@@ -91,7 +91,7 @@ def synonym_index(synonyms:dict=COCO_SYNONYMS, hypernyms:dict=COCO_HYPERNYMS)->d
             if cls not in idx.setdefault(w, []): idx[w].append(cls)
     return idx
 
-# %% ../nbs/07_align.ipynb #00000001
+# %% ../nbs/07_align.ipynb #ecd50081
 _SYN = synonym_index()
 
 def match_class(words:Sequence[str],        # the chunk's words (lowercase)
@@ -130,7 +130,7 @@ def noun_chunks(doc)->list[dict]:
 # %% ../nbs/07_align.ipynb #0000000c
 def _overlap(a, b)->bool: return a[0] < b[1] and b[0] < a[1]
 
-# %% ../nbs/07_align.ipynb #00000001
+# %% ../nbs/07_align.ipynb #0d70a0db
 def attach_frames(caption:dict,           # canonical caption record (tokens)
                   parse,                  # `vsr_cic.srl.Parse` of exactly `caption['tokens']`
                   chunks:Sequence[dict],  # [{span, set}] noun chunks with their proposal set (or None)

@@ -30,14 +30,14 @@ def _valid_slots(ctx:SlotContext)->torch.Tensor:       # (B, K) bool
     K = ctx.slot_role.shape[1]
     return torch.arange(K, device=ctx.device)[None] < ctx.n_slots[:, None]
 
-# %% ../nbs/14_baselines.ipynb #00000001
+# %% ../nbs/14_baselines.ipynb #f705c2e6
 def _grounded(ctx:SlotContext)->torch.Tensor:
     "(B, K) bool: non-verb real slots; all real slots for a sample that has no other"
     valid = _valid_slots(ctx)
     keep = valid & ~ctx.slot_is_verb
     return torch.where(keep.any(1, keepdim=True), keep, valid)
 
-# %% ../nbs/14_baselines.ipynb #00000002
+# %% ../nbs/14_baselines.ipynb #8d8de1ed
 def drop_verb_slots(ctx:SlotContext)->SlotContext:
     "Remove verb slots (compacting the rest in order) and record `slot_map` (B, K) for the token slot indices"
     keep = _grounded(ctx)                                                  # (B, K)
@@ -64,7 +64,7 @@ class NoVerbCaptioner(RoleShiftCaptioner):
     def map_slots(self, slot_idx:torch.Tensor, ctx:SlotContext)->torch.Tensor:
         return ctx.slot_map.gather(1, slot_idx.long().clamp(0, ctx.slot_map.shape[1] - 1))
 
-# %% ../nbs/14_baselines.ipynb #00000001
+# %% ../nbs/14_baselines.ipynb #710479ce
 class SCTCaptioner(NoVerbCaptioner):
     "SCT-style chunk-shift captioner: region-set sequence only, no verb slot, no role input (Cornia et al. 2019)"
     def __init__(self, vocab_size:int, feat_dim:int, **cfg):
@@ -87,7 +87,7 @@ def pool_grounded(ctx:SlotContext)->SlotContext:
                        global_feat=ctx.global_feat, n_slots=torch.ones(B, dtype=torch.long, device=dev),
                        slot_map=torch.zeros(B, K, dtype=torch.long, device=dev))
 
-# %% ../nbs/14_baselines.ipynb #00000001
+# %% ../nbs/14_baselines.ipynb #0f24355b
 class CUpDnCaptioner(RoleShiftCaptioner):
     "C-UpDn: two-layer top-down captioner with adaptive attention over all grounded regions (Anderson et al. 2018)"
     def __init__(self, vocab_size:int, feat_dim:int, **cfg):
@@ -137,14 +137,14 @@ def _options(cls)->set:
             for p in inspect.signature(c.__init__).parameters if p not in ('self', 'vocab_size', 'feat_dim', 'cfg',
                                                                            'ids')}
 
-# %% ../nbs/14_baselines.ipynb #00000001
+# %% ../nbs/14_baselines.ipynb #5cc4c2d2
 _ID_OPTIONS = {'pad_id', 'bos_id', 'eos_id'}
 
 def captioner_options()->set:
     "Every option `make_captioner` accepts (one captioner's or another's)"
     return set().union(*(_options(c) for c in CAPTIONERS.values())) | _ID_OPTIONS | {'precompute'}   # precompute: the fast path (13b)
 
-# %% ../nbs/14_baselines.ipynb #00000002
+# %% ../nbs/14_baselines.ipynb #b3c35f39
 def make_captioner(name:str,        # ours | c_lstm | c_updn | sct | no_verb
                    vocab_size:int,  # V
                    feat_dim:int,    # D
@@ -280,7 +280,7 @@ def image_classes(data, image_id:str, cap:int|None=CLASS_COUNT_CAP, # most propo
         if c not in exclude: out[c] += len(s)
     return Counter({c: min(n, cap) if cap is not None else n for c, n in out.items()})
 
-# %% ../nbs/14_baselines.ipynb #blind001
+# %% ../nbs/14_baselines.ipynb #352874df
 class BlindIndex:
     "Training captions keyed by their picture's class multiset only (`image_classes`): the verb-blind floor's index"
     def __init__(self, data, split:str='train', cap:int|None=CLASS_COUNT_CAP):

@@ -38,12 +38,12 @@ SRL_CHUNK = 2000   # captions per cache file
 def _frame_json(f)->dict:
     return {'verb': f.verb, 'index': f.index, 'roleset': f.roleset, 'args': [[a.role, a.start, a.end] for a in f.args]}
 
-# %% ../nbs/24a_build.ipynb #00000001
+# %% ../nbs/24a_build.ipynb #3f80cdb4
 def _parse_of(tokens, frames):
     return Parse(list(tokens),
                  [Frame(f['verb'], f['index'], [Arg(r, s, e) for r, s, e in f['args']], f.get('roleset')) for f in frames])
 
-# %% ../nbs/24a_build.ipynb #00000002
+# %% ../nbs/24a_build.ipynb #51616fa5
 def analyse(token_lists:Sequence[Sequence[str]], srl=None, batch_size:int=256)->list[dict]:
     "Noun chunks ({span, head, lemma}) and SRL frames of each token list, from one spaCy pass"
     long = next((i for i, t in enumerate(token_lists) if len(t) > MAX_TOKENS), None)
@@ -61,12 +61,12 @@ def analyse(token_lists:Sequence[Sequence[str]], srl=None, batch_size:int=256)->
         parses = srl.parse_many([list(t) for t in token_lists], batch_size)
     return [{'chunks': noun_chunks(d), 'frames': [_frame_json(f) for f in p.frames]} for d, p in zip(docs, parses)]
 
-# %% ../nbs/24a_build.ipynb #00000003
+# %% ../nbs/24a_build.ipynb #226519c6
 def _default_srl()->str:
     "Class name of `get_srl()`'s default backend (what a build with `srl=None` uses)"
     return {'learned': 'LearnedSRL', 'spacy': 'SpacySRL'}.get(DEFAULT_BACKEND, DEFAULT_BACKEND)
 
-# %% ../nbs/24a_build.ipynb #00000004
+# %% ../nbs/24a_build.ipynb #109f8a92
 LONG_CAPTION = f'longer than MAX_TOKENS={MAX_TOKENS} tokens or a token over {MAX_TOKEN_CHARS} characters'
 
 def keep_short(caps:Sequence[dict])->tuple[list, int]:
@@ -74,7 +74,7 @@ def keep_short(caps:Sequence[dict])->tuple[list, int]:
     keep = [c for c in caps if len(c['tokens']) <= MAX_TOKENS and all(len(t) <= MAX_TOKEN_CHARS for t in c['tokens'])]
     return keep, len(caps) - len(keep)
 
-# %% ../nbs/24a_build.ipynb #00000005
+# %% ../nbs/24a_build.ipynb #46f789a8
 def analyse_cached(captions:Sequence[dict], # caption records (caption_id, tokens)
                    cache_dir,               # folder for srl_<k>.jsonl
                    srl=None, chunk:int=SRL_CHUNK, progress:bool=True)->list[dict]:
@@ -114,7 +114,7 @@ def ground_chunks(tokens:Sequence[str], chunks:Sequence[dict], class_set:dict|No
         out.append({'span': [s, e], 'set': st})
     return out
 
-# %% ../nbs/24a_build.ipynb #00000001
+# %% ../nbs/24a_build.ipynb #e0099ebc
 def align_caption(cap:dict, analysis:dict, class_set:dict|None, stats:Counter,
                   require_grounded:bool=False)->dict|str:
     "Canonical caption record (frames, slots) from its analysis, or the reason it is dropped"
@@ -147,14 +147,14 @@ def _write_text_only(out:Path, meta:dict, images:list, captions:list):
     (out/'meta.json').write_text(json.dumps({**meta, 'classes': cls, 'text_only': True, 'feature_file': FEATURE_FILE},
                                             indent=1))
 
-# %% ../nbs/24a_build.ipynb #00000001
+# %% ../nbs/24a_build.ipynb #133aae8e
 def _feature_meta(feature_kind:str, method:str, n_classes:int)->dict:
     "meta.json `features` entry of an image-mode dataset"
     if feature_kind == 'cnn':
         return {'kind': 'cnn', 'cnn': CNN_NAME, 'method': method, 'image_size': CNN_SIZE, 'dim': FEAT_DIM}
     return {'kind': feature_kind, 'dim': n_classes + (BOX_GEOMETRY if feature_kind == 'class_box' else 0)}
 
-# %% ../nbs/24a_build.ipynb #00000002
+# %% ../nbs/24a_build.ipynb #e654716b
 def _image_features(images:list, records:Records, classes:list, image_dir, cache:Path, out:Path, feature_kind:str,
                     method:str, device:str, copy_images:bool, progress:bool, stats:Counter)->Iterable[tuple]:
     "Feature rows (image_id, feats, boxes, cls_prob) of the kept images; CNN features are extracted into the cache first"
@@ -194,7 +194,7 @@ def _image_features(images:list, records:Records, classes:list, image_dir, cache
                 yield i, h[f'{i}_features'][()], h[f'{i}_boxes'][()], h[f'{i}_cls_prob'][()]
     return rows()
 
-# %% ../nbs/24a_build.ipynb #00000003
+# %% ../nbs/24a_build.ipynb #18480875
 def _report(images:list, ids:set, caps:list, kept:list, drops:Counter, stats:Counter, times:dict, text_only:bool)->dict:
     n_fr = Counter(len(c['frames']) for c in kept)
     return {'images': len(images), 'images_read': len(ids), 'captions_read': len(caps), 'captions_kept': len(kept),
@@ -207,7 +207,7 @@ def _report(images:list, ids:set, caps:list, kept:list, drops:Counter, stats:Cou
             'proposal_sets_in_kept_images': sum(len(im['sets']) for im in images),
             'stats': dict(stats), 'timings': times, 'text_only': text_only}
 
-# %% ../nbs/24a_build.ipynb #00000004
+# %% ../nbs/24a_build.ipynb #7de465da
 def _class_sets(images:list, records:Records, classes:list, own:bool, text_only:bool, image_dir, stats:Counter)->dict:
     "Proposal sets of each image (set in place, one per class) and {image id: {class: set index}} for `align_caption`"
     class_sets = {}

@@ -56,7 +56,7 @@ class SlotContext(dict):
         "The samples at `rows` (a long index), e.g. the beams still searching"
         return SlotContext({k: v[rows] if isinstance(v, torch.Tensor) else v for k, v in self.items()})
 
-# %% ../nbs/13_captioner.ipynb #00000001
+# %% ../nbs/13_captioner.ipynb #14b5436b
 def make_context(regions:torch.Tensor,      # (B, K, R, D) region features per slot
                  region_mask:torch.Tensor,  # (B, K, R) bool, True = real region
                  slot_role:torch.Tensor,    # (B, K) role ids (ROLE_VOCAB)
@@ -164,7 +164,7 @@ def stack_steps(outs:list,               # per time step: (word scores (B, ·), 
     out = torch.stack(w, 1), torch.stack(g, 1)
     return (*out, {k: torch.stack([t[k] for t in tr], 1) for k in tr[0]}) if return_trace else out
 
-# %% ../nbs/13_captioner.ipynb #00000001
+# %% ../nbs/13_captioner.ipynb #3418b483
 class ControllableCaptioner(nn.Module):
     "Base class: shared teacher forcing, loss and the step interface used by `vsr_cic.decoding`"
     has_gate = True     # the model predicts sub-role shifts (False: the pointer never moves)
@@ -243,13 +243,13 @@ def gate_targets(slot_idx:torch.Tensor, # (B, T) slot of each token
     nxt = torch.cat([slot_idx[:, 1:], slot_idx[:, -1:]], 1)
     return (nxt > slot_idx).long()
 
-# %% ../nbs/13_captioner.ipynb #00000001
+# %% ../nbs/13_captioner.ipynb #d5123542
 def caption_mask(words:torch.Tensor, eos_id:int=EOS_ID, pad_id:int=PAD_ID)->torch.Tensor:
     "(B, T) bool: real tokens up to and including the first `<eos>`"
     eos = (words == eos_id).long()
     return ((eos.cumsum(1) - eos) == 0) & (words != pad_id)
 
-# %% ../nbs/13_captioner.ipynb #00000002
+# %% ../nbs/13_captioner.ipynb #2b06280d
 def caption_loss(word_logp:torch.Tensor, # (B, T-1, V) predictions of words[:, 1:]
                  gate_logp:torch.Tensor, # (B, T-1, 2)
                  words:torch.Tensor,     # (B, T) <bos> … <eos> <pad>…

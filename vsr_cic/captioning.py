@@ -95,7 +95,7 @@ class CaptionData:
     def vocab_size(self)->int: return len(self.vocab['words'])
     def records(self, split:str)->dict: return {c['caption_id']: c for c in self.splits[split].data.captions}
 
-# %% ../nbs/16_captioning.ipynb #00000001
+# %% ../nbs/16_captioning.ipynb #d56a5c88
 def _with_verb_forms(words:Vocab, data)->Vocab:
     "`words` plus every train verb surface form it lacks (a rare control verb can still be said)"
     forms = {t for c in data.captions if data.images[c['image_id']]['split'] == 'train'
@@ -103,7 +103,7 @@ def _with_verb_forms(words:Vocab, data)->Vocab:
     extra = sorted(forms - set(words.itos))
     return Vocab([*words.itos[len(words.specials):], *extra], specials=words.specials, unk=words.unk, name=words.name)
 
-# %% ../nbs/16_captioning.ipynb #00000002
+# %% ../nbs/16_captioning.ipynb #bac8a696
 UNGROUNDED = ('drop', 'fill', 'keep')   # what `caption_data` does with a caption whose sub-role has no region set
 TRAIN_UNGROUNDED = {'train': 'fill', 'val': 'drop', 'test': 'drop'}   # supp. §D (after SCT)
 
@@ -114,7 +114,7 @@ def most_probable_set(ds:CaptionDataset, image_id:str, avoid=())->int:
     best = [max(conf[list(s)].max() if len(s) else -1., -1.) for s in sets]
     return max(range(len(sets)), key=lambda j: (j not in avoid, best[j], -j))
 
-# %% ../nbs/16_captioning.ipynb #00000003
+# %% ../nbs/16_captioning.ipynb #508a32df
 def fill_ungrounded(ds:CaptionDataset)->int:
     "Give every ungrounded non-verb sub-role the image's most probable detection (supp. §D); returns how many"
     n = 0
@@ -134,7 +134,7 @@ def fill_ungrounded(ds:CaptionDataset)->int:
     ds.skipped['sub-role filled with the most probable detection'] += n
     return n
 
-# %% ../nbs/16_captioning.ipynb #00000004
+# %% ../nbs/16_captioning.ipynb #dba7db26
 def caption_data(data_dir,                              # dataset folder (canonical format) or a loaded dataset
                  splits:tuple=('train', 'val', 'test'), # splits to load (missing ones are skipped)
                  limits:Limits=CAPTION_LIMITS,
@@ -176,12 +176,12 @@ def loader_fn(ds:CaptionDataset, num_workers:int=0):
     "`fit`'s loader factory: a DataLoader over `ds` driven by the sampler"
     return lambda sampler: DataLoader(ds, batch_sampler=sampler, collate_fn=ds.collate, num_workers=num_workers)
 
-# %% ../nbs/16_captioning.ipynb #00000001
+# %% ../nbs/16_captioning.ipynb #6aaece99
 def prepare_batch(batch:dict, device)->dict:
     "Move a collated caption batch to `device` and add the dense views (`regions`, `global_feat`)"
     return densify(to_device(batch, device))
 
-# %% ../nbs/16_captioning.ipynb #00000002
+# %% ../nbs/16_captioning.ipynb #bfded1b7
 def controls_of(b:dict, model, cd:CaptionData|None=None, constrain:bool=False)->dict:
     "The model's control tensors of a prepared batch, plus `allowed_words` for verb slots when `constrain`"
     ctl = caption_inputs(b, with_caption=False)
@@ -192,7 +192,7 @@ def controls_of(b:dict, model, cd:CaptionData|None=None, constrain:bool=False)->
                                                n_slots=b['n_slots'], eos_id=model.eos_id)
     return ctl
 
-# %% ../nbs/16_captioning.ipynb #00000003
+# %% ../nbs/16_captioning.ipynb #a381949a
 def gt_sequences(words:torch.Tensor, eos_id:int)->list[np.ndarray]:
     "Ground-truth token ids of a batch's `words` (B, T): `<bos>` dropped, cut after the first `<eos>` (kept)"
     return ids_to_seqs(words[:, 1:], eos=eos_id, keep_eos=True)
@@ -204,7 +204,7 @@ def static_shape(ds:CaptionDataset)->tuple:
     for ex in ds.examples: K, T = max(K, len(ex['slots'])), max(T, len(ex['words']))
     return K, ds.limits.regions, T
 
-# %% ../nbs/16_captioning.ipynb #00000001
+# %% ../nbs/16_captioning.ipynb #6d398bbd
 def xe_step_fn(model, device,
                shape:tuple|None=None): # (K, R, T[, B]): pad every batch to it (`capture`: one shape for the captured loss)
     "`fit` step of the XE stage: word NLL + λ·gate NLL of the model's `loss`"
@@ -240,7 +240,7 @@ def _rollouts(model, ctl:dict, max_len:int, n:int, complete:bool, captured:Captu
     s = sample_decode(model, n=n, max_len=max_len, complete=complete, **ctl)
     return g.words, dict(words=s.words, word_logp=s.word_logp, gate_logp=s.gate_logp, mask=s.mask)
 
-# %% ../nbs/16_captioning.ipynb #00000001
+# %% ../nbs/16_captioning.ipynb #7c58cbd9
 def scst_step_fn(model, reward:CiderReward, device, max_len:int, n:int=1, cd:CaptionData|None=None,
                  constrain:bool=False,
                  complete:bool=True,    # the end-of-caption rule in the greedy baseline and the samples
@@ -272,7 +272,7 @@ def slot_names(rec:dict)->list[str]:
     "The sub-role of each slot of a caption record (a shared slot is named by its verb label if it has one)"
     return [next((s for _, s in sl['labels'] if s == VERB), sl['labels'][0][1]) for sl in rec['slots']]
 
-# %% ../nbs/16_captioning.ipynb #00000001
+# %% ../nbs/16_captioning.ipynb #0fe0b0da
 def oracle_verb_words(b:dict, recs:dict, caption_ids, cd:CaptionData, vocab_size:int)->torch.Tensor:
     "`allowed_words` (B, K, V) pinning each verb slot to the ground-truth surface verb (Table 1's *oracle verb* rows)"
     W, Vb = cd.vocab['words'], cd.vocab['verbs']
@@ -290,7 +290,7 @@ def oracle_verb_words(b:dict, recs:dict, caption_ids, cd:CaptionData, vocab_size
             if k == int(b['n_slots'][i]) - 1: allowed[i, k, W['<eos>']] = True
     return allowed
 
-# %% ../nbs/16_captioning.ipynb #00000002
+# %% ../nbs/16_captioning.ipynb #057f1c5e
 @torch.no_grad()
 def decode_split(model, cd:CaptionData, split:str, device='cpu',
                  beam:int=1,                 # 1 = greedy, else beam size (paper: 5)
@@ -351,7 +351,7 @@ def format_sample(p:dict)->str:
     else: gen = p['caption']
     return f"{'/'.join(p['verbs'])}: {' '.join(p['structure'])}\n  gt : {' '.join(p['gt'])}\n  gen: {gen}"
 
-# %% ../nbs/16_captioning.ipynb #00000001
+# %% ../nbs/16_captioning.ipynb #033eb063
 def plot_curves(xe_history:list, rl_history:list, path=None):
     "XE losses, self-critical rewards and validation CIDEr-D over both stages, in one figure"
     import matplotlib.pyplot as plt
@@ -427,7 +427,7 @@ class MainJob:
     amp: str|None = None              # None | bf16 | auto: bfloat16 autocast on a CUDA device that supports it
     capture: bool = False             # CUDA: XE loss and SCST rollouts as CUDA graphs (`compile_loss`, `CapturedRollouts`)
 
-# %% ../nbs/16_captioning.ipynb #00000001
+# %% ../nbs/16_captioning.ipynb #0c60506e
 MAIN_JOB = MainJob()
 
 _P = inspect.Parameter
@@ -447,13 +447,13 @@ def main_job(*args, **kwargs)->tuple:   # (MainJob, more `make_captioner` option
                         f"(`make_captioner`){hint}")
     return MainJob(**b.arguments), model_cfg
 
-# %% ../nbs/16_captioning.ipynb #00000002
+# %% ../nbs/16_captioning.ipynb #f8b72e3f
 def _takes_main_job(fn):
     "Give `fn(*args, **kwargs)` `main_job`'s signature: every `MainJob` field with its default, then `**model_cfg`"
     fn.__signature__ = _JOB_SIGNATURE
     return fn
 
-# %% ../nbs/16_captioning.ipynb #00000003
+# %% ../nbs/16_captioning.ipynb #1a15e602
 def _checks_main_job(fn):
     "Refuse the arguments `main_job` refuses before `fn` runs (before `guard_run` claims the run folder)"
     @functools.wraps(fn)
@@ -705,7 +705,7 @@ def _flag_type(anno:str):
     parse.__name__ = base + (' or none' if 'None' in kinds else '')     # argparse names it in its errors
     return parse
 
-# %% ../nbs/16_captioning.ipynb #00000001
+# %% ../nbs/16_captioning.ipynb #959afe74
 def main_job_parser()->argparse.ArgumentParser:
     "The shell's flags: one `--name` per `MainJob` field, with its type, default and documentation"
     p = argparse.ArgumentParser(prog='vsr_train_captioner', formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -716,7 +716,7 @@ def main_job_parser()->argparse.ArgumentParser:
                        help=(docs[f.name] or f.name).replace('%', '%%'), metavar=f.type.replace(' ', '').upper())
     return p
 
-# %% ../nbs/16_captioning.ipynb #00000002
+# %% ../nbs/16_captioning.ipynb #1fab07cd
 def train_captioner_cli(argv:list|None=None): # the flags (None: the command line's)
     "Train and evaluate a captioner from the shell (`python` or `torchrun`); prints the test metrics as JSON"
     job = main_job_parser().parse_args(argv)

@@ -34,7 +34,7 @@ def _kind(s)->str:
     if isinstance(t, int) and not isinstance(t, bool): return 'ids'
     raise TypeError(f"a sentence must be a string, a list of words or a list of int token ids, got {list(s)[:8]!r}")
 
-# %% ../nbs/08a_cider.ipynb #00000001
+# %% ../nbs/08a_cider.ipynb #e145010d
 SENT_SEP = '\x00'     # joins sentences into one string for a single `split` (a sentence holding it takes the slow path)
 
 def _encode_strings(sents:Sequence[str], vocab:dict)->tuple[np.ndarray, np.ndarray]|None:
@@ -57,7 +57,7 @@ def _encode_strings(sents:Sequence[str], vocab:dict)->tuple[np.ndarray, np.ndarr
     lens = np.diff(np.flatnonzero(np.concatenate([[True], ~keep, [True]]))) - 1   # (S,) tokens between separators
     return ids[keep], lens
 
-# %% ../nbs/08a_cider.ipynb #00000002
+# %% ../nbs/08a_cider.ipynb #a626292b
 def encode_sentences(sents:Sequence,               # strings, word lists or token-id sequences
                      vocab:dict|None=None,         # word -> id, extended in place for new words
                      kind:str|None=None,           # 'words' or 'ids' (None: detect)
@@ -96,14 +96,14 @@ def ngram_order(keys:np.ndarray)->np.ndarray:
     "Order (0 = unigram … 3 = 4-gram) of packed n-gram keys"
     return np.searchsorted(_POW[1:], keys, side='right')
 
-# %% ../nbs/08a_cider.ipynb #00000001
+# %% ../nbs/08a_cider.ipynb #a7b28e66
 def _unique_counts(a:np.ndarray)->tuple[np.ndarray, np.ndarray]:
     "Sorted distinct values of an int array and their counts (stable sort: our inputs are nearly sorted runs, which timsort merges)"
     a = np.sort(a, kind='stable')
     start = _run_starts(a)
     return a[start], np.diff(np.append(start, len(a)))
 
-# %% ../nbs/08a_cider.ipynb #00000002
+# %% ../nbs/08a_cider.ipynb #7a9f299a
 def _run_starts(a:np.ndarray)->np.ndarray:
     "Indices where a new value starts in a sorted array"
     new = np.empty(len(a), bool)
@@ -112,10 +112,10 @@ def _run_starts(a:np.ndarray)->np.ndarray:
         np.not_equal(a[1:], a[:-1], out=new[1:])
     return np.flatnonzero(new)
 
-# %% ../nbs/08a_cider.ipynb #00000003
+# %% ../nbs/08a_cider.ipynb #8fa4a31f
 def _bits(x:int)->int: return max(int(x).bit_length(), 1)
 
-# %% ../nbs/08a_cider.ipynb #00000004
+# %% ../nbs/08a_cider.ipynb #9947d6b6
 def _rank(c:np.ndarray)->tuple[np.ndarray, np.ndarray]:  # (m,) dense rank of each value, (u,) index of each distinct value's first occurrence
     "Dense ranks of a non-negative int array (sorted order) without an argsort: (value, position) packed in one int64 and sorted"
     m = len(c)
@@ -137,7 +137,7 @@ def _rank(c:np.ndarray)->tuple[np.ndarray, np.ndarray]:  # (m,) dense rank of ea
     r[idx] = cs
     return r, idx[new]
 
-# %% ../nbs/08a_cider.ipynb #00000005
+# %% ../nbs/08a_cider.ipynb #87682060
 def _rank_small(c:np.ndarray, V:int)->tuple[np.ndarray, np.ndarray]:
     "`_rank` for values below V (token ids): a presence table instead of a sort"
     present = np.zeros(V, bool)
@@ -208,7 +208,7 @@ def _doc_freq(sent:np.ndarray, kid:np.ndarray, doc_of_sent:np.ndarray, U:int)->n
     # distinct (doc, n-gram) per n-gram
     return np.bincount(p[_run_starts(p)] & ((1 << bu) - 1), minlength=U).astype(np.float64)
 
-# %% ../nbs/08a_cider.ipynb #00000001
+# %% ../nbs/08a_cider.ipynb #a4509690
 def _lookup(keys:np.ndarray, vals:np.ndarray, q:np.ndarray)->np.ndarray:
     "vals[keys == q] for sorted `keys`, 0 where `q` is absent"
     if len(keys) == 0: return np.zeros(len(q))
@@ -359,7 +359,7 @@ def pycoco_cider(gts:Mapping, res:Mapping, df:Mapping|None=None, n_docs:int|None
     _, s = sc.compute_score()
     return float(np.mean(s[:len(gts)])), np.asarray(s[:len(gts)])
 
-# %% ../nbs/08a_cider.ipynb #00000001
+# %% ../nbs/08a_cider.ipynb #639880c3
 def df_as_ngram_dict(c:CiderD)->dict:
     "The cached df of a word-level `CiderD` as pycocoevalcap's {ngram tuple: df}"
     itos = sorted(c.vocab, key=c.vocab.get)

@@ -73,10 +73,10 @@ def _pairs(seq:Sequence[str], how:str)->Counter:
     if how == 'adjacent': return Counter(zip(seq, seq[1:]))
     return Counter((seq[i], seq[j]) for i, j in combinations(range(len(seq)), 2))
 
-# %% ../nbs/08b_control.ipynb #00000001
+# %% ../nbs/08b_control.ipynb #17c46052
 def _hits(a:Counter, b:Counter)->int: return sum(min(n, b[k]) for k, n in a.items())
 
-# %% ../nbs/08b_control.ipynb #00000002
+# %% ../nbs/08b_control.ipynb #f29dddf3
 OPTIONS = dict(missing_verb=('zero', 'skip', 'any'), pair_match=('ordered', 'adjacent'), average=('micro', 'macro'),
                multiplicity=('entities', 'spans'))
 
@@ -100,7 +100,7 @@ def match_frames(ctrls:Sequence, n_frames:int, same, score, positions:Sequence[i
         if same(ctrls[i], j) or fallback: out[i] = int(j)
     return out
 
-# %% ../nbs/08b_control.ipynb #00000003
+# %% ../nbs/08b_control.ipynb #e296dc6c
 def caption_counts(parse,                       # generated caption's Parse
                    controls:Sequence,           # its controls: Control / VSR / (verb, structure)
                    entities:Sequence|None=None, # noun-phrase spans of the generated caption
@@ -143,7 +143,7 @@ def caption_counts(parse,                       # generated caption's Parse
     return {**{k: out[k] for k in ('v_hit', 'v_total', 'sr_hit', 'sr_total', 'pair_hit', 'pair_total')},
             'matches': matches, 'n_frames': len(parse.frames)}   # n_frames: the caption's own verb frames (0: no verb)
 
-# %% ../nbs/08b_control.ipynb #00000004
+# %% ../nbs/08b_control.ipynb #34ab84b7
 def controllability(parses:Sequence,                # generated captions' Parses
                     controls:Sequence[Sequence],    # per caption, its controls
                     entities:Sequence|None=None,    # per caption, noun-phrase spans (None: count argument spans)
@@ -178,7 +178,7 @@ def noun_phrase_spans(parses:Sequence)->list[list[tuple[int, int]]]:
     docs = nlp.pipe(Doc(nlp.vocab, words=list(p.tokens)) for p in parses)
     return [[tuple(c['span']) for c in noun_chunks(d)] for d in docs]
 
-# %% ../nbs/08b_control.ipynb #00000001
+# %% ../nbs/08b_control.ipynb #42b2e8ee
 def controls_from_parse(parse, entities:Sequence|None=None)->list[tuple[str, list[str]]]:
     "Controls read off a parsed caption: (verb, structure) per frame, sub-roles numbered in caption order"
     out = []
@@ -192,12 +192,12 @@ def controls_from_parse(parse, entities:Sequence|None=None)->list[tuple[str, lis
         out.append((str(f.verb).lower(), st))
     return out
 
-# %% ../nbs/08b_control.ipynb #00000002
+# %% ../nbs/08b_control.ipynb #2bf4e7a8
 def controls_of_caption(rec:Mapping)->list[tuple[str, list[str]]]:
     "The controls of a canonical caption record: (verb, GT structure) for each gold frame"
     return [(f['verb'], list(frame_structure(rec, i))) for i, f in enumerate(rec.get('frames', []))]
 
-# %% ../nbs/08b_control.ipynb #00000003
+# %% ../nbs/08b_control.ipynb #1dd42707
 def controllability_from_text(captions:Sequence,        # generated captions (strings or token lists)
                               controls:Sequence[Sequence], # per caption, its controls
                               srl:Any='spacy',          # backend name for `vsr_cic.srl.get_srl`, or an SRL object

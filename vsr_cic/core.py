@@ -23,7 +23,7 @@ def repo_root()->Path|None:
     p = Path(vsr_cic.__file__).resolve().parent.parent
     return p if (p/'settings.ini').exists() and (p/'nbs').is_dir() else None
 
-# %% ../nbs/00_core.ipynb #00000001
+# %% ../nbs/00_core.ipynb #93f3d438
 def git_commit()->str|None:
     "The checkout's short commit (`+changes` when tracked files differ from it); None outside a git checkout"
     import subprocess

@@ -26,7 +26,7 @@ __all__ = ['META_KEYS', 'GROUPINGS', 'SPLITS', 'BACKGROUND', 'FORMAT_VERSION', '
 class DataError(ValueError):
     "Invalid dataset content; the message names the file, record, field and value"
 
-# %% ../nbs/02_data.ipynb #00000001
+# %% ../nbs/02_data.ipynb #8f45b4a6
 META_KEYS = ('name', 'format_version', 'grouping', 'classes', 'feature_file')
 GROUPINGS = ('class', 'single')
 SPLITS = ('train', 'val', 'test')
@@ -50,7 +50,7 @@ def _span(where, field, sp, n):
         _fail(where, field, f"span {sp!r} is not [start, end) inside the {n} tokens")
     return tuple(sp)
 
-# %% ../nbs/02_data.ipynb #00000001
+# %% ../nbs/02_data.ipynb #f5c63b55
 def _set(where, field, s, image):
     if s is None: return
     if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
@@ -58,13 +58,13 @@ def _set(where, field, s, image):
     if image is not None and not 0 <= s < len(image['sets']):
         _fail(where, field, f"set {s} out of range: image {image['image_id']!r} has {len(image['sets'])} proposal sets")
 
-# %% ../nbs/02_data.ipynb #00000002
+# %% ../nbs/02_data.ipynb #07c32aa4
 def _role(where, field, r):
     canon = normalize_role(r, strict=False) if isinstance(r, str) else None
     if canon is None: _fail(where, field, f"unknown role {r!r}; known roles: {', '.join(ROLES)}")
     if canon != r: _fail(where, field, f"role {r!r} is not canonical (write {canon!r}; see vsr.normalize_role)")
 
-# %% ../nbs/02_data.ipynb #00000003
+# %% ../nbs/02_data.ipynb #ad2962b4
 def validate_caption(rec:Mapping,            # one line of `captions.jsonl`
                      image:Mapping|None=None, # its image record (checks set indices)
                      where:str='captions.jsonl', # file name for the messages
@@ -149,7 +149,7 @@ def _frame_items(frame:Mapping)->list[tuple[int, str]]:
         items += [(p, names[i]) for i, p in enumerate(sorted(starts))]
     return sorted(items)
 
-# %% ../nbs/02_data.ipynb #00000001
+# %% ../nbs/02_data.ipynb #f9bec3f7
 def frame_structure(caption:Mapping, # a caption record
                     f:int=0,         # frame index
                    )->list[str]:     # sub-roles in caption order, e.g. ['ARG0', 'V', 'ARG1', 'LOC-1', 'LOC-2']
@@ -159,7 +159,7 @@ def frame_structure(caption:Mapping, # a caption record
         raise IndexError(f"caption {caption.get('caption_id')!r} has {len(fr)} frame(s), no frame {f}")
     return [s for _, s in _frame_items(fr[f])]
 
-# %% ../nbs/02_data.ipynb #00000002
+# %% ../nbs/02_data.ipynb #15950f3f
 def caption_vsrs(caption:Mapping)->list[VSR]:
     "The VSR of every frame of a caption (the control signal that reproduces it), roles in `ROLES` order"
     out = []
@@ -168,7 +168,7 @@ def caption_vsrs(caption:Mapping)->list[VSR]:
         out.append(VSR(v.verb, sorted(v.roles, key=lambda rc: ROLES.index(rc[0]))))
     return out
 
-# %% ../nbs/02_data.ipynb #00000003
+# %% ../nbs/02_data.ipynb #46e77b97
 def build_slots(frames:Sequence[Mapping])->list[dict]:
     "Caption-level `slots` from gold frames: one slot per verb and per distinct entity span, in caption order"
     slots = {}
@@ -218,7 +218,7 @@ def _check_meta(meta, where='meta.json'):
     try: relative_path(meta['feature_file'], f"{where}: field feature_file")
     except UnsafeInput as e: raise DataError(str(e)) from None
 
-# %% ../nbs/02_data.ipynb #00000001
+# %% ../nbs/02_data.ipynb #5359ec2e
 def _check_image(rec, where='images.jsonl', text_only:bool=False):
     iid = rec.get('image_id') if isinstance(rec, Mapping) else None
     if not isinstance(iid, str) or not iid:
@@ -245,7 +245,7 @@ def _check_image(rec, where='images.jsonl', text_only:bool=False):
         try: relative_path(rec['file'], f"{w}: field file")
         except UnsafeInput as e: raise DataError(str(e)) from None
 
-# %% ../nbs/02_data.ipynb #00000002
+# %% ../nbs/02_data.ipynb #3d9ab524
 def check_boxes(image:Mapping, boxes:np.ndarray, where:str=FEATURE_FILE, tol:float=BOX_TOL):
     "Raise `DataError` naming the image and box if a box is not finite, x1<=x2, y1<=y2 inside the image"
     b = np.asarray(boxes)
@@ -272,7 +272,7 @@ def check_boxes(image:Mapping, boxes:np.ndarray, where:str=FEATURE_FILE, tol:flo
         raise DataError(f"{where}: image {image['image_id']!r}: box {i} = {b[i].round(1).tolist()} (x1 y1 x2 y2) is "
                         f"outside the {W}x{H} image")
 
-# %% ../nbs/02_data.ipynb #00000003
+# %% ../nbs/02_data.ipynb #75c853b9
 def check_feature_arrays(image:Mapping,      # image record (id, width, height)
                          feats:np.ndarray,    # (N, D)
                          boxes:np.ndarray,    # (N, 4)
@@ -452,7 +452,7 @@ class PackedRecords(Sequence):
     def nbytes(self)->int: return len(self._buf) + self._ends.itemsize * len(self) + self._kidx.itemsize * len(self)
     def __repr__(self): return f"PackedRecords({len(self)} records, {self.nbytes:,} bytes)"
 
-# %% ../nbs/02_data.ipynb #00000001
+# %% ../nbs/02_data.ipynb #305561be
 class PackedIndex(Mapping):
     "A read-only `{id: record}` over `PackedRecords` (ids kept in a dict of row numbers); each access returns a fresh dict"
     def __init__(self, items:Iterable=()):
@@ -468,7 +468,7 @@ class PackedIndex(Mapping):
     def __len__(self): return len(self._rows)
     def __repr__(self): return f"PackedIndex({len(self)} records, {self._recs.nbytes:,} bytes)"
 
-# %% ../nbs/02_data.ipynb #00000002
+# %% ../nbs/02_data.ipynb #73924ec3
 class CaptionFile:
     "Caption records of a `lazy` dataset: `captions.jsonl` read on every pass (checked when the dataset was opened)"
     def __init__(self, path:Path, n:int): self.path, self.n = Path(path), n
@@ -490,7 +490,7 @@ def _read_jsonl(path:Path):
         raise DataError(f"{path}: not UTF-8 text after line {ln} (byte {e.object[e.start:e.start + 1]!r} at offset "
                         f"{e.start} of a read block); JSONL files must be UTF-8") from None
 
-# %% ../nbs/02_data.ipynb #00000001
+# %% ../nbs/02_data.ipynb #9452ae6d
 def _unique(recs, key:str, where:str):
     "Raise `DataError` at the first repeated `key` (a second record would silently replace the first)"
     seen = {}

@@ -36,7 +36,7 @@ def joint_candidates(word_logp:torch.Tensor, # (N, V)
     cand[:, eos_id] = eos
     return cand
 
-# %% ../nbs/13a_decoding.ipynb #00000001
+# %% ../nbs/13a_decoding.ipynb #dae5b6b7
 def joint_argmax(word_logp:torch.Tensor, # (N, V)
                  gate_logp:torch.Tensor, # (N, 2)
                  eos_id:int=EOS_ID,
@@ -57,7 +57,7 @@ def joint_argmax(word_logp:torch.Tensor, # (N, V)
     g = ((lw + gate_logp[:, 0]) < best).long()                                   # gate 0 unless gate 1 is strictly higher
     return w.masked_fill(eos, eos_id), g.masked_fill(eos, 0)
 
-# %% ../nbs/13a_decoding.ipynb #00000002
+# %% ../nbs/13a_decoding.ipynb #b1169305
 def repeat_ban(hist:torch.Tensor, # (N, L) the last L words said, oldest first (-1: none yet); n-grams up to (L+1)//2
                V:int)->torch.Tensor: # (N, V) bool
     "Words that would repeat an n-gram immediately: the previous word (`a a`), the word completing `x y x y`, `x y z x y z`, …"
@@ -69,14 +69,14 @@ def repeat_ban(hist:torch.Tensor, # (N, L) the last L words said, oldest first (
         ban[rows[ok], hist[ok, L - n]] = True                                    # w == xn would repeat the n-gram
     return ban
 
-# %% ../nbs/13a_decoding.ipynb #00000003
+# %% ../nbs/13a_decoding.ipynb #d040c787
 def step_scores(model:ControllableCaptioner):
     "The model's `step_logits` (word logits, normalised once after masking) where it belongs to the class that defines `step`; else `step` (a wrapper that overrides only `step`, a `compile_step`-ed step)"
     if 'step' in vars(model): return model.step
     owner = next((c for c in type(model).__mro__ if 'step' in vars(c)), None)
     return model.step_logits if owner is not None and 'step_logits' in vars(owner) else model.step
 
-# %% ../nbs/13a_decoding.ipynb #00000004
+# %% ../nbs/13a_decoding.ipynb #1b819bd8
 def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
                      eos_ok:torch.Tensor|None=None, # (N,) bool: rows that may end now (None: all)
                      hist:torch.Tensor|None=None,   # (N, L) last words said: ban immediate repeats (`no_repeat`)
@@ -123,7 +123,7 @@ class Decoded:
     beam_scores: torch.Tensor|None = None      # (B, k)
     score_history: torch.Tensor|None = None    # (B, k, L) running (raw) score of each final beam after each step
 
-# %% ../nbs/13a_decoding.ipynb #00000001
+# %% ../nbs/13a_decoding.ipynb #9ae802be
 def _finish(steps:list[dict], model)->dict:
     "Stack per-step dicts of (N, …) tensors into (N, L, …)"
     return {k: torch.stack([s[k] for s in steps], 1) for k in steps[0]}
@@ -136,7 +136,7 @@ def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
     "Rows that may emit `<eos>` under `complete=True`: at the last sub-role, with at least one word in it (see below)"
     return (ptr >= last) & ~fresh
 
-# %% ../nbs/13a_decoding.ipynb #00000001
+# %% ../nbs/13a_decoding.ipynb #fffdbd37
 def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True, no_repeat:bool=False,
              no_unk:bool=False,
              stop_early:bool=True)->Decoded: # False: all `max_len` steps, whatever has ended (a fixed length to capture)
@@ -171,7 +171,7 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
     score = ((out['word_logp'] + out['gate_logp']) * out['mask']).sum(1)
     return Decoded(**out, score=score, trace=_finish(traces, model))
 
-# %% ../nbs/13a_decoding.ipynb #00000002
+# %% ../nbs/13a_decoding.ipynb #81a3521e
 @torch.no_grad()
 def greedy_decode(model:ControllableCaptioner, # any captioner with the step interface
                   max_len:int=MAX_LEN,         # at most this many tokens, <eos> included
@@ -185,7 +185,7 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
     return _rollout(model, model.encode(**controls), max_len, _greedy_pick(model), complete, no_repeat, no_unk,
                     stop_early)
 
-# %% ../nbs/13a_decoding.ipynb #00000003
+# %% ../nbs/13a_decoding.ipynb #9e3174d8
 def _greedy_pick(model:ControllableCaptioner):
     "The `pick` of greedy decoding: the joint (word, gate) argmax and its log-probs"
     def pick(wl, gl):
@@ -193,14 +193,14 @@ def _greedy_pick(model:ControllableCaptioner):
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
     return pick
 
-# %% ../nbs/13a_decoding.ipynb #00000004
+# %% ../nbs/13a_decoding.ipynb #9395a8d5
 def gumbel_noise(*shape:int, device='cpu',
                  generator:torch.Generator|None=None)->torch.Tensor:
     "Standard Gumbel samples −log E, E ~ Exp(1): `argmax(logits + noise)` is a draw from `softmax(logits)` (Gumbel-max)"
     e = torch.empty(shape, device=device).exponential_(generator=generator)
     return -torch.log(e.clamp_min(torch.finfo(e.dtype).tiny))
 
-# %% ../nbs/13a_decoding.ipynb #00000005
+# %% ../nbs/13a_decoding.ipynb #43718f52
 def _sampler(temperature:float, noise:tuple|None=None):
     "The `pick` of sampling: `multinomial`, or Gumbel-max with the next step's slice of `noise`"
     steps = iter(range(len(noise[0]))) if noise is not None else None
@@ -215,12 +215,12 @@ def _sampler(temperature:float, noise:tuple|None=None):
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
     return pick
 
-# %% ../nbs/13a_decoding.ipynb #00000006
+# %% ../nbs/13a_decoding.ipynb #e1de0955
 def _check_sampling(n:int, temperature:float):
     if n < 1 or temperature <= 0:
         raise ValueError(f"need n >= 1 and temperature > 0, got n={n}, temperature={temperature}")
 
-# %% ../nbs/13a_decoding.ipynb #00000007
+# %% ../nbs/13a_decoding.ipynb #b177d85d
 def _check_noise(noise:tuple, L:int, N:int, V:int):
     for name, x, s in (('word noise', noise[0], (L, N, V)), ('gate noise', noise[1], (L, N, 2))):
         if tuple(x.shape) != s: raise ValueError(f"{name} must have shape (max_len, B·n, ·) = {s}, got {tuple(x.shape)}")
@@ -260,7 +260,7 @@ def _beam_topk(wl:torch.Tensor, gl:torch.Tensor, # (Bw·k, V), (Bw·k, 2) this s
     beam_ix, w, g = idx // (V * 2), (idx % (V * 2)) // 2, idx % 2                 # (Bw, k) each
     return score, beam_ix, w.view(-1), g.view(-1)
 
-# %% ../nbs/13a_decoding.ipynb #00000001
+# %% ../nbs/13a_decoding.ipynb #8659e2cd
 def _backtrack(steps:list, traces:list, bps:list, score:torch.Tensor, length_norm:float)->Decoded:
     "Follow each final beam back through the per-step parents `bps`; rank the beams by (length-normalised) score"
     (B, k), dev = score.shape, score.device
@@ -388,7 +388,7 @@ def verb_constraint(slot_is_verb:torch.Tensor,  # (B, K) bool
     if eos_id is not None: allow_final_eos(allowed, slot_is_verb, n_slots, eos_id)
     return allowed
 
-# %% ../nbs/13a_decoding.ipynb #00000001
+# %% ../nbs/13a_decoding.ipynb #f1b81957
 def allow_final_eos(allowed:torch.Tensor,       # (B, K, V) bool, changed in place
                     slot_is_verb:torch.Tensor,  # (B, K) bool
                     n_slots:torch.Tensor,       # (B,)
@@ -556,7 +556,7 @@ class _Rollout(nn.Module):
                      stop_early=False)
         return d.words, d.word_logp, d.gate_logp, d.mask
 
-# %% ../nbs/13a_decoding.ipynb #cap00001
+# %% ../nbs/13a_decoding.ipynb #805d7a6a
 class CapturedRollouts:
     "SCST's greedy baseline and `n` Gumbel-max samples per input at a fixed length, each captured as CUDA graphs (the sample with its backward)"
     def __init__(self, model:ControllableCaptioner,

@@ -32,15 +32,15 @@ class DistEnv:
     @property
     def distributed(self)->bool: return self.world_size > 1
 
-# %% ../nbs/14a_distributed.ipynb #00000001
+# %% ../nbs/14a_distributed.ipynb #88b958f5
 def _dist_on()->bool: return torch.distributed.is_available() and torch.distributed.is_initialized()
 
-# %% ../nbs/14a_distributed.ipynb #00000002
+# %% ../nbs/14a_distributed.ipynb #6e9f46e8
 def world()->tuple[int, int]:
     "(rank, world_size) of this process; (0, 1) when not distributed"
     return (torch.distributed.get_rank(), torch.distributed.get_world_size()) if _dist_on() else (0, 1)
 
-# %% ../nbs/14a_distributed.ipynb #00000003
+# %% ../nbs/14a_distributed.ipynb #1e2f82b0
 def init_distributed(backend:str|None=None,            # 'gloo' | 'nccl'; None: nccl on CUDA, gloo on CPU
                      device:str|torch.device|None=None, # None: cuda:LOCAL_RANK when CUDA is available, else cpu
                      timeout_s:float=1800,              # collective timeout (a dead rank fails the others after this)
@@ -63,7 +63,7 @@ def init_distributed(backend:str|None=None,            # 'gloo' | 'nccl'; None: 
         backend = torch.distributed.get_backend()
     return DistEnv(rank, ws, lr, device, backend if ws > 1 else None)
 
-# %% ../nbs/14a_distributed.ipynb #00000004
+# %% ../nbs/14a_distributed.ipynb #df19b39f
 def wrap_ddp(model:torch.nn.Module, device:str|torch.device|None=None, **ddp_kw)->torch.nn.Module:
     "Move `model` to `device` and wrap it in DistributedDataParallel when running on more than one rank"
     if device is not None: model = model.to(device)
@@ -72,12 +72,12 @@ def wrap_ddp(model:torch.nn.Module, device:str|torch.device|None=None, **ddp_kw)
     return torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index] if dev.type == 'cuda' else None,
                                                      **ddp_kw)
 
-# %% ../nbs/14a_distributed.ipynb #00000005
+# %% ../nbs/14a_distributed.ipynb #c519360a
 def unwrap(model:torch.nn.Module)->torch.nn.Module:
     "The module inside a DDP wrapper (whose state dict has no `module.` prefix)"
     return model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) else model
 
-# %% ../nbs/14a_distributed.ipynb #00000006
+# %% ../nbs/14a_distributed.ipynb #64000c60
 def cleanup_distributed():
     "Leave the process group (after a barrier, so that rank 0's last checkpoint is on disk for everyone)"
     if _dist_on():
@@ -97,7 +97,7 @@ def broadcast_obj(obj):
     torch.distributed.broadcast_object_list(box, src=0)
     return box[0]
 
-# %% ../nbs/14a_distributed.ipynb #00000001
+# %% ../nbs/14a_distributed.ipynb #3a5f0106
 def gather_obj(obj)->list:
     "Every rank's `obj`, in rank order, on every rank"
     if not _dist_on(): return [obj]
@@ -105,7 +105,7 @@ def gather_obj(obj)->list:
     torch.distributed.all_gather_object(out, obj)
     return out
 
-# %% ../nbs/14a_distributed.ipynb #00000002
+# %% ../nbs/14a_distributed.ipynb #5d6cea5d
 def average_gradients(model:torch.nn.Module):
     "All-reduce the gradients of `model` to their mean over ranks (a gradient missing on a rank counts as zero)"
     if not _dist_on(): return
@@ -125,14 +125,14 @@ def average_gradients(model:torch.nn.Module):
         p.grad.copy_(flat[i:i + p.numel()].view_as(p.grad))
         i += p.numel()
 
-# %% ../nbs/14a_distributed.ipynb #00000003
+# %% ../nbs/14a_distributed.ipynb #385e765f
 def broadcast_module(model:torch.nn.Module):
     "Copy rank 0's parameters and buffers to every rank (what DDP does when it wraps a model)"
     if not _dist_on(): return
     with torch.no_grad():
         for t in [*model.parameters(), *model.buffers()]: torch.distributed.broadcast(t.data, src=0)
 
-# %% ../nbs/14a_distributed.ipynb #00000004
+# %% ../nbs/14a_distributed.ipynb #c2efb76a
 def check_in_sync(model:torch.nn.Module, what:str='the model', rtol:float=1e-6):
     "Raise if the ranks hold different weights (one all-gather of a checksum)"
     if not _dist_on(): return

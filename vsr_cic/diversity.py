@@ -22,7 +22,7 @@ def div_n_image(caps:Sequence[str|Sequence[str]], # one image's captions (string
     grams = {tuple(t[i:i + n]) for t in toks for i in range(len(t) - n + 1)}
     return len(grams) / total if total else 0.0
 
-# %% ../nbs/08c_diversity.ipynb #00000001
+# %% ../nbs/08c_diversity.ipynb #7ae9fd4a
 def div_n(sets:Mapping[Hashable, Sequence]|Sequence[Sequence], # {image: [captions]} or a list of caption sets
           n:int=1)->float:
     "Div-n averaged over images"
@@ -44,7 +44,7 @@ def self_cider_image(K:np.ndarray,          # (m, m) pairwise CIDEr-D kernel of 
     if s.sum() <= 0: return 0.0
     return float(-math.log(s.max() / s.sum()) / math.log(m))
 
-# %% ../nbs/08c_diversity.ipynb #00000001
+# %% ../nbs/08c_diversity.ipynb #88a171e2
 def cider_kernel(caps:Sequence, scorer:CiderD)->np.ndarray:
     "(m, m) CIDEr-D of each caption against each other caption as its only reference"
     m = len(caps)
@@ -52,7 +52,7 @@ def cider_kernel(caps:Sequence, scorer:CiderD)->np.ndarray:
         [caps[i] for i in range(m) for _ in range(m)], [[caps[j]] for _ in range(m) for j in range(m)]
     ).reshape(m, m)
 
-# %% ../nbs/08c_diversity.ipynb #00000002
+# %% ../nbs/08c_diversity.ipynb #f7760dc1
 def self_cider(sets:Mapping[Hashable, Sequence]|Sequence[Sequence], # {image: [captions]} or a list of sets
                scorer:CiderD|None=None,   # CiderD with cached df (recommended); None: df from these sets
                symmetrize:bool=True,

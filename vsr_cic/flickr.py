@@ -86,7 +86,7 @@ def _read_split_lists(split_files:dict|None)->dict:
             out[line.strip().removesuffix('.jpg')] = split
     return out
 
-# %% ../nbs/05a_flickr.ipynb #00000001
+# %% ../nbs/05a_flickr.ipynb #55f8cfe7
 def read_flickr_entities(sentences_dir,           # folder of <id>.txt
                          annotations_dir=None,    # folder of <id>.xml (None: text only, every phrase ungrounded)
                          split_files:dict|None=None, # {'train': 'train.txt', …} (Flickr30k Entities lists); else `default_split`

@@ -45,7 +45,7 @@ class GSRLConfig:
     n_layers:int = GSRL_MLP_LAYERS # layers of MLP_a
     dropout:float = DROPOUT
 
-# %% ../nbs/11_gsrl.ipynb #00000001
+# %% ../nbs/11_gsrl.ipynb #c55c8c65
 class GSRL(nn.Module):
     "Scores every (role of the VSR, proposal set) pair: logits of a_ij (supp. §C.1)"
     def __init__(self, n_verbs:int, # |V|

@@ -36,7 +36,7 @@ def _open_h5(path)->h5py.File:
     except OSError as e:
         raise DataError(f"feature file {str(path)!r} cannot be opened (truncated or not HDF5?): {e}") from None
 
-# %% ../nbs/02a_loader.ipynb #00000001
+# %% ../nbs/02a_loader.ipynb #bb43422f
 def feature_file_of(data)->Path:
     "The feature file of a dataset (`meta.json` feature_file), resolved inside its folder (`vsr_cic.guards.inside`)"
     path = Path(getattr(data, 'path', '.'))
@@ -147,13 +147,13 @@ TOY_D, TOY_CLASSES = 8, ['__background__', 'man', 'woman', 'horse', 'beach', 'gr
 
 def _ent(s, e, st): return {'span': [s, e], 'set': st}
 
-# %% ../nbs/02a_loader.ipynb #00000001
+# %% ../nbs/02a_loader.ipynb #d35a506b
 def _arg(role, s, e, *ents): return {'role': role, 'span': [s, e], 'entities': list(ents)}
 
-# %% ../nbs/02a_loader.ipynb #00000002
+# %% ../nbs/02a_loader.ipynb #472d680a
 def _slot(s, e, st, *labels): return {'span': [s, e], 'set': st, 'labels': [list(l) for l in labels]}
 
-# %% ../nbs/02a_loader.ipynb #00000003
+# %% ../nbs/02a_loader.ipynb #640d4274
 TOY_IMAGES = [  # image id, split, width, height, argmax class of each proposal, proposal sets
     ('img0', 'train', 640, 480, [1, 3, 4, 1, 4, 5], [[0, 3], [1], [2, 4], [5]]),
     ('img1', 'train', 500, 375, [2, 1, 6, 6], [[0], [1], [2, 3]]),
@@ -198,7 +198,7 @@ def toy_features(k:int, classes:list[int])->tuple:
     cls_prob[np.arange(len(classes)), classes] = 0.9
     return feats, boxes, cls_prob
 
-# %% ../nbs/02a_loader.ipynb #00000004
+# %% ../nbs/02a_loader.ipynb #09d67b42
 def make_toy_dataset(out_dir:str|os.PathLike)->Path:
     "Write the three-image fixture dataset into `out_dir` (canonical format) and return its path"
     meta = {'name': 'toy', 'format_version': 1, 'grouping': 'class', 'classes': TOY_CLASSES,
@@ -219,12 +219,12 @@ def _as_data(data):
     "A loaded dataset (`vsr_cic.data.load_dataset`: validated, lazy: captions stay on disk), from a path or as given"
     return load_dataset(data, lazy=True) if isinstance(data, (str, os.PathLike)) else data
 
-# %% ../nbs/02a_loader.ipynb #00000001
+# %% ../nbs/02a_loader.ipynb #5a89ca15
 def _split_captions(data, split:str|None):
     "The captions of `split` (all: None), one at a time (a lazy dataset reads them from disk on each pass)"
     return (c for c in data.captions if split is None or data.images[c['image_id']]['split'] == split)
 
-# %% ../nbs/02a_loader.ipynb #00000002
+# %% ../nbs/02a_loader.ipynb #4d1b1a47
 def build_vocabs(data,                  # dataset folder or loaded dataset
                  split:str|None='train', # captions to count (None: all)
                  min_freq:int=1,        # drop rarer words (they become <unk>)
@@ -235,18 +235,18 @@ def build_vocabs(data,                  # dataset folder or loaded dataset
                         specials=WORD_SPECIALS, name='word')
     return {'words': words, 'verbs': verb_vocab([f['verb'] for c in _split_captions(data, split) for f in c['frames']])}
 
-# %% ../nbs/02a_loader.ipynb #00000003
+# %% ../nbs/02a_loader.ipynb #b7e1292d
 def save_vocabs(vocabs:dict, folder:str|os.PathLike)->Path:
     "Write each vocabulary as `<folder>/<name>_vocab.json`"
     for name, v in vocabs.items(): v.save(Path(folder)/f'{name}_vocab.json')
     return Path(folder)
 
-# %% ../nbs/02a_loader.ipynb #00000004
+# %% ../nbs/02a_loader.ipynb #d44e56dc
 def load_vocabs(folder:str|os.PathLike, names=('words', 'verbs'))->dict:
     "Read the vocabularies written by `save_vocabs`"
     return {n: Vocab.load(Path(folder)/f'{n}_vocab.json') for n in names}
 
-# %% ../nbs/02a_loader.ipynb #00000005
+# %% ../nbs/02a_loader.ipynb #180f10e4
 def verb_forms(data, vocab:dict, split:str='train',
                verb_one_word:bool=False, # the loader's option: words before a verb slot join the previous slot
               )->tuple[dict, tuple]:
@@ -281,7 +281,7 @@ class Limits:
     fixed:bool=True                    # pad to these maxima (True) or to the batch's largest (False)
     def size(self, n:int, cap:int|None)->int: return cap if self.fixed and cap is not None else max(int(n), 1)
 
-# %% ../nbs/02a_loader.ipynb #00000001
+# %% ../nbs/02a_loader.ipynb #fd13adea
 def _pad(rows, shape, fill=0, dtype=np.int64):
     "Stack ragged rows (lists of numbers, or arrays) into a `shape` array filled with `fill`"
     out = np.full(shape, fill, dtype=dtype)
@@ -294,10 +294,10 @@ def _pad(rows, shape, fill=0, dtype=np.int64):
         if r.size: out[(i, *(slice(0, s) for s in r.shape))] = r
     return out
 
-# %% ../nbs/02a_loader.ipynb #00000002
+# %% ../nbs/02a_loader.ipynb #ba84bee1
 def _mask(lens, width:int)->np.ndarray: return np.arange(width) < np.asarray(lens)[:, None]  # (B, width) bool
 
-# %% ../nbs/02a_loader.ipynb #00000003
+# %% ../nbs/02a_loader.ipynb #d94f142f
 def _t(**arrays): return {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in arrays.items()}
 
 # %% ../nbs/02a_loader.ipynb #00000011
@@ -391,14 +391,14 @@ def frame_slots(caption:dict, f:int)->list[tuple]:
     "Frame `f`'s (sub-role, proposal set or None) pairs in caption order, the verb included"
     return [(sub, s['set']) for s in caption['slots'] for g, sub in s['labels'] if g == f]
 
-# %% ../nbs/02a_loader.ipynb #00000001
+# %% ../nbs/02a_loader.ipynb #c03c3ce3
 def frame_roles(caption:dict, f:int)->dict:
     "Role -> the proposal sets of its sub-roles in caption order; roles in order of first mention, 'V' included"
     out = {}
     for sub, st in frame_slots(caption, f): out.setdefault(_subrole(sub)[0], []).append(st)
     return out
 
-# %% ../nbs/02a_loader.ipynb #00000002
+# %% ../nbs/02a_loader.ipynb #5820f554
 def vsrs_in_caption_order(caption:dict)->list[VSR]:
     "One VSR per frame of a caption record: the verb and the number of entities of each role"
     return [
@@ -538,7 +538,7 @@ def word_slots(slots:list[dict], # a caption's slots (non-empty, in caption orde
         out.append(k - 1 if before_verb else k)
     return out
 
-# %% ../nbs/02a_loader.ipynb #00000001
+# %% ../nbs/02a_loader.ipynb #af2a199a
 class CaptionDataset(TaskDataset):
     "Captions with their slot sequence, regions and role-shift gate targets (role-shift captioner, paper §3.1.3)"
     task, image_keys = 'caption', ('img_feats', 'img_prop_mask', 'img_global')
@@ -599,14 +599,14 @@ def to_device(batch:dict, device)->dict:
     "Move every tensor of a batch to `device` (lists of ids stay as they are)"
     return {k: v.to(device, non_blocking=True) if torch.is_tensor(v) else v for k, v in batch.items()}
 
-# %% ../nbs/02a_loader.ipynb #00000001
+# %% ../nbs/02a_loader.ipynb #0f8d7e2c
 def box_position(boxes:torch.Tensor, # (..., 4) x1 y1 x2 y2 in pixels
                  size:torch.Tensor,  # (..., 2) image width, height (broadcastable)
                 )->torch.Tensor:     # (..., 4)
     "The R-level planner's position encoding $[x_1/W, y_1/H, x_2/W, y_2/H]$ (supp. §C.2)"
     return boxes / torch.cat([size, size], -1)
 
-# %% ../nbs/02a_loader.ipynb #00000002
+# %% ../nbs/02a_loader.ipynb #b1661f13
 def densify(batch:dict)->dict:
     "Add the dense per-example views (`set_feats`, `global_feat`, `regions`, …) gathered from the per-image tensors"
     b, img = dict(batch), batch.get('img')
@@ -637,12 +637,12 @@ def _worker_init(worker_id:int):
     st.cache = st.cache and st.cache_bytes > 0
     np.random.seed(info.seed % 2**32)
 
-# %% ../nbs/02a_loader.ipynb #00000001
+# %% ../nbs/02a_loader.ipynb #e355004a
 class _DenseCollate:
     def __init__(self, ds): self.ds = ds
     def __call__(self, batch): return densify(self.ds.collate(batch))
 
-# %% ../nbs/02a_loader.ipynb #00000002
+# %% ../nbs/02a_loader.ipynb #d84f5e42
 def make_loader(ds_or_path,                   # dataset folder, loaded dataset, or a `TaskDataset`
                 task:str='caption',           # 'gsrl' | 'slevel' | 'rlevel' | 'caption'
                 split:str|None='train',       # which images' captions

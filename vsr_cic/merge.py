@@ -30,7 +30,7 @@ class PlanItem:
                              f"None")
     def __repr__(self): return '+'.join(f'{s}@{f}' for f, s in self.labels) + ('' if self.region is None else f'[{self.region}]')
 
-# %% ../nbs/21_merge.ipynb #00000001
+# %% ../nbs/21_merge.ipynb #1df07cd8
 @dataclass(frozen=True)
 class Plan:
     "A planned semantic structure: slots in caption order"
@@ -74,7 +74,7 @@ def _keys(plan:Plan)->list:
         seen[it.region] += 1
     return out
 
-# %% ../nbs/21_merge.ipynb #00000001
+# %% ../nbs/21_merge.ipynb #0d3ced44
 def merge_two(a:Plan, b:Plan)->Plan:
     "Supplementary Algorithm 1: merge plan `b` into plan `a` (a's order wins); returns a new Plan"
     ka, kb = _keys(a), _keys(b)
@@ -98,7 +98,7 @@ def merge_two(a:Plan, b:Plan)->Plan:
         okeys.insert(pos, None)
     return Plan(tuple(out))
 
-# %% ../nbs/21_merge.ipynb #00000002
+# %% ../nbs/21_merge.ipynb #9c69af0b
 def merge_plans(plans:Sequence[Plan])->Plan:
     "Merge any number of plans by folding `merge_two` from the left (the first plan's order wins)"
     if not plans: raise ValueError("merge_plans needs at least one plan")

@@ -31,7 +31,7 @@ def java_available()->bool:
     "Is a `java` executable on PATH (PTB tokenizer, METEOR, SPICE)?"
     return shutil.which('java') is not None
 
-# %% ../nbs/08_metrics.ipynb #00000001
+# %% ../nbs/08_metrics.ipynb #257a223f
 def spice_missing()->list[str]:
     "Paths of the Stanford CoreNLP jars SPICE needs that are absent (empty list: SPICE can run)"
     try: import pycocoevalcap
@@ -39,7 +39,7 @@ def spice_missing()->list[str]:
     lib = Path(list(pycocoevalcap.__path__)[0])/'spice'/'lib'
     return [str(lib/j) for j in SPICE_JARS if not (lib/j).exists()]
 
-# %% ../nbs/08_metrics.ipynb #00000002
+# %% ../nbs/08_metrics.ipynb #243d234d
 def metric_keys(metrics:Sequence[str])->list[str]:
     "Canonical metric groups ('BLEU', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE') for user spellings"
     out = []
@@ -63,7 +63,7 @@ def ptb_tokenize(texts:Sequence[str])->list[str]:
     out = PTBTokenizer().tokenize({i: [{'caption': _LINE_BREAKS.sub(' ', t)}] for i, t in enumerate(texts)})
     return [out[i][0] for i in range(len(texts))]
 
-# %% ../nbs/08_metrics.ipynb #00000001
+# %% ../nbs/08_metrics.ipynb #f46b27ff
 _SIMPLE = re.compile(r"'[a-z]+|[a-z0-9]+(?:-[a-z0-9]+)*|[^\sa-z0-9]")
 def simple_tokenize(texts:Sequence[str])->list[str]:
     "Pure-Python approximation of `ptb_tokenize` (no Java)"
@@ -76,7 +76,7 @@ def _warn_once(key, msg):
         _warned.add(key)
         warnings.warn(msg, stacklevel=3)
 
-# %% ../nbs/08_metrics.ipynb #00000001
+# %% ../nbs/08_metrics.ipynb #cf55ddb5
 def _check_ids(preds:Mapping, refs:Mapping)->list:
     miss, extra = [k for k in preds if k not in refs], [k for k in refs if k not in preds]
     if miss or extra:
@@ -91,7 +91,7 @@ def _check_ids(preds:Mapping, refs:Mapping)->list:
             raise TypeError(f"references for id {k!r} must be a string or a non-empty list of strings, got {r!r}")
     return list(preds)
 
-# %% ../nbs/08_metrics.ipynb #00000002
+# %% ../nbs/08_metrics.ipynb #4ec8c727
 _METEOR = None
 def meteor_scorer():
     "One METEOR Java process per Python process: its start (loading the paraphrase table) takes seconds to a minute"
@@ -101,14 +101,14 @@ def meteor_scorer():
         _METEOR = Meteor()
     return _METEOR
 
-# %% ../nbs/08_metrics.ipynb #00000003
+# %% ../nbs/08_metrics.ipynb #0b56d1e4
 def _scorers(keys):
     from pycocoevalcap.bleu.bleu import Bleu
     from pycocoevalcap.rouge.rouge import Rouge
     from pycocoevalcap.cider.cider import Cider
     return {'BLEU': Bleu, 'METEOR': meteor_scorer, 'ROUGE-L': Rouge, 'CIDEr-D': Cider}
 
-# %% ../nbs/08_metrics.ipynb #00000004
+# %% ../nbs/08_metrics.ipynb #d37fccc3
 def evaluate_captions(preds:Mapping[Hashable, str],            # {id: generated caption}
                       refs:Mapping[Hashable, str|Sequence[str]], # {id: ground-truth caption} or {id: [captions]}
                       metrics:Sequence[str]=DEFAULT_METRICS,   # any of BLEU, METEOR, ROUGE-L, CIDEr-D, SPICE

@@ -198,18 +198,21 @@ def models_dir()->Path:
     import vsr_cic
     return Path(vsr_cic.__file__).parent/'assets'/'photo_models'
 
+# %% ../nbs/26_own_photo.ipynb #8bcf6s01
 def sha256(path)->str:
     h = hashlib.sha256()
     with open(path, 'rb') as f:
         for chunk in iter(lambda: f.read(1 << 20), b''): h.update(chunk)
     return h.hexdigest()
 
+# %% ../nbs/26_own_photo.ipynb #8bcf6s02
 def check_fingerprint(folder, meta:Mapping)->None:
     "ValueError naming every file of the bundle that is missing, special, outside it, unlisted or whose SHA-256 differs from `meta['files']`"
     d = Path(folder)
     bad = fingerprint_problems(d, meta.get('files') if isinstance(meta, Mapping) else None)
     if bad: raise ValueError(f"photo models in {d} do not match their meta.json: " + '; '.join(bad) + " (reinstall the package or re-export them)")
 
+# %% ../nbs/26_own_photo.ipynb #8bcf6s03
 class PhotoModels:
     "The components that caption an own photo: a `Pipeline`, the verb classifier, the verbs' role statistics, `meta.json`"
     def __init__(self, pipe, verbs, stats, meta:dict, path:Path):
@@ -220,6 +223,7 @@ class PhotoModels:
     def box_classes(self)->list[str]: return photo_classes(self.classes)
     def __repr__(self): return f"PhotoModels({self.path}, {len(self.box_classes)} classes, {len(self.stats.role_sets)} verbs)"
 
+# %% ../nbs/26_own_photo.ipynb #8bcf6s04
 def load_photo_models(path=None,         # a bundle folder (None: the package's own, `models_dir()`)
                       device='cpu',
                       check:bool=True,   # verify the files against meta.json's fingerprint
@@ -268,6 +272,7 @@ def photo_result(res, vsrs:Sequence[VSR], image:Mapping, score:float|None=None)-
             'score': score, 'notes': ([res.missing['verbs']] if res.missing.get('verbs') else []) + list(getattr(res, 'box_notes', [])),
             'result': res}
 
+# %% ../nbs/26_own_photo.ipynb #c12c7a01
 def prepare_photo(models:PhotoModels, picture, boxes:Sequence[Mapping], max_side:int|None=MAX_SIDE,
                   image_id:str='my_photo')->dict:
     "The checked picture and boxes of an own photo and its proposals: {'image', 'scale', 'boxes', 'classes', 'proposals', 'notes'}"
@@ -284,6 +289,7 @@ def prepare_photo(models:PhotoModels, picture, boxes:Sequence[Mapping], max_side
     return {'image': img, 'scale': scale, 'boxes': b, 'classes': names, 'words': words, 'proposals': pp, 'seen': seen,
             'notes': notes + n2}
 
+# %% ../nbs/26_own_photo.ipynb #c12c7a02
 def suggest_photo_vsrs(models:PhotoModels, photo:Mapping, k:int)->list[tuple[VSR, float]]:
     "The top-k suggested VSRs of a `prepare_photo` result, one per verb: the verb classifier on its boxes, role sets and counts"
     from vsr_cic.vsr_suggest import suggest_vsrs
@@ -300,6 +306,7 @@ def suggest_photo_vsrs(models:PhotoModels, photo:Mapping, k:int)->list[tuple[VSR
         out.append((VSR(v.verb, roles), s))
     return out[:k]
 
+# %% ../nbs/26_own_photo.ipynb #c12c7a03
 def caption_photo(models:PhotoModels,
                   picture,                  # path, upload bytes, or array (`read_picture`)
                   boxes:Sequence[Mapping],  # box records (`box_record`), in the given picture's pixels
@@ -320,6 +327,7 @@ def caption_photo(models:PhotoModels,
         out['suggested'].append(photo_result(pipe(pp, [v], n_structures=1, beam=beam, unknown_verbs='spell'), [v], pp, s))
     return out
 
+# %% ../nbs/26_own_photo.ipynb #c12c7a04
 def photo_json(picture, boxes:Sequence[Mapping], vsr=None, scale:float=1.0)->dict:
     "The documented own-photo JSON (`image`, `vsr`, `boxes` in the original picture's pixels) of drawn boxes"
     recs = [box_record(b) for b in boxes]
@@ -328,6 +336,7 @@ def photo_json(picture, boxes:Sequence[Mapping], vsr=None, scale:float=1.0)->dic
     if vsr: spec['vsr'] = '; '.join(str(v) for v in photo_vsrs(vsr)) if not isinstance(vsr, str) else vsr
     return spec
 
+# %% ../nbs/26_own_photo.ipynb #c12c7a05
 def save_photo_json(picture, boxes:Sequence[Mapping], vsr=None, scale:float=1.0)->Path:
     "Write `photo_json` beside the picture as `<picture stem>.json` (atomically, never over another file: `guards.write_sidecar`); returns its path"
     return write_sidecar(picture, photo_json(picture, boxes, vsr, scale))

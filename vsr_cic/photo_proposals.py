@@ -111,7 +111,7 @@ def sample_photo(name:str)->np.ndarray: # (H, W, 3) uint8
         )
     return getattr(skd, name)()
 
-# %% ../nbs/06a_photo_proposals.ipynb #00000001
+# %% ../nbs/06a_photo_proposals.ipynb #9c512de2
 def photo_proposals(image:np.ndarray,             # (H, W, 3) uint8 picture
                     boxes:Sequence[Sequence[float]], # (N, 4) x1 y1 x2 y2 pixels
                     names:Sequence[str],          # class name of each box (among `classes`)

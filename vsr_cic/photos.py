@@ -94,7 +94,7 @@ def photo_figure(data, preds:Sequence[Mapping], n:int=4, cols:int=2, width:float
     fig.tight_layout()
     return fig
 
-# %% ../nbs/24_photos.ipynb #00000001
+# %% ../nbs/24_photos.ipynb #34d6bd8c
 def save_small_png(fig, path, max_bytes:int=300_000, dpi:int=80)->Path:
     "Save a figure as PNG; quantise to 256 colours if it is larger than `max_bytes`"
     from PIL import Image
@@ -121,7 +121,7 @@ def run_dataset(run:Path)->Path|None:
         if (p/'meta.json').exists(): return p
     return None
 
-# %% ../nbs/24_photos.ipynb #00000001
+# %% ../nbs/24_photos.ipynb #55ad59d9
 def photo_pipeline(run_dir,                 # a real_photos.ipynb out_dir
                    photo:str='coffee',      # a key of SAMPLE_PHOTOS
                    picture_dir='.',         # where the picture is saved as <photo>.png for drawing
@@ -151,7 +151,7 @@ def photo_pipeline(run_dir,                 # a real_photos.ipynb out_dir
     pipe.data = WithPhotos(pipe.data, {photo: pp}, {photo: str(pic.resolve())})  # the explorer looks the photo up by id
     return pipe, pipe.data, ''
 
-# %% ../nbs/24_photos.ipynb #00000002
+# %% ../nbs/24_photos.ipynb #a2b163d2
 def photo_preview(photo:str='coffee', width:float=4.0):
     "The sample photo with its hand-given boxes and class names (a matplotlib axis)"
     import matplotlib.pyplot as plt

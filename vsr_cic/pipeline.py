@@ -48,7 +48,7 @@ def load_planner(planner_dir, device='cpu', kind:str='transformer')->tuple:
         r = build_checked(RLevelPlanner, ck['config'], ck['model'], f).to(device).eval()
     return s.to(device).eval(), r, run_vocabs(d, 'planner')
 
-# %% ../nbs/22_pipeline.ipynb #00000001
+# %% ../nbs/22_pipeline.ipynb #1dc25801
 def load_captioner(captioner_dir, device='cpu')->tuple:
     "(captioner, vocabularies, checkpoint info) from a `train_captioner` out_dir (`model.pt`)"
     d = Path(captioner_dir)
@@ -75,7 +75,7 @@ def image_proposals(data, image_id:str)->dict:
             'cls_prob': torch.as_tensor(f['cls_prob'], dtype=torch.float32),
             'sets': [list(s) for s in rec['sets']], 'size': (rec['width'], rec['height'])}
 
-# %% ../nbs/22_pipeline.ipynb #00000001
+# %% ../nbs/22_pipeline.ipynb #f4c88b80
 def set_features(image:Mapping, max_regions:int=MAX_REGIONS_PER_SET)->torch.Tensor: # -> (N, D)
     "f̄_j: the mean feature of each proposal set"
     F = torch.as_tensor(image['features'], dtype=torch.float32)                          # (P, D)
@@ -94,7 +94,7 @@ class PipelineResult:
     )  # per plan: {'caption', 'tokens', 'subroles', 'gates', 'alpha_g', 'score'}
     missing: dict = field(default_factory=dict)   # component -> why it was replaced by ground truth
 
-# %% ../nbs/22_pipeline.ipynb #00000001
+# %% ../nbs/22_pipeline.ipynb #2c601a02
 def _gt_frame(gt:Mapping|None, i:int):
     if gt is None or i >= len(gt.get('frames', [])): return None, None
     roles = {r: s for r, s in frame_roles(gt, i).items() if r != VERB}
@@ -388,7 +388,7 @@ def tiny_pipeline(data, seed:int=0, hidden:int=16, name:str='ours')->Pipeline:
     vocabs = {'gsrl': voc['verbs'], 'planner': voc['verbs'], 'captioner': voc['words'], 'captioner_verbs': voc['verbs']}
     return Pipeline(g, s, r, c, vocabs, data)
 
-# %% ../nbs/22_pipeline.ipynb #00000013
+# %% ../nbs/22_pipeline.ipynb #bbaaef4f
 RUN_LOOKUP = {   # component -> run folders tried in this order, relative to the runs root (the repository root)
     'gsrl':      ('runs/train_gsrl', 'runs/reproduce/train_gsrl', 'runs/explore_vsr/train_gsrl'),
     'planner':   ('runs/train_planner', 'runs/reproduce/train_planner', 'runs/explore_vsr/train_planner'),
@@ -405,7 +405,7 @@ def run_checkpoint(component:str, # 'gsrl', 'planner', 'captioner' or 'verbs'
     if component == 'captioner': return model_file(d) if has_model(d) else None
     return best_ckpt(*subs[component])
 
-# %% ../nbs/22_pipeline.ipynb #00000001
+# %% ../nbs/22_pipeline.ipynb #4ae491ec
 def run_verbs(component:str, folder)->Vocab|None:
     "The verb vocabulary `component` in run folder `folder` was trained with (None when the folder does not say)"
     d = Path(folder)
@@ -415,7 +415,7 @@ def run_verbs(component:str, folder)->Vocab|None:
     f = d/'vocab'/'verbs_vocab.json' if component == 'captioner' else d/'verbs_vocab.json'
     return Vocab.load(f) if f.exists() else None
 
-# %% ../nbs/22_pipeline.ipynb #00000002
+# %% ../nbs/22_pipeline.ipynb #33799cea
 @dataclass
 class RunChoice:
     "The run folder the lookup picked for one component (None: none found) and why each folder before it was passed over"
@@ -429,7 +429,7 @@ class RunChoice:
         if self.folder is not None: return f'{self.component}: {rel(self.folder)}'
         return f"{self.component}: not found — tried " + '; '.join(f'{rel(d)} ({why})' for d, why in self.tried)
 
-# %% ../nbs/22_pipeline.ipynb #00000003
+# %% ../nbs/22_pipeline.ipynb #7bfb5926
 def _unusable(component:str, d:Path, verbs:Vocab|None)->str:
     if run_checkpoint(component, d) is None: return 'no checkpoint' if d.exists() else 'no such folder'
     have = run_verbs(component, d)
@@ -437,12 +437,12 @@ def _unusable(component:str, d:Path, verbs:Vocab|None)->str:
         return f'trained on another dataset: {len(have)} verbs, this one has {len(verbs)}'
     return ''
 
-# %% ../nbs/22_pipeline.ipynb #00000004
+# %% ../nbs/22_pipeline.ipynb #eb17bacc
 def runs_root(root=None)->Path:
     "The folder `RUN_LOOKUP` is relative to: `root`, else the repository root, else the working directory"
     return Path(root).expanduser() if root is not None else (repo_root() or Path('.').resolve())
 
-# %% ../nbs/22_pipeline.ipynb #00000005
+# %% ../nbs/22_pipeline.ipynb #22fc2a48
 def find_runs(verbs:Vocab|None=None,   # the dataset's verb vocabulary: runs trained on other verbs are passed over
               root=None,                # what the lookup paths are relative to (`runs_root`)
               given:Mapping|None=None,  # component -> a run folder named by the user: only that one is tried
@@ -460,7 +460,7 @@ def find_runs(verbs:Vocab|None=None,   # the dataset's verb vocabulary: runs tra
             ch.tried.append((d, why))
     return out
 
-# %% ../nbs/22_pipeline.ipynb #00000006
+# %% ../nbs/22_pipeline.ipynb #b00ae6ff
 def pipeline_from_runs(data,                    # the loaded dataset the pipeline works on
                        root=None, device='cpu', given:Mapping|None=None, lookup:Mapping=RUN_LOOKUP,
                        kind:str='transformer')->tuple[Pipeline, dict]:

@@ -65,14 +65,14 @@ def val_curve(cap_dir)->list[dict]:
                 if h.get('kind') == 'eval' and h.get('CIDEr-D') is not None]
     return out
 
-# %% ../nbs/16a_protocol.ipynb #p0000001
+# %% ../nbs/16a_protocol.ipynb #a71cccad
 def selection(curve:Sequence[Mapping])->dict|None:
     "The epoch `train_captioner` keeps: the best validation CIDEr-D over both stages (ties: self-critical, then the earlier epoch)"
     if not curve: return None
     best = max(curve, key=lambda e: (e['CIDEr-D'], e['stage'] == 'rl', -e['epoch']))
     return {'stage': best['stage'], 'epoch': best['epoch'], 'val_CIDEr-D': best['CIDEr-D']}
 
-# %% ../nbs/16a_protocol.ipynb #p0000002
+# %% ../nbs/16a_protocol.ipynb #12b6a419
 def sweep_choice(curves:Mapping[str, Sequence[Mapping]], # {setting: its `val_curve`}, in the grid's order
                  epochs:int)->tuple[str, dict]: # compare the first `epochs` XE epochs of each
     "(the setting with the best validation CIDEr-D in its first `epochs` XE epochs, {setting: that value}); ties: the grid's order"
@@ -89,7 +89,7 @@ def chosen_dir(method_dir)->Path:
     f = Path(method_dir)/'choice.json'
     return Path(method_dir)/'sweep'/json.loads(f.read_text())['chosen'] if f.exists() else Path(method_dir)
 
-# %% ../nbs/16a_protocol.ipynb #p0000001
+# %% ../nbs/16a_protocol.ipynb #a10ea041
 def _run_all(kws:Sequence[dict], workers:int, threads:int, progress)->list[float]:
     "`train_captioner` on each: `workers` processes at a time, or here one after the other (workers=0)"
     if int(workers) > 0: return run_jobs(train_captioner, kws, workers, threads, progress=progress) if kws else []

@@ -20,12 +20,12 @@ __all__ = ['BOX_TOLERANCE', 'FormatError', 'where_text', 'load_json', 'need_fiel
 class FormatError(ValueError):
     "Input file does not follow its documented format; the message names the file, the field and the value"
 
-# %% ../nbs/05_readers.ipynb #00000001
+# %% ../nbs/05_readers.ipynb #6733e5ed
 def where_text(file, *parts)->str:
     "Where a reading error is, for its message: `file: part: part` (parts that are None left out)"
     return ': '.join([str(file), *[str(p) for p in parts if p is not None]])
 
-# %% ../nbs/05_readers.ipynb #00000002
+# %% ../nbs/05_readers.ipynb #2c602132
 def load_json(path)->object:
     "Read a json file, with errors that name it"
     p = Path(path)
@@ -33,7 +33,7 @@ def load_json(path)->object:
     try: return json.loads(p.read_text(encoding='utf-8'))
     except json.JSONDecodeError as e: raise FormatError(f"{p}: not valid JSON ({e})") from None
 
-# %% ../nbs/05_readers.ipynb #00000003
+# %% ../nbs/05_readers.ipynb #98ef222e
 def need_field(d, key, file, where=None, typ=None):
     "`d[key]`, or a FormatError naming the file, the place and the missing or mistyped field"
     if not isinstance(d, dict):
@@ -54,7 +54,7 @@ def tokenize(text:str)->list[str]:
     text = html.unescape(text).lower().replace('\u2019', "'")
     return re.findall(r"[a-z0-9]+(?:\.[0-9]+)?|'[a-z]+", text)
 
-# %% ../nbs/05_readers.ipynb #00000001
+# %% ../nbs/05_readers.ipynb #11a2552d
 @dataclass
 class Records:
     "Canonical records read from one source: what `vsr_cic.data.write_dataset` needs, plus the boxes"
@@ -76,7 +76,7 @@ def _find_span(tokens, words, start, file, where):
     raise FormatError(where_text(file, where,
                              f"noun chunk {' '.join(words)!r} not found in the caption words after position {start}"))
 
-# %% ../nbs/05_readers.ipynb #00000001
+# %% ../nbs/05_readers.ipynb #1009a5cc
 def picture_size(image_dir, image_id):
     "(width, height, relative file) of the picture of `image_id` in `image_dir`, or (None, None, None)"
     if image_dir is None: return None, None, None
@@ -107,7 +107,7 @@ def _add_detections(det:dict, dets:dict, path, where:str):
                                                       f"{dets[did][0]} in another caption"))
             dets[did] = (box, cls)
 
-# %% ../nbs/05_readers.ipynb #00000001
+# %% ../nbs/05_readers.ipynb #6082e7ee
 def read_coco_entities(path,                   # coco_entities_release.json (or a sample with the same schema)
                        default_split:str|None=None, # split for entries without a `split` field (the SCT demo has none)
                        image_dir=None,          # folder with the pictures (`*<12-digit id>.jpg`), for width/height

@@ -60,7 +60,7 @@ class RLevelConfig:
     box:str = 'corners'              # Pos(b) form, see `box_encoding`
     dropout:float = DROPOUT
 
-# %% ../nbs/12a_rlevel.ipynb #00000001
+# %% ../nbs/12a_rlevel.ipynb #46e9c15f
 def _check_prefix(set_mask:torch.Tensor):
     "Sets must be left-aligned: the real ones first (positions 0..n-1 are the columns of the valid block)"
     bad = (set_mask.long().cummin(1).values != set_mask.long()).any(1).nonzero().flatten()

@@ -101,7 +101,7 @@ P, A = PERSONS, ANIMAL_CLASSES
 
 ADULTS, CHILDREN = ['man', 'woman'], ['boy', 'girl']
 
-# %% ../nbs/02c_scenes.ipynb #00000s01
+# %% ../nbs/02c_scenes.ipynb #aa16dccc
 VERBS = {v.lemma: v for v in [
     Verb('ride', 'ride.01', ('rides', 'ride', 'riding', 'ridden'), P, ['horse', 'elephant', 'bicycle', 'motorcycle'],
          p_prog=.3),
@@ -180,11 +180,11 @@ def pick_one(rng, seq):
     "One item of `seq`, drawn uniformly with the numpy generator `rng`"
     return seq[int(rng.integers(len(seq)))]
 
-# %% ../nbs/02c_scenes.ipynb #00000001
+# %% ../nbs/02c_scenes.ipynb #f17005ec
 def _attrs(rng, cls):
     return {k: pick_one(rng, v) for k, v in class_attrs(cls).items()}
 
-# %% ../nbs/02c_scenes.ipynb #00000002
+# %% ../nbs/02c_scenes.ipynb #91802bfe
 def spaced_depths(rng:np.random.Generator, n:int, lo:float, hi:float, gap:float)->list[float]:
     "n depths in [lo, hi], pairwise at least `gap` apart, in random order (uniform over such configurations)"
     if n and (n - 1) * gap > hi - lo:
@@ -192,10 +192,10 @@ def spaced_depths(rng:np.random.Generator, n:int, lo:float, hi:float, gap:float)
     u = np.sort(rng.uniform(0, (hi - lo) - max(n - 1, 0) * gap, n)) + lo + gap * np.arange(n)
     return [round(float(z), 4) for z in rng.permutation(u)]
 
-# %% ../nbs/02c_scenes.ipynb #00000003
+# %% ../nbs/02c_scenes.ipynb #17ca2b6e
 def _lerp(r, z): return r[0] + (r[1] - r[0]) * z
 
-# %% ../nbs/02c_scenes.ipynb #00000004
+# %% ../nbs/02c_scenes.ipynb #1b5a40c0
 def _box(rng, cls, attrs, taken, depth):
     cat = CATEGORY[cls]
     if cat == 'place': return [0., GROUND_Y * IMAGE_H, float(IMAGE_W), float(IMAGE_H)]
@@ -216,12 +216,12 @@ def _box(rng, cls, attrs, taken, depth):
     if cat != 'landmark': taken.append(x1 + w / 2)
     return [round(x1, 1), round(y1, 1), round(x1 + w, 1), round(y2, 1)]
 
-# %% ../nbs/02c_scenes.ipynb #00000005
+# %% ../nbs/02c_scenes.ipynb #32c39b57
 class Scene(list):
     "The objects of a scene (a list of dicts), plus the verb it was built around (`core_verb`)"
     core_verb: str|None = None
 
-# %% ../nbs/02c_scenes.ipynb #00000006
+# %% ../nbs/02c_scenes.ipynb #22353720
 def sample_scene(rng:np.random.Generator)->Scene:
     "A random scene: place, landmarks, the participants of a core verb, companions and distractors, each at a depth"
     place = pick_one(rng, list(PLACES))
@@ -258,7 +258,7 @@ def sample_scene(rng:np.random.Generator)->Scene:
         scene.append({'cls': c, 'kind': kind, 'attrs': a, 'depth': z, 'box': _box(rng, c, a, taken, z)})
     return scene
 
-# %% ../nbs/02c_scenes.ipynb #00000007
+# %% ../nbs/02c_scenes.ipynb #3ce4107c
 def nearest_first(scene:list[dict], idx)->list[int]:
     "Object indices sorted by salience: nearest (largest depth) first"
     return sorted(idx, key=lambda i: (-scene[i]['depth'], i))
@@ -275,7 +275,7 @@ def world_embeddings(seed:int)->dict:
     return {'cls': rng.normal(size=(len(CLASSES), d)).astype(np.float32),
             'attr': rng.normal(size=(len(ATTR_VALUES), d)).astype(np.float32)}
 
-# %% ../nbs/02c_scenes.ipynb #00000001
+# %% ../nbs/02c_scenes.ipynb #13a18f3f
 def scene_proposals(scene:list[dict], rng:np.random.Generator, emb:dict)->tuple:
     "Proposals of a scene: feats (N, D), boxes (N, 4), cls_prob (N, C), and the object of each proposal (N,)"
     owner, boxes = [], []
@@ -334,10 +334,10 @@ def paint_order(scene:list[dict])->list[dict]:
     rank = lambda o: ('place', 'landmark').index(o['kind']) if o['kind'] in ('place', 'landmark') else 2
     return sorted(scene, key=lambda o: (rank(o), o.get('depth', 0.)))
 
-# %% ../nbs/02c_scenes.ipynb #00000001
+# %% ../nbs/02c_scenes.ipynb #e5398808
 def _fill(o): return COLOURS.get(o['attrs'].get('colour'), AGES.get(o['attrs'].get('age'), '#999999'))
 
-# %% ../nbs/02c_scenes.ipynb #00000002
+# %% ../nbs/02c_scenes.ipynb #066eba80
 def _draw_glyph(ax, cls, fill, box, labels=False):
     "The glyph of one object in its box (x1, y1, x2, y2), y pointing down"
     from matplotlib import patches as mp
@@ -374,7 +374,7 @@ def _draw_glyph(ax, cls, fill, box, labels=False):
             )
     if labels: ax.text(x1 + w / 2, y2 - 1, cls, fontsize=FONT_SIZE, ha='center', va='bottom', zorder=3)
 
-# %% ../nbs/02c_scenes.ipynb #00000003
+# %% ../nbs/02c_scenes.ipynb #c3a3006a
 def draw_scene(ax, scene:list[dict], labels:bool=True):
     "Draw a scene's glyphs on a matplotlib axes in image coordinates (y down)"
     from matplotlib import patches as mp
@@ -384,7 +384,7 @@ def draw_scene(ax, scene:list[dict], labels:bool=True):
     ax.add_patch(mp.Rectangle((0, 0), IMAGE_W, IMAGE_H, color=SKY, zorder=0))
     for o in paint_order(scene): _draw_glyph(ax, o['cls'], _fill(o), o['box'], labels)
 
-# %% ../nbs/02c_scenes.ipynb #00000004
+# %% ../nbs/02c_scenes.ipynb #116a2769
 _SPRITES = {}
 
 def _sprite(key):

@@ -86,7 +86,7 @@ def perm_to_matrix(perm:torch.Tensor,         # (B, N) long, perm[b, i] = positi
         P = P * (m[:, :, None] & m[:, None, :])                                # (B, N, N)
     return P
 
-# %% ../nbs/10_sinkhorn.ipynb #00000001
+# %% ../nbs/10_sinkhorn.ipynb #fa01109a
 def matrix_to_perm(P:torch.Tensor,             # (B, N, N) (soft) permutation matrix
                    mask:torch.Tensor|None=None,# (B, N) bool; padded items map to themselves
                   )->torch.Tensor:             # (B, N) long, row-wise argmax
@@ -96,12 +96,12 @@ def matrix_to_perm(P:torch.Tensor,             # (B, N, N) (soft) permutation ma
     idx = torch.arange(P.shape[-1], device=P.device).expand_as(perm)            # (B, N)
     return torch.where(_full_mask(P, mask), perm, idx)
 
-# %% ../nbs/10_sinkhorn.ipynb #00000002
+# %% ../nbs/10_sinkhorn.ipynb #f381b63a
 def invert_perm(perm:torch.Tensor)->torch.Tensor: # (B, N) long -> (B, N) long
     "Inverse permutation: from `perm[i]` = position of item i to `order[j]` = item at position j"
     return perm.argsort(-1)
 
-# %% ../nbs/10_sinkhorn.ipynb #00000003
+# %% ../nbs/10_sinkhorn.ipynb #57d5ec60
 def hungarian(P:torch.Tensor,               # (B, N, N) scores or soft permutation (any real values)
               mask:torch.Tensor|None=None,  # (B, N) bool, True for real items (per-item sizes)
              )->torch.Tensor:               # (B, N) long perm (item -> position) on P's device; padded items map to themselves

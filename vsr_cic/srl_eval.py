@@ -29,7 +29,7 @@ def _gold_args(pairs, dropped:Counter)->set:
         out.add((key, role))
     return out
 
-# %% ../nbs/04c_srl_eval.ipynb #00000001
+# %% ../nbs/04c_srl_eval.ipynb #129f0397
 def read_up_conllu(path:str|Path, limit:int|None=None, pred_upos:Sequence[str]=('VERB',))->list[dict]:
     "Universal PropBank CoNLL-U sentences as gold items (head-word arguments of predicates tagged `pred_upos`)"
     path = Path(path)
@@ -95,7 +95,7 @@ def is_verb_form(word:str, lemmas:Sequence[str])->bool:
         if not w.startswith(l[:min(3, len(l))]): return True   # an irregular form (ride -> rode, go -> went)
     return False
 
-# %% ../nbs/04c_srl_eval.ipynb #00000001
+# %% ../nbs/04c_srl_eval.ipynb #47ebf37c
 HELDOUT_FRAC = 0.2   # share of PropBank examples held out from training the learned SRL (`split='heldout'`)
 EXAMPLE_SPLITS = ('train', 'heldout')
 
@@ -104,7 +104,7 @@ def example_split(ex:dict, heldout_frac:float=HELDOUT_FRAC)->str:
     key = f"{ex['roleset']}|{ex['example_name']}|{ex['text']}".encode('utf-8')
     return 'heldout' if zlib.crc32(key) % 1000 < heldout_frac * 1000 else 'train'
 
-# %% ../nbs/04c_srl_eval.ipynb #00000002
+# %% ../nbs/04c_srl_eval.ipynb #acf952cc
 def read_propbank_examples(path:str|Path, lexicon:Lexicon|None=None, # verbal rolesets only when given
                            limit:int|None=None,
                            verbal_only:bool=True, # also skip examples named as noun/adjective usages ('abduction-n')
@@ -136,7 +136,7 @@ def read_propbank_examples(path:str|Path, lexicon:Lexicon|None=None, # verbal ro
     for it in items: it['dropped'] = dropped
     return items
 
-# %% ../nbs/04c_srl_eval.ipynb #00000003
+# %% ../nbs/04c_srl_eval.ipynb #06fb4e8b
 def read_captions_srl(path:str|Path, limit:int|None=None, # captions (not lines) to read
                      )->list[dict]:
     "Gold items from a caption SRL file (one JSON line per caption and predicate, as `captions_dev_srl.jsonl`)"
@@ -165,7 +165,7 @@ def read_captions_srl(path:str|Path, limit:int|None=None, # captions (not lines)
             raise SRLError(f"{path}: line {n}: bad caption SRL record ({type(e).__name__}: {e})") from None
     return items
 
-# %% ../nbs/04c_srl_eval.ipynb #00000004
+# %% ../nbs/04c_srl_eval.ipynb #837a8bdc
 def read_dataset_frames(captions, limit:int|None=None)->list[dict]:
     "Gold items from canonical caption records (a dataset folder, a captions.jsonl path or a list): span matching"
     if isinstance(captions, (str, Path)) and Path(captions).is_dir(): captions = Path(captions)/'captions.jsonl'
@@ -188,12 +188,12 @@ def prf(tp:int, fp:int, fn:int)->dict:
     r = tp / (tp + fn) if tp + fn else 0.0
     return {'precision': p, 'recall': r, 'f1': 2 * p * r / (p + r) if p + r else 0.0, 'tp': tp, 'fp': fp, 'fn': fn}
 
-# %% ../nbs/04c_srl_eval.ipynb #00000001
+# %% ../nbs/04c_srl_eval.ipynb #ba4459d2
 def _pred_keys(parse:Parse, frame, match:str)->set:
     if match == 'span': return {((a.start, a.end), a.role) for a in frame.args}
     return {(a.head, a.role) for a in frame.args}
 
-# %% ../nbs/04c_srl_eval.ipynb #00000002
+# %% ../nbs/04c_srl_eval.ipynb #8d5dd628
 def _fill_heads(items, parses):
     "Set `Arg.head` (UD-style, via spaCy) where a backend left it empty"
     from vsr_cic.srl_rules import span_head
@@ -210,7 +210,7 @@ def _fill_heads(items, parses):
             for a in f.args:
                 if a.head is None: a.head = span_head(doc, a.start, a.end)
 
-# %% ../nbs/04c_srl_eval.ipynb #00000003
+# %% ../nbs/04c_srl_eval.ipynb #9c303fa3
 def score_parses(items:list[dict], parses:list[Parse], max_errors:int=20)->dict:
     "Labelled-argument P/R/F1, predicate P/R/F1, per-role scores and example errors of `parses` against gold `items`"
     if len(items) != len(parses): raise SRLError(f"{len(items)} gold sentences but {len(parses)} parses")
@@ -264,7 +264,7 @@ def score_parses(items:list[dict], parses:list[Parse], max_errors:int=20)->dict:
     out['errors'] = errors
     return out
 
-# %% ../nbs/04c_srl_eval.ipynb #00000004
+# %% ../nbs/04c_srl_eval.ipynb #6739680d
 NO_ARG = '-'   # the "no argument here" label of the confusion table
 
 def _confusion(conf:Counter, gold:set, pred:set):
@@ -278,7 +278,7 @@ def _confusion(conf:Counter, gold:set, pred:set):
         a, b = sorted(gs - qs), sorted(qs - gs)
         for i in range(max(len(a), len(b))): conf[(a[i] if i < len(a) else NO_ARG, b[i] if i < len(b) else NO_ARG)] += 1
 
-# %% ../nbs/04c_srl_eval.ipynb #00000005
+# %% ../nbs/04c_srl_eval.ipynb #6ba1879c
 def evaluate(srl:SRL, items:list[dict], batch_size:int=256, **kw)->dict:
     "Parse the gold sentences' tokens with `srl` and score them"
     return score_parses(items, srl.parse_many([it['tokens'] for it in items], batch_size=batch_size), **kw)
@@ -293,7 +293,7 @@ def scores_markdown(results:dict)->str:
         rows.append(f"| {name} | {r['sentences']} | " + ' | '.join(f'{r[k]:.3f}' for k in SCORE_KEYS) + ' |')
     return '\n'.join(rows)
 
-# %% ../nbs/04c_srl_eval.ipynb #00000001
+# %% ../nbs/04c_srl_eval.ipynb #752f911f
 def roles_markdown(results:dict)->str:
     "Markdown table of per-role F1 (gold support in brackets), roles by total support"
     sup = Counter()
@@ -310,7 +310,7 @@ def roles_markdown(results:dict)->str:
         rows.append(f'| {role} | ' + ' | '.join(cell(results[n]) for n in names) + ' |')
     return '\n'.join(rows)
 
-# %% ../nbs/04c_srl_eval.ipynb #00000002
+# %% ../nbs/04c_srl_eval.ipynb #ffd23e4f
 def confusion_markdown(result:dict, roles:Sequence[str]|None=None, # rows/columns (default: every role seen)
                       )->str:
     "Markdown confusion table of one `score_parses` result: gold role (rows) x predicted role (columns), by argument span"

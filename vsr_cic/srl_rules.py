@@ -42,7 +42,7 @@ def _trim(doc, s:int, e:int)->tuple[int, int]:
     while e > s and (doc[e-1].pos_ in _PUNCT or doc[e-1].dep_ == 'cc'): e -= 1
     return s, e
 
-# %% ../nbs/04b_srl_rules.ipynb #00000001
+# %% ../nbs/04b_srl_rules.ipynb #034da7d6
 def subtree_span(tok, exclude=None)->tuple[int, int]:
     "Token span of `tok`'s subtree; with `exclude`, the contiguous run around `tok` that avoids that subtree"
     if exclude is None: return _trim(tok.doc, tok.left_edge.i, tok.right_edge.i + 1)
@@ -57,7 +57,7 @@ def subtree_span(tok, exclude=None)->tuple[int, int]:
     while e > s and tok.doc[e-1].lower_ in REL_PRONOUNS and tok.doc[e-1].i != tok.i: e -= 1
     return s, e
 
-# %% ../nbs/04b_srl_rules.ipynb #00000002
+# %% ../nbs/04b_srl_rules.ipynb #6df5a6d4
 def span_head(doc, start:int, end:int)->int:
     "Head token of `doc[start:end]` under Universal Dependencies conventions"
     toks = [t for t in doc[start:end] if not (start <= t.head.i < end) or t.head.i == t.i]
@@ -100,7 +100,7 @@ def lexicon_lemma(word:str, lemma:str, lexicon:Lexicon|None)->str|None:
             if x in lexicon or x in bases: return x
     return None
 
-# %% ../nbs/04b_srl_rules.ipynb #00000001
+# %% ../nbs/04b_srl_rules.ipynb #02ff76ac
 def is_predicate(t, lexicon:Lexicon|None=None)->bool:
     "Does token `t` head a frame? (With a `lexicon`, only verbs it knows: 'a microwave [oven]' tagged VERB is none)"
     if t.dep_ in ('aux', 'auxpass'): return False
@@ -115,7 +115,7 @@ def is_predicate(t, lexicon:Lexicon|None=None)->bool:
         and t.dep_ not in ("aux", "auxpass")
     )
 
-# %% ../nbs/04b_srl_rules.ipynb #00000002
+# %% ../nbs/04b_srl_rules.ipynb #a2db5b08
 def is_passive(p)->bool:
     "Is the spaCy predicate token `p` passive (a passive auxiliary or subject, a reduced relative, or a conjunct of a passive)?"
     if any(c.dep_ in ('auxpass', 'nsubjpass', 'csubjpass') for c in p.children): return True
@@ -123,7 +123,7 @@ def is_passive(p)->bool:
     if p.tag_ == 'VBN' and p.dep_ == 'conj' and not any(c.dep_ == 'aux' for c in p.children): return is_passive(p.head)
     return _reduced_relative_root(p)
 
-# %% ../nbs/04b_srl_rules.ipynb #00000003
+# %% ../nbs/04b_srl_rules.ipynb #3a8d774a
 PARTICIPLES_T = frozenset('cut set put hung built made laid spread split left'.split())   # participles without -ed / -en
 
 def _reduced_relative_root(p)->bool:
@@ -135,14 +135,14 @@ def _reduced_relative_root(p)->bool:
     subj = next((c for c in p.children if c.dep_ == 'nsubj' and c.i < p.i), None)
     return subj is not None and subj.pos_ in ('NOUN', 'PROPN') and not _animate(subj)
 
-# %% ../nbs/04b_srl_rules.ipynb #00000004
+# %% ../nbs/04b_srl_rules.ipynb #1bd4ac54
 def _animate(t)->bool:
     "Is token `t` a person or an animal (a pronoun other than *it*, a proper name, or a known person / animal noun)?"
     w, l = t.lower_, t.lemma_.lower()
     if t.pos_ == 'PRON': return w not in ('it', 'this', 'that', 'which', 'something')
     return t.pos_ == 'PROPN' or w in ANIMATE or l in ANIMATE or w in ANIMALS or l in ANIMALS
 
-# %% ../nbs/04b_srl_rules.ipynb #00000005
+# %% ../nbs/04b_srl_rules.ipynb #697e4af8
 def _is_time(t)->bool:
     "A time expression head: a time noun, a month or weekday, or a year-like number"
     return (
@@ -246,7 +246,7 @@ def _subject_of(v):
         else: return None
     return None
 
-# %% ../nbs/04b_srl_rules.ipynb #00000001
+# %% ../nbs/04b_srl_rules.ipynb #e05847cb
 def _subject_token(p):
     "The token naming `p`'s subject: its subject dependent, the noun a participle modifies, or a governing verb's subject"
     s = next((c for c in p.children if c.dep_ in ('nsubj', 'csubj')), None)
@@ -254,7 +254,7 @@ def _subject_token(p):
     if p.dep_ in ('acl', 'relcl', 'amod') and p.head.pos_ in ('NOUN', 'PROPN', 'PRON', 'NUM'): return p.head
     return _subject_of(p.head) if p.dep_ in ('conj', 'xcomp', 'advcl') and p.head.i != p.i else None
 
-# %% ../nbs/04b_srl_rules.ipynb #00000002
+# %% ../nbs/04b_srl_rules.ipynb #53c0603a
 def _conj_chain(tok)->list:
     "`tok` and its conjuncts (`a bird and a ball`)"
     out = [tok]
@@ -263,7 +263,7 @@ def _conj_chain(tok)->list:
         if not nxt: return out
         out.append(nxt[0])
 
-# %% ../nbs/04b_srl_rules.ipynb #00000003
+# %% ../nbs/04b_srl_rules.ipynb #afe01205
 def _extend_conj(doc, tok, s:int, e:int)->tuple[int, int]:
     "Grow a noun span over a conjunct the parser attached elsewhere (`pets [a sheep] and a cow`)"
     if e + 1 < len(doc) and doc[e].lower_ in ('and', 'or'):
@@ -272,7 +272,7 @@ def _extend_conj(doc, tok, s:int, e:int)->tuple[int, int]:
         if c is not None: return s, _trim(doc, s, c.right_edge.i + 1)[1]
     return s, e
 
-# %% ../nbs/04b_srl_rules.ipynb #00000004
+# %% ../nbs/04b_srl_rules.ipynb #c445656d
 RELATIONAL_PREPS = frozenset('next near beside behind'.split())   # 'X next to Y': a place given by a thing
 
 def _trailing_locative(doc, tok, s:int, e:int):
@@ -292,7 +292,7 @@ def _trailing_locative(doc, tok, s:int, e:int):
             return c
     return None
 
-# %% ../nbs/04b_srl_rules.ipynb #00000005
+# %% ../nbs/04b_srl_rules.ipynb #f6b7ed1b
 def split_locatives(doc, tok, s:int, e:int)->list[tuple[int, int]]:
     "Noun-phrase span of `tok` without trailing locative PPs, then those PPs: the first is the NP, the rest LOC spans"
     c = _trailing_locative(doc, tok, s, e)
@@ -304,7 +304,7 @@ def split_locatives(doc, tok, s:int, e:int)->list[tuple[int, int]]:
     inner = split_locatives(doc, obj, pp, e) if obj is not None else [(pp, e)]
     return [*split_locatives(doc, tok, s, np_end), (pp, inner[0][1]), *inner[1:]]
 
-# %% ../nbs/04b_srl_rules.ipynb #00000006
+# %% ../nbs/04b_srl_rules.ipynb #b8dbc502
 def shared_trailing_pps(p)->list:
     """Prepositional phrases after the last of a verb's conjoined verbs that the verb shares: it says nothing after itself
     ('people [sitting] and talking [in a room]', 'sitting or laying down [on a bench] [near a fountain]')"""
@@ -541,7 +541,7 @@ def _ing_bases(w:str)->list[str]:
     if len(stem) > 2 and stem[-1] == stem[-2]: out.insert(0, stem[:-1])
     return out
 
-# %% ../nbs/04b_srl_rules.ipynb #00000001
+# %% ../nbs/04b_srl_rules.ipynb #2a742b0a
 def _s_bases(w:str)->list[str]:
     "Possible base forms of an -s word, likeliest first (`drinks` → drink, `stares` → stare before star, `watches` → watch, `carries` → carry)"
     if w.endswith('ies'): return [w[:-3] + 'y']
@@ -549,7 +549,7 @@ def _s_bases(w:str)->list[str]:
         return [w[:-2], w[:-1]] if w[:-2].endswith(('s', 'x', 'z', 'ch', 'sh', 'o')) else [w[:-1], w[:-2]]
     return [w[:-1]] if w.endswith('s') else [w]
 
-# %% ../nbs/04b_srl_rules.ipynb #00000002
+# %% ../nbs/04b_srl_rules.ipynb #4f820b91
 SINGULAR_DETS = frozenset('a an another each every one this that'.split())   # a singular noun phrase follows
 DEFINITE_DETS = frozenset('the his her its their my our your'.split())         # number unknown ('the sun', 'the signs')
 QUANTITY_NOUNS = frozenset('couple lot pair bunch group number few herd set variety dozen'.split())
@@ -562,13 +562,13 @@ def _np_start(t)->int|None:
         if x.pos_ not in ('ADJ', 'NOUN', 'PROPN', 'ADV') and x.tag_ not in ('VBN', 'HYPH'): return None
     return None
 
-# %% ../nbs/04b_srl_rules.ipynb #00000003
+# %% ../nbs/04b_srl_rules.ipynb #7f98dbb1
 def np_determiner(t)->str|None:
     "The lower-cased determiner (or possessive, numeral) that opens the noun phrase ending at noun `t`; None without one"
     k = _np_start(t)
     return None if k is None else t.doc[k].lower_
 
-# %% ../nbs/04b_srl_rules.ipynb #00000004
+# %% ../nbs/04b_srl_rules.ipynb #069caa1e
 def agrees_as_verb(t, prev)->bool:
     """Could noun-tagged `t` be the finite verb of noun `prev` by number agreement? An *-s* form needs a singular
     subject that a determiner marks as one ('a horse [drinks]', not 'pizza [boxes]', 'two shot [glasses]'; after 'the'
@@ -585,12 +585,12 @@ def agrees_as_verb(t, prev)->bool:
         return k is not None and k > 0 and t.doc[k - 1].lower_ == 'and' and _animate(prev)
     return prev.tag_ == 'NNS' and prev.dep_ != 'pobj' and np_determiner(prev) not in SINGULAR_DETS
 
-# %% ../nbs/04b_srl_rules.ipynb #00000005
+# %% ../nbs/04b_srl_rules.ipynb #267828ac
 def _acl_participle(t)->bool:
     "A noun-tagged past participle the parser attached to a noun as a clause ('a clock [set] on …', 'a cake [sliced] into …')"
     return t.dep_ == 'acl' and t.tag_ == 'NN' and (t.lower_ in PARTICIPLES_T or t.lower_.endswith(('ed', 'en')))
 
-# %% ../nbs/04b_srl_rules.ipynb #00000006
+# %% ../nbs/04b_srl_rules.ipynb #9d137d06
 def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
     "(index, lemma) of a verb the tagger read as a noun in a sentence without a main verb (`a horse [drinks] in a field`)"
     if lexicon is None: return None
@@ -615,7 +615,7 @@ def verbless_candidate(doc, lexicon:Lexicon|None)->tuple[int, str]|None:
         if lemma is not None: return t.i, lemma
     return None
 
-# %% ../nbs/04b_srl_rules.ipynb #00000007
+# %% ../nbs/04b_srl_rules.ipynb #2017ef0c
 PROXY_PARTICIPLE = 'placed'   # stands in for a participle the tagger read as a noun
 
 def _proxy_words(doc, i:int)->list[str]:

@@ -183,7 +183,7 @@ def _best_epoch(history)->int|None:
     ev = [e for e in json.loads(h.read_text()) if e.get('kind') == 'eval' and e.get('CIDEr-D') is not None]
     return int(max(ev, key=lambda e: (e['CIDEr-D'], -e['epoch']))['epoch']) if ev else None
 
-# %% ../nbs/25b_tables.ipynb #rec00001
+# %% ../nbs/25b_tables.ipynb #52980325
 def captioner_record(cap_dir)->dict:
     "{'epochs', 'selected', 'commit', 'settings'} of a trained captioner, from its `metrics.json` (and history)"
     f = Path(cap_dir)/'metrics.json'
@@ -205,7 +205,7 @@ def captioner_record(cap_dir)->dict:
             'settings': {k: cfg[k] for k in CAPTIONER_SETTINGS if k in cfg},
             'chosen': ch.get('chosen'), 'sweep_val_CIDEr-D': ch.get('val_CIDEr-D', {})}
 
-# %% ../nbs/25b_tables.ipynb #rec00002
+# %% ../nbs/25b_tables.ipynb #552f760b
 def captioner_records(runs:Sequence[tuple])->dict: # `table1_runs`: (method, seed, captioner folder, preset)
     "{(method, seed, preset): `captioner_record`} of every decoding of a run (`table1_scores`' `trained`)"
     return {(m, int(s), pre): captioner_record(d) for m, s, d, pre in runs}
@@ -241,7 +241,7 @@ def table_rows(scores:Mapping, # {(method, grounding): {verbs: metrics}} of one 
              **{k: rec(m).get(k) for k in ROW_RECORD_KEYS}, **{k: r.get(k) for k in TABLE1_METRICS}}
             for (m, g), per in scores.items() for v, r in per.items()]
 
-# %% ../nbs/25b_tables.ipynb #00000001
+# %% ../nbs/25b_tables.ipynb #730ebaaf
 def pool_seeds(rows:Sequence[dict], metrics:Sequence[str]=TABLE1_METRICS,
                keys:Sequence[str]=('test_set', 'method', 'grounding', 'preset', 'verbs'))->list[dict]:
     "Rows of several seeds -> one row per key: `seeds`, seed means, with several seeds `<metric>_sd`, and `per_seed` (each seed's record and values)"
@@ -269,14 +269,14 @@ def _num(v, r:Mapping, m:str, scale:float)->str:
         raise UnsafeInput(f"table1 row {short(r.get('method'), 40)}: field {short(m, 40)} = {short(v)} is not a number")
     return f'{v * scale:.1f}' if np.isfinite(v) else 'n/a'
 
-# %% ../nbs/25b_tables.ipynb #00000001
+# %% ../nbs/25b_tables.ipynb #344b3001
 def _cell(r:Mapping, m:str, scale:float)->str:
     v = r.get(m)
     if v is None: return '–'
     sd = r.get(f'{m}_sd')
     return _num(v, r, m, scale) + (f' ± {_num(sd, r, m + "_sd", scale)}' if sd is not None else '')
 
-# %% ../nbs/25b_tables.ipynb #00000002
+# %% ../nbs/25b_tables.ipynb #85036f8a
 def table1_markdown(rows:Sequence[Mapping], verbs:str='all',
                     test_set:str='photos',   # rows without a `test_set` are shown whatever it is
                     cols:Sequence[str]=('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2',
@@ -408,7 +408,7 @@ def world_results(ev:Mapping, # an `evaluate` run's metrics.json on a synthetic 
              f"planner: {sum(bool(r.get('planner_fallback')) for r in ev['rows'])}.")
     return {'run': dict(run or {}), 'table1': rows}, intro
 
-# %% ../nbs/25b_tables.ipynb #0000aa06
+# %% ../nbs/25b_tables.ipynb #0bdcccee
 def fill_block(text:str, name:str, body:str)->str:
     "`text` with the lines between `<!-- results:name -->` and `<!-- /results:name -->` replaced by `body`"
     a, b = f'<!-- results:{name} -->', f'<!-- /results:{name} -->'
@@ -434,7 +434,7 @@ def keep_results(metrics:Mapping, keys:Sequence[str]=RESULT_KEYS)->dict:
     "The part of a run's `metrics.json` a results page and the README read (what `results/<name>.json` commits)"
     return {k: metrics[k] for k in keys if k in metrics}
 
-# %% ../nbs/25b_tables.ipynb #pub00001
+# %% ../nbs/25b_tables.ipynb #278c783c
 def readme_block(metrics:Mapping, page:str, # the results page it links to, relative to the README
                  cols:Sequence[str]=('CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2', 'attached', 'has_verb'),
                  grounding:str='gsrl')->str: # the README shows one source of grounding; the page has both
@@ -449,7 +449,7 @@ def readme_block(metrics:Mapping, page:str, # the results page it links to, rela
                       f"Generated from the run's `metrics.json` (commit `{t('commit', True)}`, {t('date')}, {t('machine')}; "
                       f"seeds {md_text(seeds, 'table1_settings field seeds')}); both groundings, every subset and test set: [{page}]({page})."])
 
-# %% ../nbs/25b_tables.ipynb #pub00002
+# %% ../nbs/25b_tables.ipynb #c44cd1f7
 def publish(metrics_json, name:str, title:str, root='.')->dict:
     "Commit-ready results of a run: `results/<name>.json` (`keep_results`), `results/<name>.md` (`results_page`) and the README / `nbs/index.ipynb` block `<!-- results:name -->`"
     root = Path(root)

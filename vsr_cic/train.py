@@ -100,7 +100,7 @@ def rng_state()->dict:
     if torch.cuda.is_available(): st['cuda'] = torch.cuda.get_rng_state_all()
     return st
 
-# %% ../nbs/15_train.ipynb #00000001
+# %% ../nbs/15_train.ipynb #6db1ba92
 def set_rng_state(st:dict):
     "Restore what `rng_state` captured"
     name, keys, *rest = st['numpy']
@@ -128,7 +128,7 @@ def atomic_save(obj, path:str|os.PathLike)->Path:
     _fsync_dir(path.parent)
     return path
 
-# %% ../nbs/15_train.ipynb #00000001
+# %% ../nbs/15_train.ipynb #a6e27eda
 def _fsync_dir(d:Path):
     "Make a rename durable (the directory entry reaches the disk); not possible on every OS"
     try: fd = os.open(d, os.O_RDONLY)
@@ -137,7 +137,7 @@ def _fsync_dir(d:Path):
     except OSError: pass
     finally: os.close(fd)
 
-# %% ../nbs/15_train.ipynb #00000002
+# %% ../nbs/15_train.ipynb #40860cd7
 def clean_partial(folder:str|os.PathLike)->list[Path]:
     "Delete the temporary files that `atomic_save` calls killed mid-write left in `folder` (call it when no one writes there)"
     d = Path(folder)
@@ -145,11 +145,11 @@ def clean_partial(folder:str|os.PathLike)->list[Path]:
     for p in gone: p.unlink(missing_ok=True)
     return gone
 
-# %% ../nbs/15_train.ipynb #00000003
+# %% ../nbs/15_train.ipynb #03155ff6
 class CheckpointError(RuntimeError):
     "A checkpoint that cannot be used: corrupt, refused (it would run code), or holding NaN weights; the message names the file"
 
-# %% ../nbs/15_train.ipynb #00000004
+# %% ../nbs/15_train.ipynb #90be4ded
 def _numpy_globals()->list:
     "numpy array and scalar rebuilding from raw bytes (old RNG states, numpy metrics); no callable that can run code"
     try: from numpy._core.multiarray import _reconstruct, scalar
@@ -157,7 +157,7 @@ def _numpy_globals()->list:
     dtypes = {type(np.dtype(t)) for t in (np.uint32, np.int32, np.int64, np.float32, np.float64, np.bool_)}
     return [_reconstruct, scalar, np.ndarray, np.dtype, *dtypes]
 
-# %% ../nbs/15_train.ipynb #00000005
+# %% ../nbs/15_train.ipynb #8dc0e0aa
 def _refused(path:Path, e:Exception)->CheckpointError:
     "The error for a checkpoint that `weights_only` loading rejects"
     names = sorted(set(re.findall(r'GLOBAL ([\w.]+)', str(e))))
@@ -174,7 +174,7 @@ def _refused(path:Path, e:Exception)->CheckpointError:
         "Re-save the weights as a state_dict from a trusted copy."
     )
 
-# %% ../nbs/15_train.ipynb #00000006
+# %% ../nbs/15_train.ipynb #53598ef7
 def load_checkpoint(path:str|os.PathLike, map_location='cpu',
                     check_finite:bool=True, # refuse a checkpoint whose 'model' weights hold NaN or inf
                    )->dict:
@@ -202,7 +202,7 @@ def load_checkpoint(path:str|os.PathLike, map_location='cpu',
             )
     return ck
 
-# %% ../nbs/15_train.ipynb #00000007
+# %% ../nbs/15_train.ipynb #340ea7ed
 def load_weights(module:torch.nn.Module, state:dict, path:str|os.PathLike)->torch.nn.Module:
     "`module.load_state_dict(state)`, with an error naming the checkpoint file when the shapes or names do not fit"
     try: module.load_state_dict(state)
@@ -319,15 +319,15 @@ class LoopState:
     done: bool = False
     history: list = field(default_factory=list)  # one dict per logged event
 
-# %% ../nbs/15_train.ipynb #00000001
+# %% ../nbs/15_train.ipynb #8e5f7bb9
 class NonFiniteLoss(FloatingPointError):
     "The loss became NaN or inf"
 
-# %% ../nbs/15_train.ipynb #00000002
+# %% ../nbs/15_train.ipynb #78700ea1
 class TrainingInterrupted(KeyboardInterrupt):
     "Ctrl-C during `fit`; the message says what was saved and how to resume"
 
-# %% ../nbs/15_train.ipynb #00000003
+# %% ../nbs/15_train.ipynb #6d7f99db
 def _interrupted(desc:str, st:LoopState, ckpt_dir:Path|None, last:int|None)->str:
     "What an interrupted `fit` tells the user"
     at = f"{desc}: interrupted at epoch {st.epoch + 1}, step {st.step}. "
@@ -353,14 +353,14 @@ def _resume(net, opt, sched, ckpt_dir:Path, main:bool)->LoopState:
     set_rng_state(rngs[rank] if rngs and len(rngs) == ws else ck['rng'])
     return LoopState(**ck['loop'])
 
-# %% ../nbs/15_train.ipynb #00000001
+# %% ../nbs/15_train.ipynb #97e62f8c
 def _write_history(path:Path, history:list):
     "history.json, atomically: a kill never leaves half a JSON"
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
     tmp.write_text(json.dumps(history))
     os.replace(tmp, path)
 
-# %% ../nbs/15_train.ipynb #00000002
+# %% ../nbs/15_train.ipynb #f72232c0
 def _epoch_batches(loader_fn, sampler):
     "An iterator over the epoch's batches that leaves the global torch RNG stream as it was"
     # A DataLoader without `generator=` draws its workers' base seed from the global torch RNG when iteration
@@ -370,7 +370,7 @@ def _epoch_batches(loader_fn, sampler):
     torch.set_rng_state(rng)
     return batches
 
-# %% ../nbs/15_train.ipynb #00000003
+# %% ../nbs/15_train.ipynb #ccb0055b
 def _update(model, net, opt, loss, sync:bool, clip:float|None, stop):
     "Backward, gradient averaging over ranks, clipping (a non-finite norm calls `stop`), optimiser step"
     opt.zero_grad(set_to_none=True)
@@ -381,7 +381,7 @@ def _update(model, net, opt, loss, sync:bool, clip:float|None, stop):
         if not torch.isfinite(gn): stop('the gradient norm', gn.item())
     opt.step()
 
-# %% ../nbs/15_train.ipynb #00000004
+# %% ../nbs/15_train.ipynb #b0488457
 def _evaluate(model, eval_fn, st:LoopState, monitor:str|None, mode:str, patience:int|None)->bool:
     "End-of-epoch evaluation (rank 0's metrics decide for every rank) and early stopping; whether this epoch is the best"
     model.eval()

@@ -64,7 +64,7 @@ def component_settings(component:str,   # 'gsrl' | 'planner'
     paper = COMPONENT_PRESETS['paper'][component]
     return {**out, 'preset': preset, 'differs_from_paper': {k: (out[k], paper[k]) for k in paper if out[k] != paper[k]}}
 
-# %% ../nbs/17_train_planners.ipynb #00000001
+# %% ../nbs/17_train_planners.ipynb #648e44bd
 def has_features(ds)->bool:
     "Does the dataset have proposal sets (GSRL and the R-level planner need them)?"
     return not ds.meta.get('text_only') and any(r.get('sets') for r in ds.images.values())
@@ -86,7 +86,7 @@ def _run(model, ds, task, step_fn, eval_fn, monitor, ckpt_dir, epochs, lr, decay
     if stop_after is None: restore_best(model, ckpt_dir)
     return st
 
-# %% ../nbs/17_train_planners.ipynb #00000001
+# %% ../nbs/17_train_planners.ipynb #dc86c8ea
 def _eval_loader(ds, task, batch_size):
     "Evaluation batches in dataset order (none for an empty split: the metrics then report n = 0)"
     return make_loader(ds, task, batch_size=batch_size, shuffle=False) if len(ds) else []
@@ -96,7 +96,7 @@ def gsrl_forward(model, b):
     "GSRL logits (B, N) of a (densified) role-query batch"
     return model(b['verb'], b['role'], b['global_feat'], b['set_feats'], b['set_mask'])
 
-# %% ../nbs/17_train_planners.ipynb #00000001
+# %% ../nbs/17_train_planners.ipynb #319b3e36
 GSRL_LOSSES = ('bce', 'listwise')   # Eq. 11 per (role, set) pair; or a softmax over each role's sets (`gsrl_listwise_loss`)
 
 def _check_gsrl_loss(loss:str, pos_weight:float|None):
@@ -104,7 +104,7 @@ def _check_gsrl_loss(loss:str, pos_weight:float|None):
     if loss == 'listwise' and pos_weight is not None:
         raise ValueError(f"pos_weight={pos_weight!r} weighs Eq. 11's positive pairs; the listwise loss has none")
 
-# %% ../nbs/17_train_planners.ipynb #00000002
+# %% ../nbs/17_train_planners.ipynb #d640139d
 def gsrl_step(model, device, pos_weight:float|None=None, loss:str='bce')->Callable:
     "Step function for `fit`: BCE of the role-query batch (Eq. 11), or the listwise loss"
     _check_gsrl_loss(loss, pos_weight)
@@ -114,7 +114,7 @@ def gsrl_step(model, device, pos_weight:float|None=None, loss:str='bce')->Callab
         return {'loss': gsrl_loss(lg, b['target'], set_mask=b['set_mask'], pos_weight=pos_weight)}
     return step
 
-# %% ../nbs/17_train_planners.ipynb #00000003
+# %% ../nbs/17_train_planners.ipynb #1c919750
 def chosen_mask(sets:torch.Tensor, # (B, k) set indices, -1 = none (from `ground`)
                 N:int)->torch.Tensor:  # (B, N) bool
     "Multi-hot mask of the chosen sets (the -1 padding chooses nothing)"
@@ -122,7 +122,7 @@ def chosen_mask(sets:torch.Tensor, # (B, k) set indices, -1 = none (from `ground
     out = torch.zeros(len(sets), N + 1, dtype=torch.bool, device=sets.device)
     return out.scatter_(1, torch.where(sets < 0, N, sets), True)[:, :N]
 
-# %% ../nbs/17_train_planners.ipynb #00000004
+# %% ../nbs/17_train_planners.ipynb #5b61494d
 @torch.no_grad()
 def eval_gsrl(model, loader, device)->dict:
     "grounding_acc, recall_at_n (and counts) of GSRL on a loader of role queries"
@@ -146,12 +146,12 @@ def set_classes(data, image_id:str)->list[int]:
     cp = data.features(image_id)['cls_prob']                                           # (P, C)
     return [int(cp[s].mean(0)[1:].argmax()) + 1 for s in data.images[image_id]['sets']]
 
-# %% ../nbs/17_train_planners.ipynb #00000001
+# %% ../nbs/17_train_planners.ipynb #99555d90
 def _classes_of(ds:GSRLDataset)->dict:
     "`set_classes` of every image a GSRL dataset's queries use (each image read once)"
     return {iid: set_classes(ds.data, iid) for iid in dict.fromkeys(ex['image_id'] for ex in ds.examples)}
 
-# %% ../nbs/17_train_planners.ipynb #00000002
+# %% ../nbs/17_train_planners.ipynb #b6c8eacd
 class GroundingPrior:
     "Non-neural GSRL baseline: rank sets by P(a set of this class grounds (verb, role) | it is present) in training"
     def __init__(self, ds:GSRLDataset):
@@ -252,7 +252,7 @@ def vsr_key(verb:int, roles:torch.Tensor, counts:torch.Tensor)->tuple:
     "Hashable VSR: verb id and sorted (role id, n_i) pairs"
     return (int(verb), tuple(sorted((int(r), int(c)) for r, c in zip(roles.tolist(), counts.tolist()) if r)))
 
-# %% ../nbs/17_train_planners.ipynb #00000001
+# %% ../nbs/17_train_planners.ipynb #cca65cca
 def pair_correct(pred:torch.Tensor, target:torch.Tensor)->tuple[torch.Tensor, torch.Tensor]: # (B, M) x2 -> (B,), (B,)
     "Per row: ordered pairs of distinct target roles placed in the target's order, and the number of such pairs"
     real = target != 0                                                                   # (B, M)
@@ -264,7 +264,7 @@ def pair_correct(pred:torch.Tensor, target:torch.Tensor)->tuple[torch.Tensor, to
     ok = pairs & (pos[:, :, None] < pos[:, None, :])                                     # (B, M, M)
     return ok.sum((1, 2)), pairs.sum((1, 2))
 
-# %% ../nbs/17_train_planners.ipynb #00000002
+# %% ../nbs/17_train_planners.ipynb #6a9f739b
 @torch.no_grad()
 def eval_slevel(model, loader, device, seen:set=frozenset(), n_best:int=1)->dict:
     "exact, pair_acc, valid, exact_seen/unseen (and exact_at_2 when `n_best` ≥ 2) of an S-level planner"
@@ -300,7 +300,7 @@ def eval_slevel(model, loader, device, seen:set=frozenset(), n_best:int=1)->dict
     out['ceiling'] = sum(max(c.values()) for c in by_vsr.values()) / n
     return out
 
-# %% ../nbs/17_train_planners.ipynb #00000003
+# %% ../nbs/17_train_planners.ipynb #71a22a4e
 def seen_vsrs(ds:SLevelDataset)->set:
     "The VSR keys of a (training) S-level dataset"
     return {vsr_key(ex['verb'], torch.tensor(ex['target']), torch.tensor(ex['counts'])) for ex in ds.examples}
@@ -348,12 +348,12 @@ def slevel_step(model, device, label_smoothing:float=0.)->Callable:
         return {'loss': model.loss(b['verb'], b['roles'], b['target'], **kw)}
     return step
 
-# %% ../nbs/17_train_planners.ipynb #00000001
+# %% ../nbs/17_train_planners.ipynb #719c1a6f
 def _splits(cls, data, vocab, seed:int)->tuple:
     "The train, val and test datasets of a planner task, each padded to its batch's largest"
     return tuple(cls(data, split=s, vocab=vocab, limits=Limits(fixed=False), seed=seed) for s in ('train', 'val', 'test'))
 
-# %% ../nbs/17_train_planners.ipynb #00000002
+# %% ../nbs/17_train_planners.ipynb #72c59add
 def train_slevel(data, vocab, out_dir, kind:str='transformer', epochs:int=8, lr:float=SSP_LR, batch_size:int=64,
                  device='cpu', seed:int=0, d_model:int=128, n_heads:int=4, n_layers:int=2, ffn:int=256,
                  dropout:float=0.1,
@@ -391,7 +391,7 @@ def rlevel_args(b:dict)->tuple:
     return (b['regions'][:, :n, :R], b['region_mask'][:, :n, :R], b['region_boxes'][:, :n, :R], b['size'],
             b['region_cls_prob'][:, :n, :R], b['verb'], b['role'], b['item_mask'][:, :n]), n
 
-# %% ../nbs/17_train_planners.ipynb #00000001
+# %% ../nbs/17_train_planners.ipynb #672c49ef
 def rlevel_step(model, device)->Callable:
     "Step function for `fit`: MSE between soft and true permutation matrices (Eq. 12)"
     def step(b):
@@ -400,7 +400,7 @@ def rlevel_step(model, device)->Callable:
         return {'loss': rlevel_loss(model(*args), b['perm'][:, :n], b['item_mask'][:, :n])}
     return step
 
-# %% ../nbs/17_train_planners.ipynb #00000002
+# %% ../nbs/17_train_planners.ipynb #4a5efa8f
 @torch.no_grad()
 def eval_rlevel(model, loader, device)->dict:
     "perm_acc: share of roles whose sub-roles are ordered exactly as in the caption"
@@ -415,7 +415,7 @@ def eval_rlevel(model, loader, device)->dict:
         n += len(order)
     return {'perm_acc': ok / max(n, 1), 'n': n}
 
-# %% ../nbs/17_train_planners.ipynb #00000003
+# %% ../nbs/17_train_planners.ipynb #b7b3baf3
 def train_rlevel(data, vocab, out_dir, epochs:int=8, lr:float=SSP_LR, batch_size:int=64, device='cpu', seed:int=0,
                  d_vis:int=64, d_cls:int=32, d_emb:int=32, hidden:int=128, dropout:float=0.1,
                  stop_after:int|None=None, progress:bool=False)->dict:
@@ -522,7 +522,7 @@ def common_vsrs(train_ds:SLevelDataset, vocab:dict, n_verbs:int=6, per_verb:int=
         for roles, _ in by_verb[v].most_common(per_verb): out.append(str(VSR(vocab['verbs'].itos[v], list(roles))))
     return out
 
-# %% ../nbs/17_train_planners.ipynb #00000001
+# %% ../nbs/17_train_planners.ipynb #8f5c706c
 def novel_vsrs(train_ds:SLevelDataset, vocab:dict, n_verbs:int=4, min_roles:int=3)->list[str]:
     "For the most frequent verbs: the most frequent role set (over all verbs) never seen with that verb in training"
     verbs, sets, with_verb = Counter(), Counter(), set()
@@ -537,7 +537,7 @@ def novel_vsrs(train_ds:SLevelDataset, vocab:dict, n_verbs:int=4, min_roles:int=
         if rs: out.append(str(VSR(vocab['verbs'].itos[v], list(rs))))
     return out
 
-# %% ../nbs/17_train_planners.ipynb #00000002
+# %% ../nbs/17_train_planners.ipynb #6fba47b7
 def structures_html(model:SLevelPlanner, vocab:dict, vsrs:list, train_ds:SLevelDataset|None=None, k:int=2)->str:
     "Fig. 5-style HTML: for each VSR, its top-k structures as chips with probability and seen/novel mark"
     from vsr_cic.viz import structure_html

@@ -34,7 +34,7 @@ def image_verbs(data,                 # a loaded dataset (`vsr_cic.data.load_dat
         if c['image_id'] in out: out[c['image_id']].update(f['verb'] for f in c['frames'])
     return out
 
-# %% ../nbs/18_verbs.ipynb #00000001
+# %% ../nbs/18_verbs.ipynb #088ef441
 def proposal_input(proposals:dict,     # `feats` (P, D), `cls_prob` (P, C), as `Dataset.features` returns
                    with_cls:bool=True, # append the detector's class probabilities to every proposal
                   )->np.ndarray:       # (P, D) or (P, D + C) float32
@@ -124,7 +124,7 @@ class VerbClassifier(nn.Module):
         logits = (pooled * self.out).sum((-2, -1)) + self.glob(torch.cat([masked_mean(h, mask), h_max], -1))  # (B, V)
         return (logits, att) if return_att else logits
 
-# %% ../nbs/18_verbs.ipynb #00000001
+# %% ../nbs/18_verbs.ipynb #98d57ed0
 def verb_loss(logits:torch.Tensor, # (B, V)
               target:torch.Tensor, # (B, V) 0/1
               first:int=2,         # first real verb id (the specials `<pad>`, `<unk>` are not scored)
@@ -146,13 +146,13 @@ def average_precision(scores, # (I,) scores of one label
     tp, n = np.cumsum(y)[last], np.arange(1, len(y) + 1)[last]
     return float(np.sum(np.diff(np.r_[0., tp / y.sum()]) * tp / n))
 
-# %% ../nbs/18_verbs.ipynb #00000001
+# %% ../nbs/18_verbs.ipynb #903bb286
 def mean_ap(scores:np.ndarray, labels:np.ndarray)->float: # (I, V) each
     "Mean over labels (with a positive) of their average precision"
     aps = [average_precision(scores[:, v], labels[:, v]) for v in range(scores.shape[1]) if labels[:, v].any()]
     return float(np.mean(aps)) if aps else float('nan')
 
-# %% ../nbs/18_verbs.ipynb #00000002
+# %% ../nbs/18_verbs.ipynb #e876f5fb
 def topk_hit(scores:np.ndarray, labels:np.ndarray, k:int)->float: # (I, V) each
     "Share of items (with a positive) whose k best-scored labels contain a positive"
     keep = labels.any(1)
@@ -160,7 +160,7 @@ def topk_hit(scores:np.ndarray, labels:np.ndarray, k:int)->float: # (I, V) each
     top = np.argsort(-scores[keep], 1, kind='mergesort')[:, :k]           # (I', k)
     return float(np.take_along_axis(labels[keep], top, 1).any(1).mean())
 
-# %% ../nbs/18_verbs.ipynb #00000003
+# %% ../nbs/18_verbs.ipynb #dc060ca0
 def verb_metrics(scores:np.ndarray, labels:np.ndarray, ks=(1, 5))->dict: # (I, V) real verbs only
     "`mAP`, `top1`, `top5` … of verb scores against gold verb sets"
     return {'mAP': mean_ap(scores, labels), **{f'top{k}': topk_hit(scores, labels, k) for k in ks},
@@ -178,7 +178,7 @@ class FrequencyPrior:
                                                                v in enumerate(self.vocab.itos) if i >= len(self.vocab.specials)}
     def scores(self, ds:VerbDataset)->np.ndarray: return np.tile(self.freq, (len(ds), 1))  # (I, V)
 
-# %% ../nbs/18_verbs.ipynb #00000001
+# %% ../nbs/18_verbs.ipynb #9a57aa23
 class VerbPredictor:
     "A trained `VerbClassifier` with its vocabulary: verb probabilities for an image's proposals"
     def __init__(self, model:VerbClassifier, vocab:Vocab, with_cls:bool=True, device='cpu'):
@@ -204,7 +204,7 @@ class VerbPredictor:
         ]
         return torch.cat(out).numpy() if out else np.zeros((0, len(ds.vocab)))
 
-# %% ../nbs/18_verbs.ipynb #00000002
+# %% ../nbs/18_verbs.ipynb #ee5a07f6
 def evaluate_verbs(predictor, ds:VerbDataset)->dict:
     "`verb_metrics` of a predictor on the images of `ds` (real verbs only)"
     first = len(ds.vocab.specials)
@@ -331,7 +331,7 @@ def train_verbs(data_dir=None, out_dir='runs/train_verbs', epochs:int=VERB_EPOCH
     m.update({k: m['test'][k] for k in ('mAP', 'top1', 'top5')}, history=st.history, wall_s=round(time.time() - t0, 1))
     return m
 
-# %% ../nbs/18_verbs.ipynb #00000001
+# %% ../nbs/18_verbs.ipynb #b6990bf9
 def load_verb_predictor(run_dir, # a `train_verbs` out_dir (or its `verbs/` folder, or a checkpoint file)
                         device='cpu', which:str='best')->VerbPredictor:
     "Rebuild the trained verb predictor from a `train_verbs` checkpoint"

@@ -46,7 +46,7 @@ def image_array(img)->np.ndarray:
     if a.ndim != 3: raise ValueError(f"expected an (H, W, 3) image, got shape {a.shape}")
     return a[..., :3]
 
-# %% ../nbs/09_viz.ipynb #00000001
+# %% ../nbs/09_viz.ipynb #9a8a24ff
 def draw_regions(ax, boxes:np.ndarray,            # (N, 4) x1 y1 x2 y2 in pixels
                  labels:Sequence[str]|None=None, colors:Sequence[str]|str='#ffcc00', lw:float=2.0, fontsize:int=8):
     "Draw boxes (x1, y1, x2, y2) on `ax` with optional labels"
@@ -59,7 +59,7 @@ def draw_regions(ax, boxes:np.ndarray,            # (N, 4) x1 y1 x2 y2 in pixels
                     bbox=dict(facecolor=colors[i], alpha=0.85, pad=1, edgecolor='none'))
     return ax
 
-# %% ../nbs/09_viz.ipynb #00000002
+# %% ../nbs/09_viz.ipynb #a4646e79
 def draw_grounding(image, grounding:Mapping[str, np.ndarray], # sub-role -> (n, 4) boxes of its grounded regions
                    ax=None, title:str|None=None, others:np.ndarray|None=None):
     "An image with the regions of each sub-role in that sub-role's colour (paper Figs. 1, 6); `others` in grey"
@@ -87,7 +87,7 @@ def caption_html(words:Sequence[str], subroles:Sequence[str|None]|None=None)->st
                    f'style="color:{subrole_color(s)};font-weight:600">{w}</span>' if s else w)
     return '<span style="font-size:1.05em">' + ' '.join(out) + '</span>'
 
-# %% ../nbs/09_viz.ipynb #00000001
+# %% ../nbs/09_viz.ipynb #896e0d72
 def structure_html(structure:Sequence[str], score:float|None=None, verb:str|None=None, novel:bool|None=None)->str:
     "A semantic structure as coloured chips (the verb chip shows the verb); optional score and seen/novel mark"
     chips = []

@@ -34,7 +34,7 @@ ROLE_MEANINGS = dict(
 class VSRError(ValueError):
     "Invalid control signal: the message names the offending part"
 
-# %% ../nbs/01_vsr.ipynb #00000001
+# %% ../nbs/01_vsr.ipynb #0a367ec9
 _ROLE_ALIASES = {'PRR': 'LVB', 'REL': VERB, 'VERB': VERB, 'PRED': VERB}
 _NUM_ARG = re.compile(r'^(?:ARG|A)([0-5])(-[A-Z]+)?$')
 _BIO, _CONT, _MOD = re.compile(r'^[BI]-'), re.compile(r'^[CR]-'), re.compile(r'^(?:ARGM|AM|M)-')
@@ -46,12 +46,12 @@ def _short(x)->str:
          else f'<an integer of about {int(x.bit_length() * 0.30103)} digits>')
     return r if len(r) <= SHOW_CHARS else f'{r[:SHOW_CHARS]}… ({len(r):,} characters)'
 
-# %% ../nbs/01_vsr.ipynb #00000002
+# %% ../nbs/01_vsr.ipynb #96aecd7b
 def _close(s:str, options, n:int=3)->list:
     "`difflib` suggestions, skipped for long strings (they cannot be a typo, and difflib is quadratic)"
     return difflib.get_close_matches(s, options, n=n) if len(s) <= 2 * SHOW_CHARS else []
 
-# %% ../nbs/01_vsr.ipynb #00000003
+# %% ../nbs/01_vsr.ipynb #ab1da26d
 def normalize_role(label:str,        # any common spelling: A0, ARG0, Arg0, ARGM-LOC, AM-LOC, LOC, C-ARG1, B-ARG0, V
                    strict:bool=True, # raise on an unknown label (else return None)
                    tags:bool=True,   # accept a PropBank function tag after a numbered argument (ARG1-DSP -> ARG1)
@@ -86,7 +86,7 @@ def subrole_names(role:str, count:int)->list[str]:
     "Sub-roles of `role` with `count` entities: `LOC`,1 → [LOC]; `LOC`,2 → [LOC-1, LOC-2]"
     return [role] if count == 1 else [f'{role}-{i}' for i in range(1, count+1)]
 
-# %% ../nbs/01_vsr.ipynb #00000001
+# %% ../nbs/01_vsr.ipynb #7ade5065
 def parse_subrole(sub:str)->tuple[str, int]:
     "Split a sub-role into (role, index): `LOC-2` → (LOC, 2); `ARG0` → (ARG0, 1); `V` → (V, 1)"
     m = re.match(r'^(.*?)-(\d+)$', sub)
@@ -119,7 +119,7 @@ def canonical_verb(verb,                # a verb as given: 'ride', ' Ride ', 'pi
     if v in NOT_VERBS: raise VSRError(f"{where} {_short(verb)} is a function word, not a verb lemma")
     return v
 
-# %% ../nbs/01_vsr.ipynb #00000001
+# %% ../nbs/01_vsr.ipynb #980845ae
 _COUNT_RE = re.compile(r'-?[0-9]{1,9}')   # an ASCII integer: no '²', no '--1', no 5,000 digits (VSR counts are <= 10)
 _DIGITS = '0123456789'
 # VSRs in one text: one image's verbs (the paper's captions have 1-4); more is an error, found in O(length)
@@ -138,7 +138,7 @@ def _coerce_roles(roles)->list[tuple[str, object]]:
         else: raise VSRError(f"cannot read role entry {_short(r)}: give a role name or a (role, count) pair")
     return out
 
-# %% ../nbs/01_vsr.ipynb #00000002
+# %% ../nbs/01_vsr.ipynb #90070510
 def _count(role:str, count)->int:
     "A role's count as an int; `VSRError` for a bool, a fraction, NaN, infinity or text that is not an integer"
     if isinstance(count, int) and not isinstance(count, bool): return count
@@ -198,7 +198,7 @@ def _subroles(self:VSR, with_verb:bool=True)->list[str]:
     "All sub-roles of the VSR, the verb first (`LOC`×2 → `LOC-1`, `LOC-2`)"
     return ([VERB] if with_verb else []) + [s for r, c in self.roles for s in subrole_names(r, c)]
 
-# %% ../nbs/01_vsr.ipynb #00000001
+# %% ../nbs/01_vsr.ipynb #be5bb24a
 VSR.subroles = _subroles
 VSR.count = lambda self, role: dict(self.roles).get(normalize_role(role), 0)
 VSR.role_names = property(lambda self: [r for r, _ in self.roles])
@@ -208,7 +208,7 @@ def _is_structure(self:VSR, structure:Sequence[str])->bool:
     "Is `structure` an ordering of exactly this VSR's sub-roles?"
     return Counter(structure) == Counter(self.subroles())
 
-# %% ../nbs/01_vsr.ipynb #00000002
+# %% ../nbs/01_vsr.ipynb #47cca432
 VSR.is_structure = _is_structure
 
 @classmethod
@@ -245,7 +245,7 @@ def _split_count(part:str, text:str)->tuple[str, int]:
         raise VSRError(f"cannot read role {_short(part)} in VSR {_short(text)}: the count {_short(cnt)} is {why}")
     return name, int(cnt)
 
-# %% ../nbs/01_vsr.ipynb #00000001
+# %% ../nbs/01_vsr.ipynb #3a510e8b
 def _parse(cls, text:str, **kw)->VSR:
     "Parse `'ride: ARG0, ARG1, LOC*2'` into a `VSR` (linear in the length of `text`)"
     if isinstance(text, Mapping): raise VSRError(f"VSR.parse takes text; for the dict {_short(text)} use VSR.from_dict")
@@ -263,13 +263,13 @@ def _parse(cls, text:str, **kw)->VSR:
         roles.append(_split_count(part, text))
     return cls(verb, roles, **kw)
 
-# %% ../nbs/01_vsr.ipynb #00000002
+# %% ../nbs/01_vsr.ipynb #562f3e21
 VSR.parse = classmethod(_parse)
 
 def _str(self:VSR)->str:
     return f"{self.verb}: " + ', '.join(r if c == 1 else f'{r}*{c}' for r, c in self.roles) if self.roles else self.verb
 
-# %% ../nbs/01_vsr.ipynb #00000003
+# %% ../nbs/01_vsr.ipynb #aa2e8a38
 VSR.__str__ = _str
 VSR.__repr__ = lambda self: f"VSR({str(self)!r})"
 

@@ -23,7 +23,7 @@ class VSRAnnotations:
     verb_idx: dict
     def __len__(self): return len(self.items)
 
-# %% ../nbs/05b_vsr_files.ipynb #00000001
+# %% ../nbs/05b_vsr_files.ipynb #a24b5c08
 def read_vsr_annotations(folder,          # folder holding the files of `VSR_FILES` (the optional one may be absent)
                          files:dict|None=None, # override file names, e.g. {'classes': 'cap_2_classes.json'}
                         )->VSRAnnotations:
@@ -78,7 +78,7 @@ def _inflects(tok:str, lemma:str)->bool:
     if l.endswith('y'): stems.add(l[:-1] + 'i')
     return tok == l or any(tok == s + suf for s in stems for suf in ('s', 'es', 'd', 'ed', 'ing'))
 
-# %% ../nbs/05b_vsr_files.ipynb #00000001
+# %% ../nbs/05b_vsr_files.ipynb #ba30d84b
 def apply_vsr_annotations(records:Records,      # COCO Entities records (chunks with sets) for the same captions
                           ann:VSRAnnotations,   # from `read_vsr_annotations`
                           drop_missing:bool=True, # drop captions without an annotation (else keep them without frames)

@@ -47,10 +47,10 @@ MAX_ENUM_ROLES = 10   # enumerate unseen subsets (for `smoothing`) only for verb
 
 def _rkey(roles)->str: return ','.join(roles)
 
-# %% ../nbs/22a_vsr_suggest.ipynb #00000001
+# %% ../nbs/22a_vsr_suggest.ipynb #2d6d98aa
 def _rtuple(key:str)->tuple: return tuple(key.split(',')) if key else ()
 
-# %% ../nbs/22a_vsr_suggest.ipynb #00000002
+# %% ../nbs/22a_vsr_suggest.ipynb #f7ffa2ab
 @dataclass
 class VerbStats:
     "Per-verb training statistics: role-set and count frequencies, and the roles each verb's frame allows"
@@ -142,7 +142,7 @@ def gsrl_inputs(proposals:dict, sets:list|None=None, with_cls:bool=False,
     sf = np.stack([f[list(s)[:max_regions]].mean(0) for s in sets])                   # (N, D)
     return torch.from_numpy(f.mean(0))[None], torch.from_numpy(sf)[None]
 
-# %% ../nbs/22a_vsr_suggest.ipynb #00000001
+# %% ../nbs/22a_vsr_suggest.ipynb #63c51082
 @torch.no_grad()
 def role_counts(verb:str, roles, stats:VerbStats, proposals:dict|None=None,
                 gsrl=None,                   # a trained `vsr_cic.gsrl.GSRL` (None: dataset frequencies)
@@ -209,7 +209,7 @@ def proposal_arrays(data, image_id:str)->dict:
     "An image's proposals as `suggest_vsrs` takes them: `feats`, `boxes`, `cls_prob` and its `sets`"
     return {**data.features(image_id), 'sets': data.images[image_id]['sets']}
 
-# %% ../nbs/22a_vsr_suggest.ipynb #00000001
+# %% ../nbs/22a_vsr_suggest.ipynb #2dc5f53c
 def evaluate_suggestions(data, verb_model, stats:VerbStats, split:str='test', k:int=5, gsrl=None, **kw)->dict:
     "hit_verb / hit_roles / hit_exact @k of `suggest_vsrs` against the VSRs of each image's captions"
     gold = defaultdict(set)
@@ -251,7 +251,7 @@ def obtain_verb_predictor(run_dir,            # a `train_verbs` out_dir to load 
         f"trained into {train_dir} ({why}; test mAP {m['mAP']:.3f}, {m['wall_s']} s)",
     )
 
-# %% ../nbs/22a_vsr_suggest.ipynb #00000001
+# %% ../nbs/22a_vsr_suggest.ipynb #f1614fdb
 @torch.no_grad()
 def suggested_captions(pipe,                  # a `vsr_cic.pipeline.Pipeline` with GSRL, planner and captioner
                        data, image_ids, k:int, verb_model, stats:VerbStats,
@@ -276,7 +276,7 @@ def suggested_captions(pipe,                  # a `vsr_cic.pipeline.Pipeline` wi
         out[iid] = caps[:k]
     return out
 
-# %% ../nbs/22a_vsr_suggest.ipynb #00000002
+# %% ../nbs/22a_vsr_suggest.ipynb #414a47a2
 def score_caption_sets(sets:dict, refs:dict, metrics=None, tokenizer:str|None=None)->dict:
     "Table 2's columns for {caption id: [captions]}: best-of-k accuracy against `refs`, Div-1, Div-2, self-CIDEr"
     java = java_available()
@@ -287,7 +287,7 @@ def score_caption_sets(sets:dict, refs:dict, metrics=None, tokenizer:str|None=No
     return {**{m: acc.get(m) for m in ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D')},
             'Div-1': div_n(sets, 1), 'Div-2': div_n(sets, 2), 'self-CIDEr': self_cider(sets), 'tokenizer': tok}
 
-# %% ../nbs/22a_vsr_suggest.ipynb #00000003
+# %% ../nbs/22a_vsr_suggest.ipynb #7de24dfb
 def evaluate_suggested_diversity(pipe, verb_model, ks=(2, 6), beam:int=5, limit:int|None=None, seed:int=0,
                                  max_per_verb:int|None=None, per_vsr:int=1, stats:VerbStats|None=None,
                                  metrics=None, tokenizer:str|None=None, progress=print)->dict:

@@ -237,15 +237,17 @@ class VSRPicker(W.VBox):
         if self._busy: return
         self._apply(ch['new'])
 
-# %% ../nbs/31_widgets.ipynb #0000001b
+# %% ../nbs/31_widgets.ipynb #68d84803
 def image_frames(data, image_id:str)->list[tuple[dict, int]]:
     "(caption record, frame index) of every annotated frame of an image"
     return [(c, f) for c in data.captions if c['image_id'] == image_id for f in range(len(c['frames']))]
 
+# %% ../nbs/31_widgets.ipynb #68d84s01
 def annotated_vsr(data, image_id:str)->VSR|None:
     "The VSR of the image's first annotated frame (ground truth exists for it), or None"
     return next((caption_vsrs(c)[f] for c, f in image_frames(data, image_id)), None)
 
+# %% ../nbs/31_widgets.ipynb #68d84s02
 def _closest_frame(frames:Sequence, v:VSR):
     def rank(cf):
         a = caption_vsrs(cf[0])[cf[1]]
@@ -253,6 +255,7 @@ def _closest_frame(frames:Sequence, v:VSR):
         return (same_verb and dict(a.roles) == dict(v.roles), same_verb, len(set(a.role_names) & set(v.role_names)))
     return max(frames, key=rank, default=None)
 
+# %% ../nbs/31_widgets.ipynb #68d84s03
 def _frame_record(i:int, verb:str, order:Sequence[str], sets:Mapping[str, list])->tuple[dict, list]:
     "(frame, slots) of a caption record whose frame `i` has sub-roles in `order`, each role's sub-roles on `sets[role]`"
     args, it = {}, {r: iter(s) for r, s in sets.items()}
@@ -262,6 +265,7 @@ def _frame_record(i:int, verb:str, order:Sequence[str], sets:Mapping[str, list])
     frame = {'verb': verb, 'verb_span': [v, v + 1], 'args': [{'role': r, 'entities': e} for r, e in args.items()]}
     return frame, [{'set': None if s == VERB else next(it[parse_subrole(s)[0]]), 'labels': [[i, s]]} for s in order]
 
+# %% ../nbs/31_widgets.ipynb #68d84s04
 def annotated_record(data, image_id:str, vsrs:Sequence[VSR])->tuple[dict, list[str]]:
     "(a caption record grounding and ordering each VSR with the image's annotations, notes on where each part came from)"
     frames, n_sets = image_frames(data, image_id), len(data.images[image_id]['sets'])
@@ -291,7 +295,7 @@ def annotated_record(data, image_id:str, vsrs:Sequence[VSR])->tuple[dict, list[s
         rec['slots'] += slots
     return rec, notes
 
-# %% ../nbs/31_widgets.ipynb #0000001c
+# %% ../nbs/31_widgets.ipynb #7d8a503e
 QUICK_TRAIN = {   # component -> (its run folder under the runs root: last in RUN_LOOKUP, trainer arguments)
     'gsrl': ('runs/explore_vsr/train_gsrl', {'epochs': 2}),
     'planner': ('runs/explore_vsr/train_planner', {'epochs': 1, 'epochs_r': 2}),
@@ -303,6 +307,7 @@ def quick_estimate(data, component:str)->float:
     "Seconds `quick_train` is expected to take for `component` on `data` (scaled from the default world's)"
     return QUICK_S_PER_1K_CAPTIONS[component] * len(data.captions) / 1000
 
+# %% ../nbs/31_widgets.ipynb #7d8a5001
 def quick_train(data,                       # the loaded dataset (with proposal features)
                 components:Sequence[str],   # any of `QUICK_TRAIN`
                 root=None, device='cpu',    # runs root (`vsr_cic.pipeline.runs_root`), torch device
@@ -330,6 +335,7 @@ def quick_train(data,                       # the loaded dataset (with proposal 
         (out/'metrics.json').write_text(json.dumps(info, indent=1, default=str))
     return wall
 
+# %% ../nbs/31_widgets.ipynb #7d8a5002
 def runs_html(found:Mapping, root=None)->str:
     "The checkpoint lookup: per component the run folder used (✓) or every folder tried and why (✗)"
     rows = ''.join(f'<li>{"✓" if ch.folder is not None else "✗"} {html.escape(ch.describe(root))}</li>'
@@ -337,6 +343,7 @@ def runs_html(found:Mapping, root=None)->str:
     return ('<details open><summary>checkpoints, looked up in the order of <code>vsr_cic.pipeline.RUN_LOOKUP</code> '
             f'(first folder that has one, trained on this dataset)</summary><ul style="margin:0">{rows}</ul></details>')
 
+# %% ../nbs/31_widgets.ipynb #7d8a5003
 class MissingTrainer(W.VBox):
     "A 'train missing parts' button with an estimate, a progress bar and a message; `on_done()` runs after training"
     def __init__(self, data, missing:Sequence[str], root=None, device='cpu', on_done:Callable[[], None]|None=None):

@@ -36,7 +36,7 @@ VOWELS = 'aeiou'
 
 def _article(word): return 'an' if word[0] in VOWELS else 'a'
 
-# %% ../nbs/03_world.ipynb #00000001
+# %% ../nbs/03_world.ipynb #de12836f
 class _Caption:
     "Token builder that remembers entity spans"
     def __init__(self, scene, rng, set_of): self.toks, self.scene, self.rng, self.set_of = [], scene, rng, set_of
@@ -70,7 +70,7 @@ class _Caption:
         self.toks += words
         return [s, len(self.toks)], [{'span': [s + a, s + b], 'set': self.set_of[i]} for a, b, i in ents]
 
-# %% ../nbs/03_world.ipynb #00000002
+# %% ../nbs/03_world.ipynb #9bee8689
 def _loc_phrases(c:_Caption, locs:Sequence[int], kind:str)->list:
     "Locative PPs: (words, relative entity spans) in caption order (ground before landmark; coordination left to right)"
     def pp(i):
@@ -172,7 +172,7 @@ def frame_options(scene:list[dict])->list[tuple]:
             out += [(v.lemma, s, o) for o in objs] + ([(v.lemma, s, None)] if v.obj_optional or not v.obj_pool else [])
     return out
 
-# %% ../nbs/03_world.ipynb #00000001
+# %% ../nbs/03_world.ipynb #99bcd6be
 def salient_option(options:list[tuple], scene:list[dict], verb:str, with_object:bool)->tuple|None:
     "The option of `verb` a caption uses: nearest subject (that has an object if `with_object`), then its nearest object"
     opts = [o for o in options if o[0] == verb and (o[2] is not None) == with_object]
@@ -181,7 +181,7 @@ def salient_option(options:list[tuple], scene:list[dict], verb:str, with_object:
     objs = [o[2] for o in opts if o[1] == s]
     return (verb, s, nearest_first(scene, objs)[0] if with_object else None)
 
-# %% ../nbs/03_world.ipynb #00000002
+# %% ../nbs/03_world.ipynb #84dab123
 def sample_caption(scene:list[dict], rng:np.random.Generator, set_of:dict, option:tuple)->dict:
     "Draw the rest of the role set for a frame option (nearest entities), apply its canonical structure, realise it"
     verb, s, o = option
@@ -253,7 +253,7 @@ def held_out_vsrs(seed:int, n:int=N_HELD_OUT)->list[str]:
         out.append(str(VSR(v.lemma, roles)))
     return out
 
-# %% ../nbs/03_world.ipynb #00000001
+# %% ../nbs/03_world.ipynb #090eb54f
 _AVAIL = {}
 
 def verb_availability(n_scenes:int=AVAIL_SCENES)->dict:
@@ -267,7 +267,7 @@ def verb_availability(n_scenes:int=AVAIL_SCENES)->dict:
         _AVAIL[n_scenes] = {v: max(cnt[v], 1) / n_scenes for v in VERBS}
     return _AVAIL[n_scenes]
 
-# %% ../nbs/03_world.ipynb #00000002
+# %% ../nbs/03_world.ipynb #02d30cc4
 def image_captions(scene:list[dict], rng:np.random.Generator, set_of:dict, n:int, held_out:set, test:bool)->list[dict]:
     "n distinct captions of a scene: a verb (unused and rarely possible ones first), then its salient frame; no held-out VSR unless `test`"
     opts, caps, used = frame_options(scene), [], set()
@@ -316,7 +316,7 @@ def _world_meta(seed, n_images, render, held):
                                 'prefs': {'voice': v.voice, 'front': v.front, 'dative': v.dative, 'prog': v.p_prog}}
                       for v in VERBS.values()}}
 
-# %% ../nbs/03_world.ipynb #00000001
+# %% ../nbs/03_world.ipynb #f10873d8
 def _remove_stale(out:Path):
     "Delete temporary folders left by generators that died (their process id no longer exists)"
     for t in out.parent.glob(f'.{out.name}.tmp*'):
@@ -329,7 +329,7 @@ def _remove_stale(out:Path):
         except PermissionError: alive = True
         if not alive: shutil.rmtree(t, ignore_errors=True)
 
-# %% ../nbs/03_world.ipynb #00000002
+# %% ../nbs/03_world.ipynb #6d21583f
 def _install(tmp:Path, out:Path):
     "Move a finished world folder into place, replacing an older world (never a foreign folder)"
     if out.exists():
@@ -345,7 +345,7 @@ def _install(tmp:Path, out:Path):
         shutil.rmtree(tmp)
         if not (out/'meta.json').exists(): raise
 
-# %% ../nbs/03_world.ipynb #00000003
+# %% ../nbs/03_world.ipynb #7f13bdc2
 def generate_world(out_dir:str|os.PathLike|None=None, # folder to write (default `world_dir()`); replaced if it holds a world
                    n_images:int=DEFAULT_N_IMAGES,      # images (3–5 captions each)
                    seed:int=0,                         # everything follows from it
@@ -388,7 +388,7 @@ def generate_world(out_dir:str|os.PathLike|None=None, # folder to write (default
     _install(tmp, out)
     return out
 
-# %% ../nbs/03_world.ipynb #00000004
+# %% ../nbs/03_world.ipynb #c1ba4c9b
 def world_dir(data_dir:str|os.PathLike|None=None)->Path:
     "Where the built-in world lives: `data_dir()/'vsr_world'`"
     return _data_dir(data_dir)/WORLD_NAME
@@ -466,7 +466,7 @@ def role_order(structure:Sequence[str])->tuple:
         if r not in out: out.append(r)
     return tuple(out)
 
-# %% ../nbs/03_world.ipynb #00000001
+# %% ../nbs/03_world.ipynb #e19e2b89
 def world_stats(ds)->dict:
     "Counts of a loaded dataset: splits, verbs, structures per verb, two-verb captions, held-out VSRs per split"
     verbs, structs, roles = Counter(), defaultdict(Counter), Counter()
