@@ -116,9 +116,10 @@ def train_table1(jobs:Mapping, # {method folder: `train_captioner` arguments of 
     out['seconds']['also'], out['seconds']['sweep'] = took[:len(also)], took[len(also):]
     finals = []
     for d, kw in jobs.items():
-        chosen, vals = sweep_choice({n: val_curve(Path(d)/'sweep'/n) for n in names}, int(sweep_epochs)) if sweep else (names[0], {})
+        curves = {n: val_curve(Path(d)/'sweep'/n) for n in names} if sweep else {}   # read once: the choice and its record
+        chosen, vals = sweep_choice(curves, int(sweep_epochs)) if sweep else (names[0], {})
         choice = {'chosen': chosen, 'settings': grid[chosen], 'val_CIDEr-D': vals, 'sweep_epochs': out['sweep_epochs'],
-                  'curves': {n: val_curve(Path(d)/'sweep'/n) for n in names} if sweep else {}}
+                  'curves': curves}
         Path(d).mkdir(parents=True, exist_ok=True)
         (Path(d)/'choice.json').write_text(json.dumps(choice, indent=1))
         out['choices'][str(d)] = {k: choice[k] for k in ('chosen', 'settings', 'val_CIDEr-D')}

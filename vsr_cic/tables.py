@@ -178,10 +178,9 @@ STAGES = ('xe', 'rl')
 
 def _best_epoch(history)->int|None:
     "The first epoch with the best validation CIDEr-D of a stage's `history.json` (None: no file, no evaluation)"
+    from vsr_cic.protocol import val_curve, selection   # one reader of the histories: the protocol's
     h = Path(history)
-    if not h.exists(): return None
-    ev = [e for e in json.loads(h.read_text()) if e.get('kind') == 'eval' and e.get('CIDEr-D') is not None]
-    return int(max(ev, key=lambda e: (e['CIDEr-D'], -e['epoch']))['epoch']) if ev else None
+    return (selection([e for e in val_curve(h.parent.parent.parent) if e['stage'] == h.parent.name]) or {}).get('epoch')
 
 # %% ../nbs/25b_tables.ipynb #52980325
 def captioner_record(cap_dir)->dict:
