@@ -23,11 +23,12 @@ from .guards import reports_errors, safe_name, PICTURE_SUFFIXES, atomic_write, r
 
 # %% auto #0
 __all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'PYPLOT_LOCK',
-           'OWN_SUGGEST_K', 'NO_PHOTO_HTML', 'verb_frames', 'vsr_text', 'parse_vsr_text', 'known_frames',
-           'missing_note', 'planned_structures_html', 'captions_html', 'grounding_boxes', 'suggest_note',
-           'suggestion_label', 'suggester', 'VSRPicker', 'image_frames', 'annotated_vsr', 'annotated_record',
-           'quick_estimate', 'quick_train', 'runs_html', 'MissingTrainer', 'grounding_png', 'VSRExplorer', 'run_path',
-           'explore_vsr', 'own_items_html', 'roles_line', 'OwnPhotoPanel', 'own_photo_panel', 'BackgroundSection']
+           'OWN_SUGGEST_K', 'OWN_SIDE_WIDTH', 'NO_PHOTO_HTML', 'verb_frames', 'vsr_text', 'parse_vsr_text',
+           'known_frames', 'missing_note', 'planned_structures_html', 'captions_html', 'grounding_boxes',
+           'suggest_note', 'suggestion_label', 'suggester', 'VSRPicker', 'image_frames', 'annotated_vsr',
+           'annotated_record', 'quick_estimate', 'quick_train', 'runs_html', 'MissingTrainer', 'grounding_png',
+           'VSRExplorer', 'run_path', 'explore_vsr', 'own_items_html', 'roles_line', 'OwnPhotoPanel', 'own_photo_panel',
+           'BackgroundSection']
 
 # %% ../nbs/31_widgets.ipynb #00000006
 GROUNDING_DPI = 80 # resolution of the grounding picture in the explorer
@@ -591,6 +592,7 @@ def explore_vsr(pipeline,                    # a `Pipeline` (`Pipeline.from_dirs
 
 # %% ../nbs/31_widgets.ipynb #0a10063b
 OWN_SUGGEST_K = 4   # suggested VSRs the own-photo panel offers (one per verb)
+OWN_SIDE_WIDTH = '380px'   # the own-photo panel's column beside the picture: fixed, so nothing in it resizes the picture
 NO_PHOTO_HTML = ('<div style="width:420px;height:240px;border:2px dashed #bbb;border-radius:6px;display:flex;'
                  'align-items:center;justify-content:center;color:#777;text-align:center;padding:1em">'
                  'no photo yet: upload one or give its path,<br>then drag on it to draw a box around each thing to mention</div>')
@@ -655,7 +657,9 @@ class OwnPhotoPanel(W.VBox):
         self.go.on_click(lambda _: self.caption(self.vsr.value))
         self.vsr.observe(lambda ch: None if self._opening else self.caption(ch['new']), 'value')
         side = W.VBox([self.cls, self.boxes_html, self.saved, W.HTML('<b>suggested VSRs</b> (click one to caption with it)'),
-                       self.suggestions])
+                       self.suggestions], layout=W.Layout(width=OWN_SIDE_WIDTH, min_width=OWN_SIDE_WIDTH, flex='0 0 auto'))
+        # a fixed width: a line appearing beside the picture ('saved to …' at the first drag) must not shrink it mid-drag,
+        # or the drag's mouse-up lands outside the drawing and the box is never sent to the kernel
         super().__init__([W.HBox([self.upload, self.path, self.load_button]), self.note, W.HBox([self.placeholder, self.bbox, side]),
                           W.HBox([self.vsr, self.go]), self.error, W.HTML('<b>captions</b>'), self.captions,
                           W.HBox([self.grounding_img, self.structure])])
@@ -789,7 +793,7 @@ class OwnPhotoPanel(W.VBox):
         from vsr_cic.own_photo import save_photo_json
         try:
             js = save_photo_json(self.picture, boxes, vsr, self.scale)
-            self.saved.value = f'<div style="color:#666">saved to <code>{html.escape(str(js))}</code></div>'
+            self.saved.value = f'<div style="color:#666; overflow-wrap:anywhere">saved to <code>{html.escape(str(js))}</code></div>'
         except (OSError, ValueError) as e: self.saved.value = f'<div style="color:#b26a00">⚠ not saved: {html.escape(str(e))}</div>'
 
     # captions
