@@ -106,18 +106,34 @@ def test_functions_at_most_80_lines():
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > MAX_FN_LINES}
     assert set(long) <= LONG_OK, {k: v for k, v in long.items() if k not in LONG_OK}
 
+def _is_patched(n)->bool:
+    "A method added to a class with fastcore's `@patch` or `@patch(...)`: a method, not a public name of its module"
+    decs = [d.func if isinstance(d, ast.Call) else d for d in getattr(n, 'decorator_list', [])]
+    return isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(isinstance(d, ast.Name) and d.id == 'patch' for d in decs)
+
+def _top_level_names(src:str)->list:
+    "The names a module's source defines at the top: functions (not `@patch`ed methods), classes, assigned names"
+    out = []
+    for n in ast.parse(src).body:
+        if _is_patched(n): continue
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): out.append(n.name)
+        elif isinstance(n, ast.Assign): out += [x.id for t in n.targets for x in ast.walk(t) if isinstance(x, ast.Name)]
+        elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name): out.append(n.target.id)
+    return out
+
 def test_public_names_defined_once():
     where = defaultdict(set)
     for m, (src, _) in MODS.items():
-        for n in ast.parse(src).body:
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): names = [n.name]
-            elif isinstance(n, ast.Assign): names = [x.id for t in n.targets for x in ast.walk(t) if isinstance(x, ast.Name)]
-            elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name): names = [n.target.id]
-            else: names = []
-            for x in names:
-                if not x.startswith('_') and x != '__all__': where[x].add(m)
+        for x in _top_level_names(src):
+            if not x.startswith('_') and x != '__all__': where[x].add(m)
     twice = {k: sorted(v) for k, v in where.items() if len(v) > 1 and k not in SHARED_OK}
     assert not twice, f'names defined in several modules (rename for what they mean, or import one): {twice}'
+
+def test_patched_methods_are_not_public_names_can_fail():
+    "`@patch`ed methods (plain or called) are skipped, a plain function or one under another decorator is seen"
+    src = ('@patch\ndef forward(self:M, x): pass\n@patch(as_prop=True)\ndef size(self:M): pass\n'
+           '@torch.no_grad()\ndef decode(m): pass\n@functools.cache\ndef vocab(): pass\nclass M: pass\nX = 1\n')
+    assert _top_level_names(src) == ['decode', 'vocab', 'M', 'X']
 
 def test_no_private_names_from_other_modules():
     "No module, experiment notebook or notebook test takes another module's `_private` name (make it public, with a docstring)"
@@ -212,9 +228,7 @@ TABLE1_NAMES = {('SUBSETS', 'VERB_SUBSETS'): 'VERB_SUBSETS', ('subset_results', 
 TWO_NAMES_OK = set(TABLE1_NAMES)   # pending: `experiments.evaluate_table1` still writes the no_verb / one-verb / proposals rows
 
 def _public_names()->set:
-    return {x for src, _ in MODS.values() for n in ast.parse(src).body
-            for x in ([n.name] if isinstance(n, (ast.FunctionDef, ast.ClassDef)) else
-                      [t.id for t in getattr(n, 'targets', []) if isinstance(t, ast.Name)])}
+    return {x for src, _ in MODS.values() for x in _top_level_names(src)}
 
 def test_one_name_per_table1_concept():
     "Each Table 1 concept (verb subsets, scoring a subset, the paper's orderings) is defined under one name"
