@@ -164,16 +164,37 @@ def test_export_cells_are_a_definition_each():
     sizes = _export_cells()
     assert len(sizes) > 100 and statistics.median(sizes) <= MEDIAN_CELL_LINES, (len(sizes), statistics.median(sizes))
 
+# issue 42: being split — export cells still over MAX_CELL_LINES, by the name they define; shrink-only, never grow
+LONG_CELLS_OK = {'VSRPicker', 'VSRExplorer', 'OwnPhotoPanel',   # nbs/31_widgets.ipynb: its engineer splits them
+                 'evaluate_table1',                            # nbs/23_experiments.ipynb: being rewritten
+                 'fit', 'beam_search'}                         # nbs/15_train.ipynb, nbs/13a_decoding.ipynb: not split yet
+
+def _long_cells(cells)->list:
+    "(name defined, lines) of each export cell source in `cells` over MAX_CELL_LINES lines"
+    out = []
+    for src in cells:
+        if not src.startswith('#| export') or len(src.splitlines()) <= MAX_CELL_LINES: continue
+        defs = [n for n in ast.parse(src).body if not isinstance(n, (ast.Import, ast.ImportFrom, ast.Expr))]
+        out.append((','.join(getattr(n, 'name', type(n).__name__) for n in defs), len(src.splitlines())))
+    return out
+
+def _notebook_export_cells()->list:
+    return [''.join(c['source']) for p in sorted(NBS.glob('*.ipynb')) for c in json.loads(p.read_text())['cells']
+            if c['cell_type'] == 'code']
+
 def test_export_cells_are_short():
-    "A library notebook's export cell fits on a screen (issue 42): over 60 lines only when it is one class or function"
-    long = []
-    for p in sorted(NBS.glob('*.ipynb')):
-        for c in json.loads(p.read_text())['cells']:
-            src = ''.join(c['source'])
-            if c['cell_type'] != 'code' or not src.startswith('#| export') or len(src.splitlines()) <= MAX_CELL_LINES: continue
-            defs = [n for n in ast.parse(src).body if not isinstance(n, (ast.Import, ast.ImportFrom, ast.Expr))]
-            if len(defs) > 1: long.append(f"{p.name} cell {c.get('id')}: {len(src.splitlines())} lines, {len(defs)} statements")
-    assert not long, 'split these cells at their top-level definitions:\n' + '\n'.join(long)
+    "Every export cell of a library notebook fits on a screen (issue 42): at most MAX_CELL_LINES lines, bar LONG_CELLS_OK"
+    long = dict(_long_cells(_notebook_export_cells()))
+    assert set(long) <= LONG_CELLS_OK, f'split these cells ({MAX_CELL_LINES} lines at most; a class keeps __init__, ' \
+        f'its other methods go to `@patch` cells): { {k: v for k, v in long.items() if k not in LONG_CELLS_OK} }'
+    assert LONG_CELLS_OK <= set(long), f'now short, shrink LONG_CELLS_OK: {sorted(LONG_CELLS_OK - set(long))}'
+
+def test_export_cell_cap_can_fail():
+    "A planted long export cell is seen, a short one, a long unexported one and a `@patch` cell under the cap are not"
+    long_fn = '#| export\ndef f(x):\n' + '    x += 1\n' * MAX_CELL_LINES
+    patched = '#| export\n@patch\ndef g(self:C):\n    return 1\n'
+    assert _long_cells([long_fn, patched, long_fn.replace('#| export', '#| hide'), '#| export\nX = 1\n']) == [
+        ('f', MAX_CELL_LINES + 2)]
 
 
 # issue 42: a house of few floors, not a tower
