@@ -106,18 +106,34 @@ def test_functions_at_most_80_lines():
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > MAX_FN_LINES}
     assert set(long) <= LONG_OK, {k: v for k, v in long.items() if k not in LONG_OK}
 
+def _is_patched(n)->bool:
+    "A method added to a class with fastcore's `@patch` or `@patch(...)`: a method, not a public name of its module"
+    decs = [d.func if isinstance(d, ast.Call) else d for d in getattr(n, 'decorator_list', [])]
+    return isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(isinstance(d, ast.Name) and d.id == 'patch' for d in decs)
+
+def _top_level_names(src:str)->list:
+    "The names a module's source defines at the top: functions (not `@patch`ed methods), classes, assigned names"
+    out = []
+    for n in ast.parse(src).body:
+        if _is_patched(n): continue
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): out.append(n.name)
+        elif isinstance(n, ast.Assign): out += [x.id for t in n.targets for x in ast.walk(t) if isinstance(x, ast.Name)]
+        elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name): out.append(n.target.id)
+    return out
+
 def test_public_names_defined_once():
     where = defaultdict(set)
     for m, (src, _) in MODS.items():
-        for n in ast.parse(src).body:
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): names = [n.name]
-            elif isinstance(n, ast.Assign): names = [x.id for t in n.targets for x in ast.walk(t) if isinstance(x, ast.Name)]
-            elif isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name): names = [n.target.id]
-            else: names = []
-            for x in names:
-                if not x.startswith('_') and x != '__all__': where[x].add(m)
+        for x in _top_level_names(src):
+            if not x.startswith('_') and x != '__all__': where[x].add(m)
     twice = {k: sorted(v) for k, v in where.items() if len(v) > 1 and k not in SHARED_OK}
     assert not twice, f'names defined in several modules (rename for what they mean, or import one): {twice}'
+
+def test_patched_methods_are_not_public_names_can_fail():
+    "`@patch`ed methods (plain or called) are skipped, a plain function or one under another decorator is seen"
+    src = ('@patch\ndef forward(self:M, x): pass\n@patch(as_prop=True)\ndef size(self:M): pass\n'
+           '@torch.no_grad()\ndef decode(m): pass\n@functools.cache\ndef vocab(): pass\nclass M: pass\nX = 1\n')
+    assert _top_level_names(src) == ['decode', 'vocab', 'M', 'X']
 
 def test_no_private_names_from_other_modules():
     "No module, experiment notebook or notebook test takes another module's `_private` name (make it public, with a docstring)"
@@ -148,16 +164,37 @@ def test_export_cells_are_a_definition_each():
     sizes = _export_cells()
     assert len(sizes) > 100 and statistics.median(sizes) <= MEDIAN_CELL_LINES, (len(sizes), statistics.median(sizes))
 
+# issue 42: being split — export cells still over MAX_CELL_LINES, by the name they define; shrink-only, never grow
+LONG_CELLS_OK = {'VSRPicker', 'VSRExplorer', 'OwnPhotoPanel',   # nbs/31_widgets.ipynb: its engineer splits them
+                 'evaluate_table1',                            # nbs/23_experiments.ipynb: being rewritten
+                 'fit', 'beam_search'}                         # nbs/15_train.ipynb, nbs/13a_decoding.ipynb: not split yet
+
+def _long_cells(cells)->list:
+    "(name defined, lines) of each export cell source in `cells` over MAX_CELL_LINES lines"
+    out = []
+    for src in cells:
+        if not src.startswith('#| export') or len(src.splitlines()) <= MAX_CELL_LINES: continue
+        defs = [n for n in ast.parse(src).body if not isinstance(n, (ast.Import, ast.ImportFrom, ast.Expr))]
+        out.append((','.join(getattr(n, 'name', type(n).__name__) for n in defs), len(src.splitlines())))
+    return out
+
+def _notebook_export_cells()->list:
+    return [''.join(c['source']) for p in sorted(NBS.glob('*.ipynb')) for c in json.loads(p.read_text())['cells']
+            if c['cell_type'] == 'code']
+
 def test_export_cells_are_short():
-    "A library notebook's export cell fits on a screen (issue 42): over 60 lines only when it is one class or function"
-    long = []
-    for p in sorted(NBS.glob('*.ipynb')):
-        for c in json.loads(p.read_text())['cells']:
-            src = ''.join(c['source'])
-            if c['cell_type'] != 'code' or not src.startswith('#| export') or len(src.splitlines()) <= MAX_CELL_LINES: continue
-            defs = [n for n in ast.parse(src).body if not isinstance(n, (ast.Import, ast.ImportFrom, ast.Expr))]
-            if len(defs) > 1: long.append(f"{p.name} cell {c.get('id')}: {len(src.splitlines())} lines, {len(defs)} statements")
-    assert not long, 'split these cells at their top-level definitions:\n' + '\n'.join(long)
+    "Every export cell of a library notebook fits on a screen (issue 42): at most MAX_CELL_LINES lines, bar LONG_CELLS_OK"
+    long = dict(_long_cells(_notebook_export_cells()))
+    assert set(long) <= LONG_CELLS_OK, f'split these cells ({MAX_CELL_LINES} lines at most; a class keeps __init__, ' \
+        f'its other methods go to `@patch` cells): { {k: v for k, v in long.items() if k not in LONG_CELLS_OK} }'
+    assert LONG_CELLS_OK <= set(long), f'now short, shrink LONG_CELLS_OK: {sorted(LONG_CELLS_OK - set(long))}'
+
+def test_export_cell_cap_can_fail():
+    "A planted long export cell is seen, a short one, a long unexported one and a `@patch` cell under the cap are not"
+    long_fn = '#| export\ndef f(x):\n' + '    x += 1\n' * MAX_CELL_LINES
+    patched = '#| export\n@patch\ndef g(self:C):\n    return 1\n'
+    assert _long_cells([long_fn, patched, long_fn.replace('#| export', '#| hide'), '#| export\nX = 1\n']) == [
+        ('f', MAX_CELL_LINES + 2)]
 
 
 # issue 42: a house of few floors, not a tower
@@ -212,9 +249,7 @@ TABLE1_NAMES = {('SUBSETS', 'VERB_SUBSETS'): 'VERB_SUBSETS', ('subset_results', 
 TWO_NAMES_OK = set(TABLE1_NAMES)   # pending: `experiments.evaluate_table1` still writes the no_verb / one-verb / proposals rows
 
 def _public_names()->set:
-    return {x for src, _ in MODS.values() for n in ast.parse(src).body
-            for x in ([n.name] if isinstance(n, (ast.FunctionDef, ast.ClassDef)) else
-                      [t.id for t in getattr(n, 'targets', []) if isinstance(t, ast.Name)])}
+    return {x for src, _ in MODS.values() for x in _top_level_names(src)}
 
 def test_one_name_per_table1_concept():
     "Each Table 1 concept (verb subsets, scoring a subset, the paper's orderings) is defined under one name"

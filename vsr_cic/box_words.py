@@ -13,6 +13,7 @@ from .captioner import UNK_ID, STAY, SHIFT, shift_where
 from .decoding import SlotWordCap, SLOT_EXTRA_WORDS
 from .features import SCENE_CLASS
 from .vsr import VSR, VERB, parse_subrole
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['DEFAULT_WORD', 'IRREGULAR_PLURALS', 'NUMBER_WORDS', 'AMBIGUOUS', 'NOT_PRE', 'CLAUSE_WORDS', 'MAX_PRE',
@@ -141,48 +142,50 @@ class BoxWordsCap(SlotWordCap):
         z = torch.zeros(ctx.batch_size, dtype=torch.long, device=ctx.device)
         return (*super().init_state(ctx), z, z)     # + box words said in the sub-role, words said before them
 
-    def step(self, prev_word, ptr, state, ctx)->tuple:
-        *inner, last, n, hs, pre = state
-        wl, gate, inner, tr = self.inner.step(prev_word, ptr, tuple(inner), ctx)
-        N, V = wl.shape
-        rows, heads = torch.arange(N, device=wl.device), ctx.box_head                      # (N,), (N, K, M)
-        K, M = heads.shape[1:]
-        # the previous word, said in sub-role `last`: one more of its box words, or a word before them
-        h_last = heads[rows, last.clamp(0, K - 1)]                                        # (N, M)
-        due_last = h_last.gather(1, hs.clamp(max=M - 1)[:, None])[:, 0]
-        len_last = (h_last >= 0).sum(1)
-        hit = (last >= 0) & (hs < len_last) & ((prev_word == due_last) | ((due_last == UNK_ID) & (prev_word == UNK_ID)))
-        pre = pre + ((last >= 0) & ~hit & (hs == 0)).long()
-        hs = hs + hit.long()
-        moved = ptr != last
-        hs, pre = hs.masked_fill(moved, 0), pre.masked_fill(moved, 0)
-        head = heads[rows, ptr.clamp(max=K - 1)]                                          # (N, M) this sub-role's box words
-        hlen = (head >= 0).sum(1)
-        due = head.gather(1, hs.clamp(max=M - 1)[:, None])[:, 0]                          # (N,) the next of them
-        todo = (hlen > 0) & (hs < hlen)
-        forced = todo & ((hs > 0) | (pre >= self.max_pre) | ((due == UNK_ID) & (pre >= 1)) | self.numbers[due.clamp(min=0)])
-        ban = self.object_words[None].expand(N, V).clone()
-        ban |= (todo & ~forced)[:, None] & ~self.pre_words[None]
-        ban |= forced[:, None]
-        ban[rows[todo], due[todo].clamp(min=0)] = False
-        ban |= ((hlen > 0) & ~todo)[:, None] & self.clause[None]
-        nonverb = ~ctx.slot_is_verb.gather(1, ptr.clamp(max=ctx.slot_is_verb.shape[1] - 1)[:, None])[:, 0]
-        ban[:, self.inner.eos_id] |= todo | (nonverb & self.end_ban[prev_word]) | self.clause[prev_word]
-        wl = wl.masked_fill(ban & (~ban & torch.isfinite(wl)).any(1, keepdim=True), float('-inf'))
-        # SlotWordCap's length cap, except while a box's words are due
-        n = torch.where(ptr == last, n + 1, torch.ones_like(n))
-        hard = n >= self.max_words + self.extra
-        full = (n >= self.max_words) & ~(~hard & nonverb & self.no_end[wl.argmax(1)]) & ~todo
-        cap = (full & nonverb)[:, None] & self.no_end[None]
-        wl = wl.masked_fill(cap & (~cap & torch.isfinite(wl)).any(1, keepdim=True), float('-inf'))
-        if self.end_open:
-            stop = nonverb & self.no_end[prev_word] & (torch.isfinite(wl).sum(1) > 1)
-            wl[:, self.inner.eos_id] = wl[:, self.inner.eos_id].masked_fill(stop, float('-inf'))
-        if self.inner.has_gate:
-            gate = shift_where(gate, full)
-            stay = todo & (hs < hlen - 1)                # two or more box words to come: this word cannot end the phrase
-            gate = torch.where(stay[:, None], torch.tensor([0., float('-inf')], dtype=gate.dtype, device=gate.device), gate)
-        return wl, gate, (*inner, ptr, n, hs, pre), tr
+# %% ../nbs/25c_box_words.ipynb #d5b14d3468
+@patch
+def step(self:BoxWordsCap, prev_word, ptr, state, ctx)->tuple:
+    *inner, last, n, hs, pre = state
+    wl, gate, inner, tr = self.inner.step(prev_word, ptr, tuple(inner), ctx)
+    N, V = wl.shape
+    rows, heads = torch.arange(N, device=wl.device), ctx.box_head                      # (N,), (N, K, M)
+    K, M = heads.shape[1:]
+    # the previous word, said in sub-role `last`: one more of its box words, or a word before them
+    h_last = heads[rows, last.clamp(0, K - 1)]                                        # (N, M)
+    due_last = h_last.gather(1, hs.clamp(max=M - 1)[:, None])[:, 0]
+    len_last = (h_last >= 0).sum(1)
+    hit = (last >= 0) & (hs < len_last) & ((prev_word == due_last) | ((due_last == UNK_ID) & (prev_word == UNK_ID)))
+    pre = pre + ((last >= 0) & ~hit & (hs == 0)).long()
+    hs = hs + hit.long()
+    moved = ptr != last
+    hs, pre = hs.masked_fill(moved, 0), pre.masked_fill(moved, 0)
+    head = heads[rows, ptr.clamp(max=K - 1)]                                          # (N, M) this sub-role's box words
+    hlen = (head >= 0).sum(1)
+    due = head.gather(1, hs.clamp(max=M - 1)[:, None])[:, 0]                          # (N,) the next of them
+    todo = (hlen > 0) & (hs < hlen)
+    forced = todo & ((hs > 0) | (pre >= self.max_pre) | ((due == UNK_ID) & (pre >= 1)) | self.numbers[due.clamp(min=0)])
+    ban = self.object_words[None].expand(N, V).clone()
+    ban |= (todo & ~forced)[:, None] & ~self.pre_words[None]
+    ban |= forced[:, None]
+    ban[rows[todo], due[todo].clamp(min=0)] = False
+    ban |= ((hlen > 0) & ~todo)[:, None] & self.clause[None]
+    nonverb = ~ctx.slot_is_verb.gather(1, ptr.clamp(max=ctx.slot_is_verb.shape[1] - 1)[:, None])[:, 0]
+    ban[:, self.inner.eos_id] |= todo | (nonverb & self.end_ban[prev_word]) | self.clause[prev_word]
+    wl = wl.masked_fill(ban & (~ban & torch.isfinite(wl)).any(1, keepdim=True), float('-inf'))
+    # SlotWordCap's length cap, except while a box's words are due
+    n = torch.where(ptr == last, n + 1, torch.ones_like(n))
+    hard = n >= self.max_words + self.extra
+    full = (n >= self.max_words) & ~(~hard & nonverb & self.no_end[wl.argmax(1)]) & ~todo
+    cap = (full & nonverb)[:, None] & self.no_end[None]
+    wl = wl.masked_fill(cap & (~cap & torch.isfinite(wl)).any(1, keepdim=True), float('-inf'))
+    if self.end_open:
+        stop = nonverb & self.no_end[prev_word] & (torch.isfinite(wl).sum(1) > 1)
+        wl[:, self.inner.eos_id] = wl[:, self.inner.eos_id].masked_fill(stop, float('-inf'))
+    if self.inner.has_gate:
+        gate = shift_where(gate, full)
+        stay = todo & (hs < hlen - 1)                # two or more box words to come: this word cannot end the phrase
+        gate = torch.where(stay[:, None], torch.tensor([0., float('-inf')], dtype=gate.dtype, device=gate.device), gate)
+    return wl, gate, (*inner, ptr, n, hs, pre), tr
 
 # %% ../nbs/25c_box_words.ipynb #0d516f35
 PLACE_CLASSES = ('bed', 'toilet', 'bench', 'couch', 'chair', 'dining table', 'sink', 'car', 'truck', 'bus', 'train', 'boat',
@@ -302,53 +305,59 @@ class BoxWordsPipeline(Pipeline):
         "The pipeline as it was before box words (validation scores, dataset images)"
         return self.plain_pipe
 
-    def ground(self, vsr:VSR, image:Mapping)->dict:
-        g = super().ground(vsr, image)                                   # one assignment: each set once (the scene may repeat)
-        cls = [image['classes'][s[0]] for s in image['sets']]
-        scene = next((j for j, c in enumerate(cls) if c == SCENE_CLASS), None)
-        area = [sum((image['boxes'][i][2] - image['boxes'][i][0]) * (image['boxes'][i][3] - image['boxes'][i][1])
-                    for i in s) for s in image['sets']]
-        subs = [(r, i, j, p) for r, v in g.items() for i, (j, p) in enumerate(v)]
-        out, taken = {r: list(v) for r, v in g.items()}, set()
-        for r, i, j, p in subs:                                          # place roles first: a place box, else the picture
-            if not is_place_role(vsr.verb, r): continue
-            places = [k for k, c in enumerate(cls) if c in PLACE_CLASSES and k not in taken]
-            k = j if j in places else places[0] if places else scene if scene is not None else j
-            if not places: self.notes.append(f"{vsr.verb}: {r} is a place, and no drawn box can be one "
-                                             f"({', '.join(PLACE_CLASSES)}): the caption names one from the whole picture")
-            out[r][i] = (k, p); taken.add(k)
-        for r, i, j, p in subs:                                          # the others: their box, else a free box
-            if is_place_role(vsr.verb, r): continue
-            free = [k for k, c in enumerate(cls) if k != scene and k not in taken]
-            k = j if j != scene and j not in taken else max(free, key=lambda k: area[k]) if free else j
-            out[r][i] = (k, p); taken.add(k)
-        return out
-
-    def controls(self, plans, vsrs, image:Mapping, spell:bool=False)->dict:
-        ctl = super().controls(plans, vsrs, image, spell)
-        W, sw = self.vocabs['captioner'], image.get('set_words') or []
-        B, K = ctl['slot_is_verb'].shape
-        head = torch.full((B, K, max([len(x) for x in sw if x] + [1])), -1, dtype=torch.long)
-        for b, p in enumerate(plans):
-            for k, it in enumerate(p.items):
-                if it.region is not None and it.region < len(sw) and sw[it.region]:
-                    ids = [W.stoi.get(t, UNK_ID) for t in sw[it.region]]
-                    head[b, k, :len(ids)] = torch.tensor(ids)
-        return {**ctl, 'box_head': head.to(self.device)}
-
-    def caption(self, plans, vsrs, image:Mapping, beam:int=5, max_len:int=MAX_LEN, spell:bool=False)->list[dict]:
-        out, sw = super().caption(plans, vsrs, image, beam, max_len, spell), image.get('set_words') or []
-        for c, p in zip(out, plans):
-            toks, subs = fill_box_words(c['tokens'], c['subroles'], p, sw)
-            if toks != c['tokens']: c['gates'], c['alpha_g'] = None, None     # no longer the decoder's own words
-            c.update(tokens=toks, subroles=subs, caption=' '.join(toks))
-        return out
-
     def __call__(self, proposals, vsrs, *a, **kw):
         self.notes = []
         res = super().__call__(proposals, vsrs, *a, **kw)
         res.box_notes = list(dict.fromkeys(self.notes))
         return res
+
+# %% ../nbs/25c_box_words.ipynb #e47bd0c26a
+@patch
+def ground(self:BoxWordsPipeline, vsr:VSR, image:Mapping)->dict:
+    g = super(BoxWordsPipeline, self).ground(vsr, image)                                   # one assignment: each set once (the scene may repeat)
+    cls = [image['classes'][s[0]] for s in image['sets']]
+    scene = next((j for j, c in enumerate(cls) if c == SCENE_CLASS), None)
+    area = [sum((image['boxes'][i][2] - image['boxes'][i][0]) * (image['boxes'][i][3] - image['boxes'][i][1])
+                for i in s) for s in image['sets']]
+    subs = [(r, i, j, p) for r, v in g.items() for i, (j, p) in enumerate(v)]
+    out, taken = {r: list(v) for r, v in g.items()}, set()
+    for r, i, j, p in subs:                                          # place roles first: a place box, else the picture
+        if not is_place_role(vsr.verb, r): continue
+        places = [k for k, c in enumerate(cls) if c in PLACE_CLASSES and k not in taken]
+        k = j if j in places else places[0] if places else scene if scene is not None else j
+        if not places: self.notes.append(f"{vsr.verb}: {r} is a place, and no drawn box can be one "
+                                         f"({', '.join(PLACE_CLASSES)}): the caption names one from the whole picture")
+        out[r][i] = (k, p); taken.add(k)
+    for r, i, j, p in subs:                                          # the others: their box, else a free box
+        if is_place_role(vsr.verb, r): continue
+        free = [k for k, c in enumerate(cls) if k != scene and k not in taken]
+        k = j if j != scene and j not in taken else max(free, key=lambda k: area[k]) if free else j
+        out[r][i] = (k, p); taken.add(k)
+    return out
+
+# %% ../nbs/25c_box_words.ipynb #08b6e7cad2
+@patch
+def controls(self:BoxWordsPipeline, plans, vsrs, image:Mapping, spell:bool=False)->dict:
+    ctl = super(BoxWordsPipeline, self).controls(plans, vsrs, image, spell)
+    W, sw = self.vocabs['captioner'], image.get('set_words') or []
+    B, K = ctl['slot_is_verb'].shape
+    head = torch.full((B, K, max([len(x) for x in sw if x] + [1])), -1, dtype=torch.long)
+    for b, p in enumerate(plans):
+        for k, it in enumerate(p.items):
+            if it.region is not None and it.region < len(sw) and sw[it.region]:
+                ids = [W.stoi.get(t, UNK_ID) for t in sw[it.region]]
+                head[b, k, :len(ids)] = torch.tensor(ids)
+    return {**ctl, 'box_head': head.to(self.device)}
+
+# %% ../nbs/25c_box_words.ipynb #746c6b5f38
+@patch
+def caption(self:BoxWordsPipeline, plans, vsrs, image:Mapping, beam:int=5, max_len:int=MAX_LEN, spell:bool=False)->list[dict]:
+    out, sw = super(BoxWordsPipeline, self).caption(plans, vsrs, image, beam, max_len, spell), image.get('set_words') or []
+    for c, p in zip(out, plans):
+        toks, subs = fill_box_words(c['tokens'], c['subroles'], p, sw)
+        if toks != c['tokens']: c['gates'], c['alpha_g'] = None, None     # no longer the decoder's own words
+        c.update(tokens=toks, subroles=subs, caption=' '.join(toks))
+    return out
 
 # %% ../nbs/25c_box_words.ipynb #22d66c96
 IRREGULAR_FORMS = {'ride': 'rode ridden', 'sit': 'sat', 'stand': 'stood', 'throw': 'threw thrown', 'hold': 'held',

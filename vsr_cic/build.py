@@ -229,6 +229,39 @@ def _class_sets(images:list, records:Records, classes:list, own:bool, text_only:
         stats['boxes'] += len(cp)
     return class_sets
 
+# %% ../nbs/24a_build.ipynb #bda084a619
+def _align_all(caps:list, ana, class_sets:dict, text_only:bool, require_grounded:bool, stats:Counter, drops:Counter)->list:
+    "`build`'s step 3: each caption aligned to its image's proposal sets (given frames kept), a dropped one counted in `drops`"
+    kept = []
+    for c in caps:
+        if c['frames']:
+            r = {k: v for k, v in c.items() if k != 'chunks'}
+            if text_only:
+                r = {**r,
+                     'frames': [{**f,
+                                 'args': [{**a, 'entities': [{**e, 'set': None} for e in a['entities']]} for a in f['args']]}
+                                             for f in r['frames']], 'slots': [{**sl, 'set': None} for sl in r['slots']]}
+            stats['captions with given frames'] += 1
+        else:
+            r = align_caption(c, next(ana), None if text_only else class_sets[c['image_id']], stats,
+                              require_grounded and not text_only)
+        if isinstance(r, str): drops[r] += 1
+        else: kept.append(r)
+    return kept
+
+# %% ../nbs/24a_build.ipynb #8bc68c2afc
+def _build_selection(records:Records, limit:int|None, splits:tuple|None)->tuple:
+    "`build`'s images (the first `limit`, split by image when `splits`), their ids, their short-enough captions and the drop counts so far"
+    images = [dict(im) for im in records.images[:limit]]
+    ids = {im['image_id'] for im in images}
+    caps = [c for c in records.captions if c['image_id'] in ids]
+    for im in images:
+        if splits is not None: im['split'] = split_of(im['image_id'], *splits)
+    stats, drops = Counter(), Counter()
+    caps, n_long = keep_short(caps)
+    if n_long: drops[LONG_CAPTION] = n_long
+    return images, ids, caps, stats, drops
+
 # %% ../nbs/24a_build.ipynb #6ce911d3
 def build(records:Records,          # from a reader (`read_coco`, `read_multi30k`, `read_flickr_entities`, …)
           out_dir,                  # dataset folder (created; its cache/ makes reruns resumable)
@@ -256,14 +289,7 @@ def build(records:Records,          # from a reader (`read_coco`, `read_multi30k
     out.mkdir(parents=True, exist_ok=True)
     cache = out/'cache'
     classes = list(classes) if classes is not None else list(records.meta['classes'])
-    images = [dict(im) for im in records.images[:limit]]
-    ids = {im['image_id'] for im in images}
-    caps = [c for c in records.captions if c['image_id'] in ids]
-    for im in images:
-        if splits is not None: im['split'] = split_of(im['image_id'], *splits)
-    stats, drops = Counter(), Counter()
-    caps, n_long = keep_short(caps)
-    if n_long: drops[LONG_CAPTION] = n_long
+    images, ids, caps, stats, drops = _build_selection(records, limit, splits)
     # 1. SRL + chunks (cached)
     todo = [c for c in caps if not c['frames']]          # captions that come with frames (VSR files) keep them
     t = time.time()
@@ -273,21 +299,7 @@ def build(records:Records,          # from a reader (`read_coco`, `read_multi30k
     class_sets = _class_sets(images, records, classes, any('chunks' in c for c in caps), text_only, image_dir, stats)
     # 3. align
     t = time.time()
-    kept = []
-    for c in caps:
-        if c['frames']:
-            r = {k: v for k, v in c.items() if k != 'chunks'}
-            if text_only:
-                r = {**r,
-                     'frames': [{**f,
-                                 'args': [{**a, 'entities': [{**e, 'set': None} for e in a['entities']]} for a in f['args']]}
-                                             for f in r['frames']], 'slots': [{**sl, 'set': None} for sl in r['slots']]}
-            stats['captions with given frames'] += 1
-        else:
-            r = align_caption(c, next(ana), None if text_only else class_sets[c['image_id']], stats,
-                              require_grounded and not text_only)
-        if isinstance(r, str): drops[r] += 1
-        else: kept.append(r)
+    kept = _align_all(caps, ana, class_sets, text_only, require_grounded, stats, drops)
     times['align_s'] = round(time.time() - t, 2)
     used = {c['image_id'] for c in kept}
     images = [im for im in images if im['image_id'] in used]
@@ -348,6 +360,26 @@ def pick_distractors(mentioned:Sequence[str], M:np.ndarray, classes:Sequence[str
 def _stable_seed(image_id:str, seed:int)->int: return int(hashlib.md5(f'{seed}:{image_id}'.encode()).hexdigest()[:8],
                                                           16)
 
+# %% ../nbs/24a_build.ipynb #f5bd76d1d2
+def _text_proposal_sets(images:list, regions:dict, M, cls:list, n_distractors:int, seed:int, splits:tuple|None, scene_context_weight:float, stats:Counter, feats:dict):
+    "`build_text_proposals`' proposal sets of each image (its mentions, co-mention distractors and the scene), their features into `feats`"
+    for im in images:
+        iid, ment = im['image_id'], list(regions.get(im['image_id'], {}))
+        rng = np.random.default_rng(_stable_seed(iid, seed))
+        order = ment + pick_distractors(ment, M, cls, n_distractors, rng, exclude=[SCENE_CLASS])
+        order = [order[i] for i in rng.permutation(len(order))] + [SCENE_CLASS]
+        n_reg = [regions[iid].get(c, 1) if c in regions.get(iid, {}) else 1 for c in order]
+        starts = np.cumsum([0, *n_reg])
+        im.update(split=split_of(iid, *splits) if splits is not None else im['split'], width=1, height=1, file=None,
+                  sets=[list(range(int(a), int(b))) for a, b in zip(starts, starts[1:])])
+        # (P, C)
+        cp = np.eye(len(cls), dtype=np.float32)[[cls.index(c) for c, n in zip(order, n_reg) for _ in range(n)]]
+        fs = scene_context(class_features(cp), cp, len(cls) - 1, scene_context_weight)
+        feats[iid] = (fs, np.tile(np.array([[0, 0, 1, 1]], np.float32), (len(cp), 1)), cp)
+        stats['proposal sets'] += len(order)
+        stats['mentioned sets'] += len(ment)
+        stats['distractor sets'] += len(order) - len(ment) - 1
+
 # %% ../nbs/24a_build.ipynb #474c6790
 def build_text_proposals(records:Records,     # text-only records (`read_coco` without instances, `read_multi30k`, …)
                          out_dir,
@@ -382,22 +414,7 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
     M = co_mentions([list(regions.get(im['image_id'], {})) for im in images], cls)
     stats, drops, feats = Counter(), Counter(), {}
     if n_long: drops[LONG_CAPTION] = n_long
-    for im in images:
-        iid, ment = im['image_id'], list(regions.get(im['image_id'], {}))
-        rng = np.random.default_rng(_stable_seed(iid, seed))
-        order = ment + pick_distractors(ment, M, cls, n_distractors, rng, exclude=[SCENE_CLASS])
-        order = [order[i] for i in rng.permutation(len(order))] + [SCENE_CLASS]
-        n_reg = [regions[iid].get(c, 1) if c in regions.get(iid, {}) else 1 for c in order]
-        starts = np.cumsum([0, *n_reg])
-        im.update(split=split_of(iid, *splits) if splits is not None else im['split'], width=1, height=1, file=None,
-                  sets=[list(range(int(a), int(b))) for a, b in zip(starts, starts[1:])])
-        # (P, C)
-        cp = np.eye(len(cls), dtype=np.float32)[[cls.index(c) for c, n in zip(order, n_reg) for _ in range(n)]]
-        fs = scene_context(class_features(cp), cp, len(cls) - 1, scene_context_weight)
-        feats[iid] = (fs, np.tile(np.array([[0, 0, 1, 1]], np.float32), (len(cp), 1)), cp)
-        stats['proposal sets'] += len(order)
-        stats['mentioned sets'] += len(ment)
-        stats['distractor sets'] += len(order) - len(ment) - 1
+    _text_proposal_sets(images, regions, M, cls, n_distractors, seed, splits, scene_context_weight, stats, feats)
     set_of = {im['image_id']: {c: k for k,
                                c in enumerate(cls[int(feats[im['image_id']][2][s[0]].argmax())] for s in im['sets'])}
               for im in images}

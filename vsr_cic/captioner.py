@@ -9,6 +9,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from .core import MAX_PER_ROLE
 from .vsr import ROLE_VOCAB
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['PAD_ID', 'UNK_ID', 'BOS_ID', 'EOS_ID', 'GATE_WEIGHT', 'N_ROLES', 'HIDDEN', 'MASK_LOGIT', 'SHIFT', 'STAY',
@@ -202,39 +203,47 @@ class ControllableCaptioner(nn.Module):
         if self.verb_shift != 'one_word' or not self.has_gate: return torch.zeros_like(ptr, dtype=torch.bool)
         return ctx.slot_is_verb.gather(1, ptr[:, None])[:, 0]
 
-    def teacher_force(self, words:torch.Tensor, slot_idx:torch.Tensor, ctx:SlotContext, return_trace:bool=False):
-        "Run `step` over the gold caption: word log-probs (B, T-1, V) and gate log-probs (B, T-1, 2) for tokens 1…T-1"
-        ptrs = torch.minimum(slot_idx.long().clamp(min=0), (ctx.n_slots - 1)[:, None])   # (B, T)
-        state, outs = self.init_state(ctx), []
-        for t in range(words.shape[1] - 1):                            # word t+1 is generated under its own slot
-            w, g, state, tr = self.step(words[:, t], ptrs[:, t + 1], state, ctx)
-            outs.append((w, g, tr))
-        return stack_steps(outs, return_trace)
+# %% ../nbs/13_captioner.ipynb #af454f5980
+@patch
+def teacher_force(self:ControllableCaptioner, words:torch.Tensor, slot_idx:torch.Tensor, ctx:SlotContext, return_trace:bool=False):
+    "Run `step` over the gold caption: word log-probs (B, T-1, V) and gate log-probs (B, T-1, 2) for tokens 1…T-1"
+    ptrs = torch.minimum(slot_idx.long().clamp(min=0), (ctx.n_slots - 1)[:, None])   # (B, T)
+    state, outs = self.init_state(ctx), []
+    for t in range(words.shape[1] - 1):                            # word t+1 is generated under its own slot
+        w, g, state, tr = self.step(words[:, t], ptrs[:, t + 1], state, ctx)
+        outs.append((w, g, tr))
+    return stack_steps(outs, return_trace)
 
-    def forward(self, words, slot_idx, regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots,
-                slot_sub=None, slot_verb=None, return_trace:bool=False):
-        "Teacher-forced pass: (word_logp (B, T-1, V), gate_logp (B, T-1, 2)) predicting `words[:, 1:]`"
-        ctx = self.encode(regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots, slot_sub, slot_verb)
-        words, slot_idx = self._check_caption(words, slot_idx, ctx)
-        return self.teacher_force(words, self.map_slots(slot_idx, ctx), ctx, return_trace)
+# %% ../nbs/13_captioner.ipynb #aab190b1bd
+@patch
+def forward(self:ControllableCaptioner, words, slot_idx, regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots,
+            slot_sub=None, slot_verb=None, return_trace:bool=False):
+    "Teacher-forced pass: (word_logp (B, T-1, V), gate_logp (B, T-1, 2)) predicting `words[:, 1:]`"
+    ctx = self.encode(regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots, slot_sub, slot_verb)
+    words, slot_idx = self._check_caption(words, slot_idx, ctx)
+    return self.teacher_force(words, self.map_slots(slot_idx, ctx), ctx, return_trace)
 
-    def _check_caption(self, words, slot_idx, ctx):
-        check_shape(words, 'words', (ctx.batch_size, None), 'int')
-        check_shape(slot_idx, 'slot_idx', tuple(words.shape), 'int')
-        if words.shape[1] < 2:
-            raise ValueError(f"words must hold <bos> and at least one more token, got length {words.shape[1]}")
-        return words.long(), slot_idx.long()
+# %% ../nbs/13_captioner.ipynb #b8804fbb8b
+@patch
+def _check_caption(self:ControllableCaptioner, words, slot_idx, ctx):
+    check_shape(words, 'words', (ctx.batch_size, None), 'int')
+    check_shape(slot_idx, 'slot_idx', tuple(words.shape), 'int')
+    if words.shape[1] < 2:
+        raise ValueError(f"words must hold <bos> and at least one more token, got length {words.shape[1]}")
+    return words.long(), slot_idx.long()
 
-    def loss(self, words, slot_idx, regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots,
-             slot_sub=None, slot_verb=None, gate_weight:float=GATE_WEIGHT)->dict:
-        "XE-stage loss (word NLL + λ·gate NLL, masked after `<eos>`) and its parts"
-        ctx = self.encode(regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots, slot_sub, slot_verb)
-        words, slot_idx = self._check_caption(words, slot_idx, ctx)
-        sidx = torch.minimum(self.map_slots(slot_idx, ctx), (ctx.n_slots - 1)[:, None])
-        wl, gl = self.teacher_force(words, sidx, ctx)
-        forced = ctx.slot_is_verb.gather(1, sidx[:, 1:]) if (self.verb_shift == 'one_word' and self.has_gate) else None
-        return caption_loss(wl, gl, words, sidx, eos_id=self.eos_id, pad_id=self.pad_id,
-                            gate_weight=gate_weight if self.has_gate else 0., forced=forced)
+# %% ../nbs/13_captioner.ipynb #2777e0a68c
+@patch
+def loss(self:ControllableCaptioner, words, slot_idx, regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots,
+         slot_sub=None, slot_verb=None, gate_weight:float=GATE_WEIGHT)->dict:
+    "XE-stage loss (word NLL + λ·gate NLL, masked after `<eos>`) and its parts"
+    ctx = self.encode(regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots, slot_sub, slot_verb)
+    words, slot_idx = self._check_caption(words, slot_idx, ctx)
+    sidx = torch.minimum(self.map_slots(slot_idx, ctx), (ctx.n_slots - 1)[:, None])
+    wl, gl = self.teacher_force(words, sidx, ctx)
+    forced = ctx.slot_is_verb.gather(1, sidx[:, 1:]) if (self.verb_shift == 'one_word' and self.has_gate) else None
+    return caption_loss(wl, gl, words, sidx, eos_id=self.eos_id, pad_id=self.pad_id,
+                        gate_weight=gate_weight if self.has_gate else 0., forced=forced)
 
 # %% ../nbs/13_captioner.ipynb #00000013
 def gate_targets(slot_idx:torch.Tensor, # (B, T) slot of each token
@@ -354,60 +363,70 @@ class RoleShiftCaptioner(ControllableCaptioner):
         self.drop, self.out = nn.Dropout(dropout), nn.Linear(hidden, vocab_size)   # FC_b
         self.region_words = nn.Linear(d, hidden, bias=False) if region_words else None
 
-    def prepare(self, ctx:SlotContext)->SlotContext:
-        "Once per batch: the optional feature map, the regions' attention keys W_sr·r and the slots' role embeddings"
-        if self.feat_proj is not None:
-            ctx['regions'] = self.feat_proj(ctx.regions)               # (B, K, R, d)
-            ctx['global_feat'] = self.feat_proj(ctx.global_feat)       # (B, d)
-        ctx['reg_proj'] = self.attn.project(ctx.regions)               # (B, K, R, A)
-        if self.use_roles:
-            e = self.role_embed(ctx.slot_role) + self.sub_embed(ctx.slot_sub)            # (B, K, E_r)
-            if self.verb_embed is not None:
-                e = e + self.verb_embed(ctx.slot_verb.clamp(0, self.verb_embed.num_embeddings - 1))
-            ctx['slot_emb'] = e
-        return ctx
-
     def init_state(self, ctx:SlotContext)->tuple:
         z = ctx.global_feat.new_zeros(ctx.batch_size, self.hidden)
         return (z, z, z, z)                                            # h¹, m¹, h², m²: (B, H) each
 
-    def step_hidden(self, prev_word:torch.Tensor, # (B,) y_{t-1}
-                    ptr:torch.Tensor,             # (B,) 0-based current slot (the paper's i-1, Eq. 6)
-                    state:tuple, ctx:SlotContext)->tuple:
-        "One time step up to the dropped h²_t (B, H): LSTM₁ and both sentinels here, then `attend_lstm2`"
-        h1, m1, h2, _ = state                                          # (B, H) each
-        b = torch.arange(ptr.shape[0], device=ptr.device)
-        x = [self.drop(self.embed(prev_word)), ctx.global_feat, h2]    # x_t = [E y_{t-1}; f̄; h²_{t-1}; e_role]
-        if self.use_roles: x.append(ctx.slot_emb[b, ptr])              #   e_role: the current sub-role's embedding
-        x = torch.cat(x, 1)                                            # (B, x_dim)
-        h1n, m1n = self.lstm1(x, (h1, m1))                             # h¹_t, m_t = LSTM₁(h¹_{t-1}, x_t)   (Eq. 7)
-        sr_v = torch.sigmoid(self.W_is(x) + self.W_hs(h1)) * torch.tanh(m1n)     # visual sentinel   (supp. Eq. 12)
-        sr_g = (torch.sigmoid(self.W_ig(x) + self.W_hg(h1)) * torch.tanh(m1n)    # sub-role sentinel (supp. Eq. 9)
-                if self.has_gate else None)
-        slot = ctx.regions[b, ptr], ctx.reg_proj[b, ptr], ctx.region_mask[b, ptr]  # r_t: the sub-role's regions
-        return self.attend_lstm2(h1n, m1n, sr_v, sr_g, slot, ptr, state, ctx)
-
-    def attend_lstm2(self, h1n, m1n, sr_v, sr_g, # LSTM₁'s new h¹_t, m_t and the sentinels sr^v_t, sr^g_t (B, H)
-                     slot:tuple,                 # the sub-role's regions (B, R, d), keys W_sr·r (B, R, A), mask (B, R)
-                     ptr, state, ctx)->tuple:
-        "Both adaptive attentions (gate and c_t, Eq. 5, 8), LSTM₂ (Eq. 7): (dropped h²_t, gate log-probs, state, trace)"
-        c, gate, tr = self.attn(h1n, *slot, sr_g, sr_v)                # c_t (B, d), log p(g_t) (B, 2)
-        if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch (`compile_step`)
-            gate = shift_where(gate, self.forced_shift(ptr, ctx))
-        h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), state[2:])       # h²_t = LSTM₂(h²_{t-1}, [h¹_t; c_t])  (Eq. 7)
-        h = self.drop(h2n) if self.region_words is None else self.drop(h2n) + self.region_words(c)
-        return h, gate, (h1n, m1n, h2n, m2n), tr
-
     def readout(self, h:torch.Tensor)->torch.Tensor: return torch.log_softmax(self.out(h), -1)  # FC_b: (.., H) -> (.., V)
 
-    def step(self, prev_word:torch.Tensor, # (B,) y_{t-1}
-             ptr:torch.Tensor,             # (B,) 0-based current slot
-             state:tuple, ctx:SlotContext):
-        "One time step: word log-probs (B, V) = log p(y_t) = log softmax FC_b(h²_t) (Eq. 7), gate log-probs (B, 2), state, trace"
-        h, gate, state, tr = self.step_hidden(prev_word, ptr, state, ctx)
-        return self.readout(h), gate, state, tr
+# %% ../nbs/13_captioner.ipynb #9656030c92
+@patch
+def prepare(self:RoleShiftCaptioner, ctx:SlotContext)->SlotContext:
+    "Once per batch: the optional feature map, the regions' attention keys W_sr·r and the slots' role embeddings"
+    if self.feat_proj is not None:
+        ctx['regions'] = self.feat_proj(ctx.regions)               # (B, K, R, d)
+        ctx['global_feat'] = self.feat_proj(ctx.global_feat)       # (B, d)
+    ctx['reg_proj'] = self.attn.project(ctx.regions)               # (B, K, R, A)
+    if self.use_roles:
+        e = self.role_embed(ctx.slot_role) + self.sub_embed(ctx.slot_sub)            # (B, K, E_r)
+        if self.verb_embed is not None:
+            e = e + self.verb_embed(ctx.slot_verb.clamp(0, self.verb_embed.num_embeddings - 1))
+        ctx['slot_emb'] = e
+    return ctx
 
-    def step_logits(self, prev_word, ptr, state, ctx)->tuple:
-        "`step` before FC_b's log-softmax: (B, V) logits (a decoder masks them and normalises once)"
-        h, gate, state, tr = self.step_hidden(prev_word, ptr, state, ctx)
-        return self.out(h), gate, state, tr
+# %% ../nbs/13_captioner.ipynb #82844d16ca
+@patch
+def step_hidden(self:RoleShiftCaptioner, prev_word:torch.Tensor, # (B,) y_{t-1}
+                ptr:torch.Tensor,             # (B,) 0-based current slot (the paper's i-1, Eq. 6)
+                state:tuple, ctx:SlotContext)->tuple:
+    "One time step up to the dropped h²_t (B, H): LSTM₁ and both sentinels here, then `attend_lstm2`"
+    h1, m1, h2, _ = state                                          # (B, H) each
+    b = torch.arange(ptr.shape[0], device=ptr.device)
+    x = [self.drop(self.embed(prev_word)), ctx.global_feat, h2]    # x_t = [E y_{t-1}; f̄; h²_{t-1}; e_role]
+    if self.use_roles: x.append(ctx.slot_emb[b, ptr])              #   e_role: the current sub-role's embedding
+    x = torch.cat(x, 1)                                            # (B, x_dim)
+    h1n, m1n = self.lstm1(x, (h1, m1))                             # h¹_t, m_t = LSTM₁(h¹_{t-1}, x_t)   (Eq. 7)
+    sr_v = torch.sigmoid(self.W_is(x) + self.W_hs(h1)) * torch.tanh(m1n)     # visual sentinel   (supp. Eq. 12)
+    sr_g = (torch.sigmoid(self.W_ig(x) + self.W_hg(h1)) * torch.tanh(m1n)    # sub-role sentinel (supp. Eq. 9)
+            if self.has_gate else None)
+    slot = ctx.regions[b, ptr], ctx.reg_proj[b, ptr], ctx.region_mask[b, ptr]  # r_t: the sub-role's regions
+    return self.attend_lstm2(h1n, m1n, sr_v, sr_g, slot, ptr, state, ctx)
+
+# %% ../nbs/13_captioner.ipynb #1c49485b55
+@patch
+def attend_lstm2(self:RoleShiftCaptioner, h1n, m1n, sr_v, sr_g, # LSTM₁'s new h¹_t, m_t and the sentinels sr^v_t, sr^g_t (B, H)
+                 slot:tuple,                 # the sub-role's regions (B, R, d), keys W_sr·r (B, R, A), mask (B, R)
+                 ptr, state, ctx)->tuple:
+    "Both adaptive attentions (gate and c_t, Eq. 5, 8), LSTM₂ (Eq. 7): (dropped h²_t, gate log-probs, state, trace)"
+    c, gate, tr = self.attn(h1n, *slot, sr_g, sr_v)                # c_t (B, d), log p(g_t) (B, 2)
+    if self.verb_shift == 'one_word' and self.has_gate:            # no data-dependent branch (`compile_step`)
+        gate = shift_where(gate, self.forced_shift(ptr, ctx))
+    h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), state[2:])       # h²_t = LSTM₂(h²_{t-1}, [h¹_t; c_t])  (Eq. 7)
+    h = self.drop(h2n) if self.region_words is None else self.drop(h2n) + self.region_words(c)
+    return h, gate, (h1n, m1n, h2n, m2n), tr
+
+# %% ../nbs/13_captioner.ipynb #ccdc4dbac3
+@patch
+def step(self:RoleShiftCaptioner, prev_word:torch.Tensor, # (B,) y_{t-1}
+         ptr:torch.Tensor,             # (B,) 0-based current slot
+         state:tuple, ctx:SlotContext):
+    "One time step: word log-probs (B, V) = log p(y_t) = log softmax FC_b(h²_t) (Eq. 7), gate log-probs (B, 2), state, trace"
+    h, gate, state, tr = self.step_hidden(prev_word, ptr, state, ctx)
+    return self.readout(h), gate, state, tr
+
+# %% ../nbs/13_captioner.ipynb #37c98c594f
+@patch
+def step_logits(self:RoleShiftCaptioner, prev_word, ptr, state, ctx)->tuple:
+    "`step` before FC_b's log-softmax: (B, V) logits (a decoder masks them and normalises once)"
+    h, gate, state, tr = self.step_hidden(prev_word, ptr, state, ctx)
+    return self.out(h), gate, state, tr

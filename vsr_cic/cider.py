@@ -10,6 +10,7 @@ from itertools import chain, count, repeat
 from pathlib import Path
 from typing import Any, Hashable, Iterable, Mapping, Sequence
 import numpy as np
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['CIDER_N', 'CIDER_SIGMA', 'CIDER_SCALE', 'NGRAM_BASE', 'MAX_TOKEN_ID', 'SENT_SEP', 'encode_sentences', 'ngram_order',
@@ -237,110 +238,125 @@ class CiderD:
         if kind in ('words', 'ids') and any(_kind(s) != 'empty' for s in sents): self.kind = self.kind or kind
         return ids, lens
 
-    def set_df(self, refs:Iterable[Sequence]):
-        "Cache document frequencies (and N) from reference groups, e.g. all training references"
-        groups = [list(g) for g in refs]
-        if not groups: raise ValueError("CiderD.set_df: empty reference corpus")
-        flat = [s for g in groups for s in g]
-        ids, lens = self._encode(flat)
-        sent, kid, _, uk = ngram_counts(ids, lens, self.n)
-        self.df_keys = uk
-        self.df_vals = _doc_freq(sent, kid, np.repeat(np.arange(len(groups)), [len(g) for g in groups]), len(uk))
-        self.ref_len = float(np.log(float(len(groups))))
-        return self
+# %% ../nbs/08a_cider.ipynb #373958399e
+@patch
+def set_df(self:CiderD, refs:Iterable[Sequence]):
+    "Cache document frequencies (and N) from reference groups, e.g. all training references"
+    groups = [list(g) for g in refs]
+    if not groups: raise ValueError("CiderD.set_df: empty reference corpus")
+    flat = [s for g in groups for s in g]
+    ids, lens = self._encode(flat)
+    sent, kid, _, uk = ngram_counts(ids, lens, self.n)
+    self.df_keys = uk
+    self.df_vals = _doc_freq(sent, kid, np.repeat(np.arange(len(groups)), [len(g) for g in groups]), len(uk))
+    self.ref_len = float(np.log(float(len(groups))))
+    return self
 
-    def score(self, hyps:Sequence,           # H candidate sentences
-              refs:Sequence[Sequence],       # H reference groups, refs[i] for hyps[i]
-             )->np.ndarray:                  # (H,) CIDEr-D per candidate
-        "CIDEr-D of each candidate against its own references"
-        H = len(hyps)
-        if len(refs) != H: raise ValueError(f"CiderD.score: {H} candidates but {len(refs)} reference groups")
-        nref = np.fromiter((len(r) for r in refs), np.int64, H)
-        if H and nref.min() == 0: raise ValueError(f"CiderD.score: candidate {int(np.argmin(nref))} has no references")
-        if H == 0: return np.zeros(0)
-        flat = list(hyps) + [s for r in refs for s in r]
-        ids, lens = self._encode(flat)
-        sent, kid, tf, uk = ngram_counts(ids, lens, self.n)               # (E,) each; (U,) keys
-        U = max(len(uk), 1)
-        owner = np.concatenate([np.arange(H), np.repeat(np.arange(H), nref)])  # (H+R,) candidate of each sentence
-        # entries are sorted by sentence: candidates first
-        nh = int(np.searchsorted(sent, H))
-        if self.df_keys is None:                                          # corpus mode: df over these refs
-            df, ref_len = _doc_freq(sent[nh:], kid[nh:], owner, U), np.log(float(H))
-        else: df, ref_len = _lookup(self.df_keys, self.df_vals, uk), self.ref_len
-        w = tf * (ref_len - np.log(np.maximum(1.0, df)))[kid]            # (E,) tf-idf value (idf per distinct n-gram)
-        order = ngram_order(uk)[kid]
-        S = len(lens)
-        n = self.n
-        norm = np.sqrt(np.bincount(sent * n + order, w * w, minlength=S * n)).reshape(S, n)   # (S, n)
-        # join the reference entries whose n-gram some candidate has to that candidate's entry (others contribute 0)
-        in_hyp = np.zeros(U, bool)
-        in_hyp[kid[:nh]] = True
-        sel = nh + np.flatnonzero(in_hyp[kid[nh:]])                       # (E',) reference entries that can match
-        bu = _bits(U)
-        rs = sent[sel]
-        hk = (sent[:nh] << bu) | kid[:nh]                                 # sorted (candidate, n-gram) keys
-        rw = w[sel]
-        contrib = np.minimum(_lookup(hk, w[:nh], (owner[rs] << bu) | kid[sel]), rw) * rw
-        num = (
-            np.bincount((rs - H) * n + order[sel], contrib, minlength=(S - H) * n)
-            .astype(np.float64)
-            .reshape(S - H, n)
-        )  # (R, n); float even when nothing matched
-        den = norm[owner[H:]] * norm[H:]                                  # (R, n)
-        val = np.divide(num, den, out=num.copy(), where=den != 0)
-        blen = np.maximum(lens - 1, 0).astype(np.float64)                 # bigram count (reference-code length)
-        delta = blen[owner[H:]] - blen[H:]
-        val = val * np.exp(-(delta ** 2) / (2 * self.sigma ** 2))[:, None]
-        per_ref = val.mean(1)                                             # (R,)
-        return np.bincount(owner[H:], per_ref, minlength=H) / nref * CIDER_SCALE
+# %% ../nbs/08a_cider.ipynb #bc29e72969
+@patch
+def score(self:CiderD, hyps:Sequence,           # H candidate sentences
+          refs:Sequence[Sequence],       # H reference groups, refs[i] for hyps[i]
+         )->np.ndarray:                  # (H,) CIDEr-D per candidate
+    "CIDEr-D of each candidate against its own references"
+    H = len(hyps)
+    if len(refs) != H: raise ValueError(f"CiderD.score: {H} candidates but {len(refs)} reference groups")
+    nref = np.fromiter((len(r) for r in refs), np.int64, H)
+    if H and nref.min() == 0: raise ValueError(f"CiderD.score: candidate {int(np.argmin(nref))} has no references")
+    if H == 0: return np.zeros(0)
+    flat = list(hyps) + [s for r in refs for s in r]
+    ids, lens = self._encode(flat)
+    sent, kid, tf, uk = ngram_counts(ids, lens, self.n)               # (E,) each; (U,) keys
+    U = max(len(uk), 1)
+    owner = np.concatenate([np.arange(H), np.repeat(np.arange(H), nref)])  # (H+R,) candidate of each sentence
+    # entries are sorted by sentence: candidates first
+    nh = int(np.searchsorted(sent, H))
+    if self.df_keys is None:                                          # corpus mode: df over these refs
+        df, ref_len = _doc_freq(sent[nh:], kid[nh:], owner, U), np.log(float(H))
+    else: df, ref_len = _lookup(self.df_keys, self.df_vals, uk), self.ref_len
+    w = tf * (ref_len - np.log(np.maximum(1.0, df)))[kid]            # (E,) tf-idf value (idf per distinct n-gram)
+    order = ngram_order(uk)[kid]
+    S = len(lens)
+    n = self.n
+    norm = np.sqrt(np.bincount(sent * n + order, w * w, minlength=S * n)).reshape(S, n)   # (S, n)
+    # join the reference entries whose n-gram some candidate has to that candidate's entry (others contribute 0)
+    in_hyp = np.zeros(U, bool)
+    in_hyp[kid[:nh]] = True
+    sel = nh + np.flatnonzero(in_hyp[kid[nh:]])                       # (E',) reference entries that can match
+    bu = _bits(U)
+    rs = sent[sel]
+    hk = (sent[:nh] << bu) | kid[:nh]                                 # sorted (candidate, n-gram) keys
+    rw = w[sel]
+    contrib = np.minimum(_lookup(hk, w[:nh], (owner[rs] << bu) | kid[sel]), rw) * rw
+    num = (
+        np.bincount((rs - H) * n + order[sel], contrib, minlength=(S - H) * n)
+        .astype(np.float64)
+        .reshape(S - H, n)
+    )  # (R, n); float even when nothing matched
+    den = norm[owner[H:]] * norm[H:]                                  # (R, n)
+    val = np.divide(num, den, out=num.copy(), where=den != 0)
+    blen = np.maximum(lens - 1, 0).astype(np.float64)                 # bigram count (reference-code length)
+    delta = blen[owner[H:]] - blen[H:]
+    val = val * np.exp(-(delta ** 2) / (2 * self.sigma ** 2))[:, None]
+    per_ref = val.mean(1)                                             # (R,)
+    return np.bincount(owner[H:], per_ref, minlength=H) / nref * CIDER_SCALE
 
-    def compute_score(self, gts:Mapping[Hashable, Sequence], # {id: [reference, …]}
-                      res:Mapping[Hashable, Any],            # {id: [candidate]} (pycocoevalcap) or {id: candidate}
-                     )->tuple[float, np.ndarray]:            # (mean, per-id scores in `gts` order)
-        "pycocoevalcap-compatible call: `Cider().compute_score(gts, res)`"
-        if set(gts) != set(res):
-            miss, extra = sorted(map(str, set(gts) - set(res)))[:5], sorted(map(str, set(res) - set(gts)))[:5]
-            raise KeyError(f"CiderD.compute_score: ids differ between gts and res (no candidate for {miss}, no "
-                           f"references for {extra})")
-        ids = list(gts)
-        hyps = [
-            (
-                res[i][0]
-                if isinstance(res[i], list) and len(res[i]) == 1 and not isinstance(res[i][0], (int, np.integer))
-                else res[i]
-            )
-            for i in ids
-        ]
-        s = self.score(hyps, [gts[i] for i in ids])
-        return float(s.mean()) if len(s) else 0.0, s
+# %% ../nbs/08a_cider.ipynb #95ba290852
+@patch
+def compute_score(self:CiderD, gts:Mapping[Hashable, Sequence], # {id: [reference, …]}
+                  res:Mapping[Hashable, Any],            # {id: [candidate]} (pycocoevalcap) or {id: candidate}
+                 )->tuple[float, np.ndarray]:            # (mean, per-id scores in `gts` order)
+    "pycocoevalcap-compatible call: `Cider().compute_score(gts, res)`"
+    if set(gts) != set(res):
+        miss, extra = sorted(map(str, set(gts) - set(res)))[:5], sorted(map(str, set(res) - set(gts)))[:5]
+        raise KeyError(f"CiderD.compute_score: ids differ between gts and res (no candidate for {miss}, no "
+                       f"references for {extra})")
+    ids = list(gts)
+    hyps = [
+        (
+            res[i][0]
+            if isinstance(res[i], list) and len(res[i]) == 1 and not isinstance(res[i][0], (int, np.integer))
+            else res[i]
+        )
+        for i in ids
+    ]
+    s = self.score(hyps, [gts[i] for i in ids])
+    return float(s.mean()) if len(s) else 0.0, s
 
-    def to_dict(self)->dict:
-        if self.df_keys is None: raise ValueError("CiderD in corpus mode has no cached df to save")
-        return {'n': self.n, 'sigma': self.sigma, 'kind': self.kind, 'ref_len': self.ref_len,
-                'vocab': sorted(self.vocab, key=self.vocab.get), 'df_keys': self.df_keys.tolist(),
-                'df_vals': self.df_vals.tolist()}
-    @classmethod
-    def from_dict(cls, d:Mapping)->CiderD:
-        c = cls(n=d['n'], sigma=d['sigma'])
-        c.kind, c.ref_len = d['kind'], float(d['ref_len'])
-        c.vocab = {w: i for i, w in enumerate(d['vocab'])}
-        c.df_keys, c.df_vals = np.asarray(d['df_keys'], np.int64), np.asarray(d['df_vals'], np.float64)
-        return c
-    def save(self, path)->Path:
-        "Write the cached df (npz); reload with `CiderD.load`"
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        d = self.to_dict()
-        np.savez_compressed(p, df_keys=self.df_keys, df_vals=self.df_vals,
-                            meta=json.dumps({k: v for k, v in d.items() if k not in ('df_keys', 'df_vals')}))
-        return p
-    @classmethod
-    def load(cls, path)->CiderD:
-        "Read a df written by `save`"
-        try: z = np.load(path)
-        except FileNotFoundError: raise FileNotFoundError(f"CIDEr-D df file {str(path)!r} not found") from None
-        return cls.from_dict({**json.loads(str(z['meta'])), 'df_keys': z['df_keys'], 'df_vals': z['df_vals']})
+# %% ../nbs/08a_cider.ipynb #fd26b8460d
+@patch
+def to_dict(self:CiderD)->dict:
+    if self.df_keys is None: raise ValueError("CiderD in corpus mode has no cached df to save")
+    return {'n': self.n, 'sigma': self.sigma, 'kind': self.kind, 'ref_len': self.ref_len,
+            'vocab': sorted(self.vocab, key=self.vocab.get), 'df_keys': self.df_keys.tolist(),
+            'df_vals': self.df_vals.tolist()}
+
+# %% ../nbs/08a_cider.ipynb #4172dcf710
+@patch(cls_method=True)
+def from_dict(cls:CiderD, d:Mapping)->CiderD:
+    c = cls(n=d['n'], sigma=d['sigma'])
+    c.kind, c.ref_len = d['kind'], float(d['ref_len'])
+    c.vocab = {w: i for i, w in enumerate(d['vocab'])}
+    c.df_keys, c.df_vals = np.asarray(d['df_keys'], np.int64), np.asarray(d['df_vals'], np.float64)
+    return c
+
+# %% ../nbs/08a_cider.ipynb #4499a44783
+@patch
+def save(self:CiderD, path)->Path:
+    "Write the cached df (npz); reload with `CiderD.load`"
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    d = self.to_dict()
+    np.savez_compressed(p, df_keys=self.df_keys, df_vals=self.df_vals,
+                        meta=json.dumps({k: v for k, v in d.items() if k not in ('df_keys', 'df_vals')}))
+    return p
+
+# %% ../nbs/08a_cider.ipynb #dc312ee7b1
+@patch(cls_method=True)
+def load(cls:CiderD, path)->CiderD:
+    "Read a df written by `save`"
+    try: z = np.load(path)
+    except FileNotFoundError: raise FileNotFoundError(f"CIDEr-D df file {str(path)!r} not found") from None
+    return cls.from_dict({**json.loads(str(z['meta'])), 'df_keys': z['df_keys'], 'df_vals': z['df_vals']})
 
 # %% ../nbs/08a_cider.ipynb #00000011
 def pycoco_cider(gts:Mapping, res:Mapping, df:Mapping|None=None, n_docs:int|None=None)->tuple[float, np.ndarray]:

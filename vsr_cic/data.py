@@ -14,6 +14,7 @@ import h5py
 from .core import MAX_REGIONS_PER_SET, MAX_PER_ROLE
 from .vsr import VSR, VERB, ROLES, normalize_role, subrole_names, canonical_verb, VSRError
 from .guards import inside, relative_path, regular_file, h5_array, writing, UnsafeInput, MAX_ROWS
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['META_KEYS', 'GROUPINGS', 'SPLITS', 'BACKGROUND', 'FORMAT_VERSION', 'FEATURE_FILE', 'BOX_TOL', 'PROB_TOL',
@@ -64,6 +65,54 @@ def _role(where, field, r):
     if canon is None: _fail(where, field, f"unknown role {r!r}; known roles: {', '.join(ROLES)}")
     if canon != r: _fail(where, field, f"role {r!r} is not canonical (write {canon!r}; see vsr.normalize_role)")
 
+# %% ../nbs/02_data.ipynb #628dc992cd
+def _check_frame(w:str, fi:int, fr, n:int, image:Mapping|None):
+    "`validate_caption`'s check of one frame (`frames[fi]`) of a caption of `n` tokens"
+    fw = f'frames[{fi}]'
+    if not isinstance(fr, Mapping): _fail(w, fw, f"a frame must be an object, got {str(fr)[:80]!r}")
+    for k in ('verb', 'verb_span', 'args'):
+        if k not in fr: _fail(w, f'{fw}.{k}', 'missing')
+    try: v = canonical_verb(fr['verb'], 'verb')
+    except VSRError as e: _fail(w, f'{fw}.verb', str(e))
+    if v != fr['verb']: _fail(w, f'{fw}.verb', f"{fr['verb']!r} is not canonical: write {v!r}")
+    _span(w, f'{fw}.verb_span', fr['verb_span'], n)
+    if not isinstance(fr['args'], list): _fail(w, f'{fw}.args', f"must be a list, got {type(fr['args']).__name__}")
+    for ai, a in enumerate(fr['args']):
+        aw = f'{fw}.args[{ai}]'
+        if not isinstance(a, Mapping): _fail(w, aw, f"an argument must be an object, got {str(a)[:80]!r}")
+        _role(w, f'{aw}.role', a.get('role'))
+        s, e = _span(w, f'{aw}.span', a.get('span'), n)
+        ents = a.get('entities', [])
+        if not isinstance(ents, list): _fail(w, f'{aw}.entities', f"must be a list, got {type(ents).__name__} {str(ents)[:60]!r}")
+        for ei, ent in enumerate(ents):
+            if not isinstance(ent, Mapping):
+                _fail(w, f'{aw}.entities[{ei}]', f"an entity must be an object with span and set, got {str(ent)[:60]!r}")
+            es, ee = _span(w, f'{aw}.entities[{ei}].span', ent.get('span'), n)
+            if not s <= es < ee <= e:
+                _fail(w, f'{aw}.entities[{ei}].span',
+                      f"entity span {[es, ee]} is outside its argument span {[s, e]}")
+            _set(w, f'{aw}.entities[{ei}].set', ent.get('set'), image)
+
+# %% ../nbs/02_data.ipynb #d5d67488a4
+def _check_slot(w:str, si:int, sl, n:int, nf:int, image:Mapping|None):
+    "`validate_caption`'s check of one slot (`slots[si]`) of a caption of `n` tokens and `nf` frames"
+    if not isinstance(sl, Mapping): _fail(w, f'slots[{si}]', f"a slot must be an object, got {str(sl)[:60]!r}")
+    _span(w, f'slots[{si}].span', sl.get('span'), n)
+    _set(w, f'slots[{si}].set', sl.get('set'), image)
+    if not sl.get('labels') or not isinstance(sl['labels'], list):
+        _fail(w, f'slots[{si}].labels',
+              f"a slot needs a list of at least one [frame, subrole] label, got {str(sl.get('labels'))[:60]!r}")
+    for lab in sl['labels']:
+        if not (isinstance(lab, (list, tuple)) and len(lab) == 2 and isinstance(lab[0], int)
+                and not isinstance(lab[0], bool) and 0 <= lab[0] < nf and isinstance(lab[1], str)):
+            _fail(w, f'slots[{si}].labels', f"label {str(lab)[:60]!r}: the frame index must be in [0, {nf}), then a sub-role")
+        head, _, k = lab[1].rpartition('-')
+        role, idx = (head, k) if head and k.isascii() and k.isdigit() else (lab[1], None)
+        if idx is not None and not (len(idx) <= 2 and 1 <= int(idx) <= MAX_PER_ROLE):
+            _fail(w, f'slots[{si}].labels', f"sub-role {lab[1][:40]!r}: the index must be 1..{MAX_PER_ROLE}")
+        if role != VERB: _role(w, f'slots[{si}].labels', role)
+        elif idx is not None: _fail(w, f'slots[{si}].labels', f"sub-role {lab[1]!r}: the verb has no index")
+
 # %% ../nbs/02_data.ipynb #ad2962b4
 def validate_caption(rec:Mapping,            # one line of `captions.jsonl`
                      image:Mapping|None=None, # its image record (checks set indices)
@@ -92,49 +141,9 @@ def validate_caption(rec:Mapping,            # one line of `captions.jsonl`
     n = len(toks)
     for k in ('frames', 'slots'):
         if not isinstance(rec[k], list): _fail(w, k, f"must be a list, got {str(rec[k])[:80]!r}")
-    for fi, fr in enumerate(rec['frames']):
-        fw = f'frames[{fi}]'
-        if not isinstance(fr, Mapping): _fail(w, fw, f"a frame must be an object, got {str(fr)[:80]!r}")
-        for k in ('verb', 'verb_span', 'args'):
-            if k not in fr: _fail(w, f'{fw}.{k}', 'missing')
-        try: v = canonical_verb(fr['verb'], 'verb')
-        except VSRError as e: _fail(w, f'{fw}.verb', str(e))
-        if v != fr['verb']: _fail(w, f'{fw}.verb', f"{fr['verb']!r} is not canonical: write {v!r}")
-        _span(w, f'{fw}.verb_span', fr['verb_span'], n)
-        if not isinstance(fr['args'], list): _fail(w, f'{fw}.args', f"must be a list, got {type(fr['args']).__name__}")
-        for ai, a in enumerate(fr['args']):
-            aw = f'{fw}.args[{ai}]'
-            if not isinstance(a, Mapping): _fail(w, aw, f"an argument must be an object, got {str(a)[:80]!r}")
-            _role(w, f'{aw}.role', a.get('role'))
-            s, e = _span(w, f'{aw}.span', a.get('span'), n)
-            ents = a.get('entities', [])
-            if not isinstance(ents, list): _fail(w, f'{aw}.entities', f"must be a list, got {type(ents).__name__} {str(ents)[:60]!r}")
-            for ei, ent in enumerate(ents):
-                if not isinstance(ent, Mapping):
-                    _fail(w, f'{aw}.entities[{ei}]', f"an entity must be an object with span and set, got {str(ent)[:60]!r}")
-                es, ee = _span(w, f'{aw}.entities[{ei}].span', ent.get('span'), n)
-                if not s <= es < ee <= e:
-                    _fail(w, f'{aw}.entities[{ei}].span',
-                          f"entity span {[es, ee]} is outside its argument span {[s, e]}")
-                _set(w, f'{aw}.entities[{ei}].set', ent.get('set'), image)
+    for fi, fr in enumerate(rec['frames']): _check_frame(w, fi, fr, n, image)
     nf = len(rec['frames'])
-    for si, sl in enumerate(rec['slots']):
-        if not isinstance(sl, Mapping): _fail(w, f'slots[{si}]', f"a slot must be an object, got {str(sl)[:60]!r}")
-        _span(w, f'slots[{si}].span', sl.get('span'), n)
-        _set(w, f'slots[{si}].set', sl.get('set'), image)
-        if not sl.get('labels') or not isinstance(sl['labels'], list):
-            _fail(w, f'slots[{si}].labels',
-                  f"a slot needs a list of at least one [frame, subrole] label, got {str(sl.get('labels'))[:60]!r}")
-        for lab in sl['labels']:
-            if not (isinstance(lab, (list, tuple)) and len(lab) == 2 and isinstance(lab[0], int)
-                    and not isinstance(lab[0], bool) and 0 <= lab[0] < nf and isinstance(lab[1], str)):
-                _fail(w, f'slots[{si}].labels', f"label {str(lab)[:60]!r}: the frame index must be in [0, {nf}), then a sub-role")
-            head, _, k = lab[1].rpartition('-')
-            role, idx = (head, k) if head and k.isascii() and k.isdigit() else (lab[1], None)
-            if idx is not None and not (len(idx) <= 2 and 1 <= int(idx) <= MAX_PER_ROLE):
-                _fail(w, f'slots[{si}].labels', f"sub-role {lab[1][:40]!r}: the index must be 1..{MAX_PER_ROLE}")
-            if role != VERB: _role(w, f'slots[{si}].labels', role)
-            elif idx is not None: _fail(w, f'slots[{si}].labels', f"sub-role {lab[1]!r}: the verb has no index")
+    for si, sl in enumerate(rec['slots']): _check_slot(w, si, sl, n, nf, image)
     return rec
 
 # %% ../nbs/02_data.ipynb #0000000e
@@ -349,6 +358,31 @@ def _same_picture(files:dict, r:Mapping, where:str):
                         f"under two ids (it could be in two splits)")
     files[f] = r['image_id']
 
+# %% ../nbs/02_data.ipynb #0b65c05d41
+def _checked_images(images:Iterable[Mapping], meta:Mapping)->dict:
+    "`write_dataset`'s image records, checked, by image id"
+    imgs, files = {}, {}
+    for r in images:
+        _check_image(r, text_only=bool(meta.get('text_only')))
+        if r['image_id'] in imgs: raise DataError(f"images.jsonl: duplicate image_id {r['image_id']!r}")
+        _same_picture(files, r, 'images.jsonl')
+        imgs[r['image_id']] = r
+    return imgs
+
+# %% ../nbs/02_data.ipynb #98bbb5acee
+def _checked_captions(captions:Iterable[Mapping], imgs:Mapping)->list:
+    "`write_dataset`'s caption records, checked against their images"
+    caps, seen = [], set()
+    for c in captions:
+        validate_caption(c, imgs.get(c['image_id']) if isinstance(c, Mapping) and isinstance(c.get('image_id'), str) else None)
+        if c['image_id'] not in imgs:
+            raise DataError(f"captions.jsonl caption {c['caption_id']!r}: field image_id: unknown image "
+                            f"{c['image_id']!r}")
+        if c['caption_id'] in seen: raise DataError(f"captions.jsonl: duplicate caption_id {c['caption_id']!r}")
+        seen.add(c['caption_id'])
+        caps.append(c)
+    return caps
+
 # %% ../nbs/02_data.ipynb #f67d2035
 def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
                   meta:Mapping,            # meta.json content (`feature_file` defaults to features.hdf5)
@@ -362,21 +396,8 @@ def write_dataset(out_dir:str|os.PathLike, # folder to write (created)
     meta = {'format_version': FORMAT_VERSION, 'feature_file': FEATURE_FILE, **meta}
     _check_meta(meta)
     n_classes, dims = len(meta['classes']), set()
-    imgs, files = {}, {}
-    for r in images:
-        _check_image(r, text_only=bool(meta.get('text_only')))
-        if r['image_id'] in imgs: raise DataError(f"images.jsonl: duplicate image_id {r['image_id']!r}")
-        _same_picture(files, r, 'images.jsonl')
-        imgs[r['image_id']] = r
-    caps, seen = [], set()
-    for c in captions:
-        validate_caption(c, imgs.get(c['image_id']) if isinstance(c, Mapping) and isinstance(c.get('image_id'), str) else None)
-        if c['image_id'] not in imgs:
-            raise DataError(f"captions.jsonl caption {c['caption_id']!r}: field image_id: unknown image "
-                            f"{c['image_id']!r}")
-        if c['caption_id'] in seen: raise DataError(f"captions.jsonl: duplicate caption_id {c['caption_id']!r}")
-        seen.add(c['caption_id'])
-        caps.append(c)
+    imgs = _checked_images(images, meta)
+    caps = _checked_captions(captions, imgs)
     # the feature file lies inside `out` (a derived dataset never writes into its source's folder) and is written to a
     # temporary file first, then renamed: a hard link shared with a source dataset is replaced, never written through
     try: ff = inside(out, meta['feature_file'], f"meta.json field feature_file")
@@ -536,79 +557,10 @@ class Dataset:
             self._check_captions(self.captions, validate)
         self._h5, self._pid, self._splits = None, None, None
 
-    def _check_captions(self, caps, validate:bool)->int:
-        "Validate caption records (against `self.images`) as they stream past; ids unique (hashed when lazy); their number"
-        n, hashes = 0, array('q')
-        for c in caps:
-            n += 1
-            k = c.get('caption_id') if isinstance(c, Mapping) else None
-            if self.lazy: hashes.append(hash(k) if isinstance(k, (str, int)) else -n)
-            if not validate: continue
-            iid = c.get('image_id') if isinstance(c, Mapping) else None
-            if not isinstance(iid, str) or iid not in self.images:
-                raise DataError(f"captions.jsonl caption {c.get('caption_id') if isinstance(c, Mapping) else c!r}: "
-                                f"field image_id: unknown image "
-                                f"{c.get('image_id') if isinstance(c, Mapping) else None!r}")
-            validate_caption(c, self.images[c['image_id']])
-        # a repeated id (or a collision): name it
-        if self.lazy and len(np.unique(np.frombuffer(hashes, np.int64))) < n:
-            _unique(_read_jsonl(self.path/'captions.jsonl'), 'caption_id', 'captions.jsonl')
-        return n
-
-    @property
-    def feature_path(self)->Path:
-        "The feature file, inside the dataset folder (`meta.json` may not name a file elsewhere, nor a link out of it)"
-        try: return inside(self.path, self.meta['feature_file'], f"{self.path/'meta.json'}: field feature_file")
-        except UnsafeInput as e: raise DataError(str(e)) from None
-
-    def _file(self)->h5py.File:
-        "The HDF5 handle of this process (reopened after a fork)"
-        if self._h5 is None or self._pid != os.getpid():
-            if not self.feature_path.exists():
-                raise FileNotFoundError(f"feature file {str(self.feature_path)!r} (meta.json feature_file) not found")
-            regular_file(self.feature_path, 'feature file')      # a FIFO would block h5py forever
-            try: self._h5, self._pid = h5py.File(self.feature_path, 'r'), os.getpid()
-            except OSError as e:
-                raise DataError(f"feature file {str(self.feature_path)!r} cannot be opened (truncated or not HDF5?): "
-                                f"{e}") from None
-        return self._h5
-
-    def features(self, image_id:str)->dict:
-        "Proposals of an image: `feats` (N, D), `boxes` (N, 4) x1y1x2y2, `cls_prob` (N, C) as float32 numpy"
-        if image_id not in self.images: raise KeyError(f"unknown image_id {image_id!r} in {str(self.path)!r}")
-        h, out = self._file(), {}
-        for name, key in (('feats', 'features'), ('boxes', 'boxes'), ('cls_prob', 'cls_prob')):
-            k = f'{image_id}_{key}'
-            if k not in h: raise DataError(f"{self.feature_path.name}: key {k!r} missing (image {image_id!r})")
-            try: out[name] = h5_array(h, k, self.feature_path.name).astype(np.float32, copy=False)  # bounds first
-            except UnsafeInput as e: raise DataError(str(e)) from None
-            except OSError as e:
-                raise DataError(f"{str(self.feature_path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
-        check_feature_arrays(self.images[image_id], out['feats'], out['boxes'], out['cls_prob'], len(self.classes),
-                             self.feature_path.name)
-        return out
-
     @property
     def feature_dim(self)->int:
         "D, read from the file"
         return self.features(next(iter(self.images)))['feats'].shape[1]
-
-    def class_index(self, name:str)->int:
-        "Column of class `name` in `cls_prob`"
-        if name in self.classes: return self.classes.index(name)
-        close = difflib.get_close_matches(name, self.classes, n=3)
-        raise KeyError(
-            f"unknown class {name!r} in {self.path/'meta.json'} classes"
-            + (f" (did you mean {', '.join(close)}?)" if close else "")
-        )
-
-    @property
-    def splits(self)->dict[str, list]:
-        "Captions per split: `{'train': [caption, …], 'val': …, 'test': …}`"
-        if self._splits is None:
-            self._splits = {}
-            for c in self.captions: self._splits.setdefault(self.images[c['image_id']]['split'], []).append(c)
-        return self._splits
 
     def image_ids(self, split:str|None=None)->list[str]:
         "Image ids, all or of one split"
@@ -620,6 +572,85 @@ class Dataset:
     def __getstate__(self): return {**self.__dict__, '_h5': None, '_pid': None}
     def __repr__(self):
         return f"Dataset({self.meta['name']!r}: {len(self.images)} images, {len(self.captions)} captions, grouping={self.meta['grouping']!r}, {len(self.classes)} classes)"
+
+# %% ../nbs/02_data.ipynb #0cbd2bf4a9
+@patch
+def _check_captions(self:Dataset, caps, validate:bool)->int:
+    "Validate caption records (against `self.images`) as they stream past; ids unique (hashed when lazy); their number"
+    n, hashes = 0, array('q')
+    for c in caps:
+        n += 1
+        k = c.get('caption_id') if isinstance(c, Mapping) else None
+        if self.lazy: hashes.append(hash(k) if isinstance(k, (str, int)) else -n)
+        if not validate: continue
+        iid = c.get('image_id') if isinstance(c, Mapping) else None
+        if not isinstance(iid, str) or iid not in self.images:
+            raise DataError(f"captions.jsonl caption {c.get('caption_id') if isinstance(c, Mapping) else c!r}: "
+                            f"field image_id: unknown image "
+                            f"{c.get('image_id') if isinstance(c, Mapping) else None!r}")
+        validate_caption(c, self.images[c['image_id']])
+    # a repeated id (or a collision): name it
+    if self.lazy and len(np.unique(np.frombuffer(hashes, np.int64))) < n:
+        _unique(_read_jsonl(self.path/'captions.jsonl'), 'caption_id', 'captions.jsonl')
+    return n
+
+# %% ../nbs/02_data.ipynb #272f820f3c
+@patch(as_prop=True)
+def feature_path(self:Dataset)->Path:
+    "The feature file, inside the dataset folder (`meta.json` may not name a file elsewhere, nor a link out of it)"
+    try: return inside(self.path, self.meta['feature_file'], f"{self.path/'meta.json'}: field feature_file")
+    except UnsafeInput as e: raise DataError(str(e)) from None
+
+# %% ../nbs/02_data.ipynb #84b2f63076
+@patch
+def _file(self:Dataset)->h5py.File:
+    "The HDF5 handle of this process (reopened after a fork)"
+    if self._h5 is None or self._pid != os.getpid():
+        if not self.feature_path.exists():
+            raise FileNotFoundError(f"feature file {str(self.feature_path)!r} (meta.json feature_file) not found")
+        regular_file(self.feature_path, 'feature file')      # a FIFO would block h5py forever
+        try: self._h5, self._pid = h5py.File(self.feature_path, 'r'), os.getpid()
+        except OSError as e:
+            raise DataError(f"feature file {str(self.feature_path)!r} cannot be opened (truncated or not HDF5?): "
+                            f"{e}") from None
+    return self._h5
+
+# %% ../nbs/02_data.ipynb #cdd2eda1e7
+@patch
+def features(self:Dataset, image_id:str)->dict:
+    "Proposals of an image: `feats` (N, D), `boxes` (N, 4) x1y1x2y2, `cls_prob` (N, C) as float32 numpy"
+    if image_id not in self.images: raise KeyError(f"unknown image_id {image_id!r} in {str(self.path)!r}")
+    h, out = self._file(), {}
+    for name, key in (('feats', 'features'), ('boxes', 'boxes'), ('cls_prob', 'cls_prob')):
+        k = f'{image_id}_{key}'
+        if k not in h: raise DataError(f"{self.feature_path.name}: key {k!r} missing (image {image_id!r})")
+        try: out[name] = h5_array(h, k, self.feature_path.name).astype(np.float32, copy=False)  # bounds first
+        except UnsafeInput as e: raise DataError(str(e)) from None
+        except OSError as e:
+            raise DataError(f"{str(self.feature_path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
+    check_feature_arrays(self.images[image_id], out['feats'], out['boxes'], out['cls_prob'], len(self.classes),
+                         self.feature_path.name)
+    return out
+
+# %% ../nbs/02_data.ipynb #6bb25c8c44
+@patch
+def class_index(self:Dataset, name:str)->int:
+    "Column of class `name` in `cls_prob`"
+    if name in self.classes: return self.classes.index(name)
+    close = difflib.get_close_matches(name, self.classes, n=3)
+    raise KeyError(
+        f"unknown class {name!r} in {self.path/'meta.json'} classes"
+        + (f" (did you mean {', '.join(close)}?)" if close else "")
+    )
+
+# %% ../nbs/02_data.ipynb #4bcf0d8cc4
+@patch(as_prop=True)
+def splits(self:Dataset)->dict[str, list]:
+    "Captions per split: `{'train': [caption, …], 'val': …, 'test': …}`"
+    if self._splits is None:
+        self._splits = {}
+        for c in self.captions: self._splits.setdefault(self.images[c['image_id']]['split'], []).append(c)
+    return self._splits
 
 # %% ../nbs/02_data.ipynb #7674f373
 def load_dataset(path:str|os.PathLike, # dataset folder (holding meta.json)

@@ -16,6 +16,7 @@ from .core import MAX_SUBROLES, MAX_PER_ROLE, MAX_REGIONS_PER_SET, MAX_PROPOSALS
 from .vsr import VSR, ROLE_VOCAB, VERB, PAD, UNK, Vocab, parse_subrole, verb_vocab
 from .data import write_dataset, load_dataset, DataError, PackedRecords
 from .guards import inside, regular_file, h5_array, UnsafeInput
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['CACHE_BYTES', 'SET_MEMO', 'TOY_D', 'TOY_CLASSES', 'TOY_IMAGES', 'TOY_CAPTIONS', 'BOS', 'EOS', 'WORD_SPECIALS',
@@ -65,75 +66,6 @@ class FeatureStore:
             self.n_opens += 1
         return self._h5
 
-    def _read(self, h5, image_id:str)->dict:
-        out = {}
-        for name, key in (('feats', 'features'), ('boxes', 'boxes'), ('cls_prob', 'cls_prob')):
-            k = f'{image_id}_{key}'
-            if k not in h5: raise KeyError(f"{str(self.path)!r}: key {k!r} not found (image {image_id!r})")
-            try:   # shape, storage and links checked before anything is allocated (`vsr_cic.guards.h5_array`)
-                out[name] = np.asarray(h5_array(h5, k, str(self.path), rows=self.max_proposals), dtype=np.float32)
-            except OSError as e:
-                raise DataError(f"{str(self.path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
-            if out[name].ndim != 2 or (name == 'boxes' and out[name].shape[1] != 4):
-                raise DataError(f"{str(self.path)!r}: key {k!r} has shape {out[name].shape}: expected (rows, "
-                                f"{4 if name == 'boxes' else 'columns'})")
-        widths, seen = (out['feats'].shape[1], out['cls_prob'].shape[1]), getattr(self, '_widths', None)
-        if seen is not None and widths != seen:            # ragged widths would fail later, in a batch
-            raise DataError(f"{str(self.path)!r}: image {image_id!r} has feature and class widths {widths}, the images "
-                            f"read before {seen}; every image has the same widths")
-        self._widths = widths
-        if not len(out['feats']) == len(out['boxes']) == len(out['cls_prob']):
-            raise ValueError(f"{str(self.path)!r}: image {image_id!r} has {len(out['feats'])} feature rows, "
-                             f"{len(out['boxes'])} boxes and {len(out['cls_prob'])} cls_prob rows")
-        self.n_reads += 1
-        return out
-
-    def _keep(self, image_id:str, out:dict):
-        "Cache `out`, then drop least recently used images until the cache is within its budget"
-        self._mem[image_id] = out
-        self.cached_bytes += sum(a.nbytes for a in out.values())
-        while self.cached_bytes > self.cache_bytes and self._mem:
-            self.cached_bytes -= sum(a.nbytes for a in self._mem.popitem(last=False)[1].values())
-
-    def get(self, image_id:str)->dict:
-        "`feats` (P, D), `boxes` (P, 4) and `cls_prob` (P, C) of one image, as float32 arrays (do not modify them)"
-        if self.cache and image_id in self._mem:
-            self._mem.move_to_end(image_id)
-            return self._mem[image_id]
-        if self.reopen:
-            self.n_opens += 1
-            with _open_h5(self.path) as h5: return self._read(h5, image_id)
-        out = self._read(self._file(), image_id)
-        if self.cache: self._keep(image_id, out)
-        return out
-
-    def get_many(self, image_ids:list)->list[dict]:
-        "`get` for several images; those not cached are read in the order they lie in the file (fewer seeks)"
-        if not self.reopen:
-            miss = [i for i in dict.fromkeys(image_ids) if not (self.cache and i in self._mem)]
-            if len(miss) > 1:
-                h5 = self._file()
-                def offset(i):
-                    try: return h5[f'{i}_features'].id.get_offset() or 0
-                    except (KeyError, AttributeError): return 0   # missing or not an array: reported by `get`
-                got = {i: self.get(i) for i in sorted(miss, key=offset)}
-                return [got[i] if i in got else self.get(i) for i in image_ids]
-        return [self.get(i) for i in image_ids]
-
-    def fits(self)->bool:
-        "Whether the whole file, as float32, fits the cache budget (size on disk x 4 / stored bytes per value)"
-        if not self.cache: return False
-        h5 = self._file()
-        k = next(iter(h5.keys()), None)
-        per = h5[k].dtype.itemsize if k is not None else 4
-        return self.path.stat().st_size * 4 / per <= self.cache_bytes
-
-    def preload(self, image_ids)->FeatureStore:
-        "Read `image_ids` into the cache now if the whole file fits the budget (before DataLoader forks workers that share it)"
-        if self.fits():
-            for i in image_ids: self.get(i)
-        return self
-
     def close(self):
         if self._h5 is not None and self._pid == os.getpid(): self._h5.close()
         self._h5 = self._pid = None
@@ -141,6 +73,87 @@ class FeatureStore:
     def __getstate__(self):                                          # no handle, no cache travels
         return {**self.__dict__, '_h5': None, '_pid': None, '_mem': OrderedDict(), 'cached_bytes': 0}
     def __repr__(self): return f"FeatureStore({str(self.path)!r}, max_proposals={self.max_proposals}{', reopen' if self.reopen else ''}{', cached' if self.cache else ''})"
+
+# %% ../nbs/02a_loader.ipynb #556f4904c2
+@patch
+def _read(self:FeatureStore, h5, image_id:str)->dict:
+    out = {}
+    for name, key in (('feats', 'features'), ('boxes', 'boxes'), ('cls_prob', 'cls_prob')):
+        k = f'{image_id}_{key}'
+        if k not in h5: raise KeyError(f"{str(self.path)!r}: key {k!r} not found (image {image_id!r})")
+        try:   # shape, storage and links checked before anything is allocated (`vsr_cic.guards.h5_array`)
+            out[name] = np.asarray(h5_array(h5, k, str(self.path), rows=self.max_proposals), dtype=np.float32)
+        except OSError as e:
+            raise DataError(f"{str(self.path)!r}: key {k!r} cannot be read (file damaged?): {e}") from None
+        if out[name].ndim != 2 or (name == 'boxes' and out[name].shape[1] != 4):
+            raise DataError(f"{str(self.path)!r}: key {k!r} has shape {out[name].shape}: expected (rows, "
+                            f"{4 if name == 'boxes' else 'columns'})")
+    widths, seen = (out['feats'].shape[1], out['cls_prob'].shape[1]), getattr(self, '_widths', None)
+    if seen is not None and widths != seen:            # ragged widths would fail later, in a batch
+        raise DataError(f"{str(self.path)!r}: image {image_id!r} has feature and class widths {widths}, the images "
+                        f"read before {seen}; every image has the same widths")
+    self._widths = widths
+    if not len(out['feats']) == len(out['boxes']) == len(out['cls_prob']):
+        raise ValueError(f"{str(self.path)!r}: image {image_id!r} has {len(out['feats'])} feature rows, "
+                         f"{len(out['boxes'])} boxes and {len(out['cls_prob'])} cls_prob rows")
+    self.n_reads += 1
+    return out
+
+# %% ../nbs/02a_loader.ipynb #854e3f6028
+@patch
+def _keep(self:FeatureStore, image_id:str, out:dict):
+    "Cache `out`, then drop least recently used images until the cache is within its budget"
+    self._mem[image_id] = out
+    self.cached_bytes += sum(a.nbytes for a in out.values())
+    while self.cached_bytes > self.cache_bytes and self._mem:
+        self.cached_bytes -= sum(a.nbytes for a in self._mem.popitem(last=False)[1].values())
+
+# %% ../nbs/02a_loader.ipynb #c1b44191ab
+@patch
+def get(self:FeatureStore, image_id:str)->dict:
+    "`feats` (P, D), `boxes` (P, 4) and `cls_prob` (P, C) of one image, as float32 arrays (do not modify them)"
+    if self.cache and image_id in self._mem:
+        self._mem.move_to_end(image_id)
+        return self._mem[image_id]
+    if self.reopen:
+        self.n_opens += 1
+        with _open_h5(self.path) as h5: return self._read(h5, image_id)
+    out = self._read(self._file(), image_id)
+    if self.cache: self._keep(image_id, out)
+    return out
+
+# %% ../nbs/02a_loader.ipynb #1d9a4d645d
+@patch
+def get_many(self:FeatureStore, image_ids:list)->list[dict]:
+    "`get` for several images; those not cached are read in the order they lie in the file (fewer seeks)"
+    if not self.reopen:
+        miss = [i for i in dict.fromkeys(image_ids) if not (self.cache and i in self._mem)]
+        if len(miss) > 1:
+            h5 = self._file()
+            def offset(i):
+                try: return h5[f'{i}_features'].id.get_offset() or 0
+                except (KeyError, AttributeError): return 0   # missing or not an array: reported by `get`
+            got = {i: self.get(i) for i in sorted(miss, key=offset)}
+            return [got[i] if i in got else self.get(i) for i in image_ids]
+    return [self.get(i) for i in image_ids]
+
+# %% ../nbs/02a_loader.ipynb #8995271051
+@patch
+def fits(self:FeatureStore)->bool:
+    "Whether the whole file, as float32, fits the cache budget (size on disk x 4 / stored bytes per value)"
+    if not self.cache: return False
+    h5 = self._file()
+    k = next(iter(h5.keys()), None)
+    per = h5[k].dtype.itemsize if k is not None else 4
+    return self.path.stat().st_size * 4 / per <= self.cache_bytes
+
+# %% ../nbs/02a_loader.ipynb #8a40ee853d
+@patch
+def preload(self:FeatureStore, image_ids)->FeatureStore:
+    "Read `image_ids` into the cache now if the whole file fits the budget (before DataLoader forks workers that share it)"
+    if self.fits():
+        for i in image_ids: self.get(i)
+    return self
 
 # %% ../nbs/02a_loader.ipynb #00000008
 TOY_D, TOY_CLASSES = 8, ['__background__', 'man', 'woman', 'horse', 'beach', 'grass', 'frisbee', 'dog']
@@ -331,58 +344,67 @@ class TaskDataset(Dataset):
     def set_epoch(self, epoch:int): self.epoch = epoch   # new input shuffles each epoch
     def __repr__(self): return f"{type(self).__name__}({len(self)} examples, split={self.split!r}, {self.path})"
     def _rng(self, i): return np.random.default_rng([self.seed, self.epoch, i])
-    def _present(self, keys:list, i:int)->list[int]:
-        "Presentation order of planner inputs (a permutation of their positions): seeded shuffle, or sorted by `keys`"
-        if self.input_order == 'sorted': return sorted(range(len(keys)), key=lambda j: keys[j])
-        return self._rng(i).permutation(len(keys)).tolist()
-
-    def _sets(self, image_id, n_rows):
-        "Region indices of each proposal set of an image (the first R of each), checked against the HDF5 rows"
-        if (image_id, n_rows) in self._set_memo: return self._set_memo[image_id, n_rows]
-        out = []
-        for j, s in enumerate(self.data.images[image_id]['sets']):
-            bad = [p for p in s if not 0 <= p < n_rows]
-            if bad:
-                raise ValueError(f"{self.path/'images.jsonl'}: image {image_id!r} set {j} references proposal(s) "
-                                 f"{bad}, "
-                                     f"but {self.store.path.name} key '{image_id}_features' has {n_rows} rows (limit "
-                                     f"{self.limits.proposals})")
-            if not s: raise ValueError(f"{self.path/'images.jsonl'}: image {image_id!r} set {j} is empty")
-            out.append(list(s[:self.limits.regions]))
-        if len(self._set_memo) >= SET_MEMO: self._set_memo.clear()   # bounded: it would grow to every image of an epoch
-        self._set_memo[image_id, n_rows] = out
-        return out
-
-    def _images(self, batch):
-        "Read the batch's distinct images once: ids, per-example image index (B,), feature dicts, set tables"
-        ids = list(dict.fromkeys(ex['image_id'] for ex in batch))
-        # one read per example
-        if self.store.reopen: recs = {ex['image_id']: self.store.get(ex['image_id']) for ex in batch}
-        else: recs = dict(zip(ids, self.store.get_many(ids)))                       # uncached ones in file order
-        recs = [recs[i] for i in ids]
-        row = {i: k for k, i in enumerate(ids)}
-        img = torch.tensor([row[ex['image_id']] for ex in batch])
-        return ids, img, recs, [self._sets(i, len(r['feats'])) for i, r in zip(ids, recs)]
-
-    def _image_block(self, ids, recs):
-        "Per-image tensors named in `image_keys`: `img_feats` (I, P, D), `img_prop_mask` (I, P), `img_global` (I, D), …"
-        L, I = self.limits, len(ids)
-        P = L.size(max(len(r['feats']) for r in recs), L.proposals)
-        D, C = recs[0]['feats'].shape[1], recs[0]['cls_prob'].shape[1]
-        for i, r in zip(ids, recs):
-            if r['feats'].shape[1] != D:
-                raise ValueError(f"{self.store.path}: '{i}_features' has width {r['feats'].shape[1]}, "
-                                                          f"but '{ids[0]}_features' has {D}")
-        out = dict(img_feats=_pad([r['feats'] for r in recs], (I, P, D), 0, np.float32),
-                   img_boxes=_pad([r['boxes'] for r in recs], (I, P, 4), 0, np.float32),
-                   img_cls_prob=_pad([r['cls_prob'] for r in recs], (I, P, C), 0, np.float32),
-                   img_prop_mask=_mask([len(r['feats']) for r in recs], P),
-                   img_global=np.stack([r['feats'].mean(0) for r in recs]),     # f̄: mean of the proposals
-                   img_size=np.array([[self.data.images[i]['width'], self.data.images[i]['height']] for i in ids],
-                                     np.float32))
-        return _t(**{k: v for k, v in out.items() if k in self.image_keys})
 
     def collate(self, batch:list)->dict: raise NotImplementedError
+
+# %% ../nbs/02a_loader.ipynb #8d68961a51
+@patch
+def _present(self:TaskDataset, keys:list, i:int)->list[int]:
+    "Presentation order of planner inputs (a permutation of their positions): seeded shuffle, or sorted by `keys`"
+    if self.input_order == 'sorted': return sorted(range(len(keys)), key=lambda j: keys[j])
+    return self._rng(i).permutation(len(keys)).tolist()
+
+# %% ../nbs/02a_loader.ipynb #f78c132cd1
+@patch
+def _sets(self:TaskDataset, image_id, n_rows):
+    "Region indices of each proposal set of an image (the first R of each), checked against the HDF5 rows"
+    if (image_id, n_rows) in self._set_memo: return self._set_memo[image_id, n_rows]
+    out = []
+    for j, s in enumerate(self.data.images[image_id]['sets']):
+        bad = [p for p in s if not 0 <= p < n_rows]
+        if bad:
+            raise ValueError(f"{self.path/'images.jsonl'}: image {image_id!r} set {j} references proposal(s) "
+                             f"{bad}, "
+                                 f"but {self.store.path.name} key '{image_id}_features' has {n_rows} rows (limit "
+                                 f"{self.limits.proposals})")
+        if not s: raise ValueError(f"{self.path/'images.jsonl'}: image {image_id!r} set {j} is empty")
+        out.append(list(s[:self.limits.regions]))
+    if len(self._set_memo) >= SET_MEMO: self._set_memo.clear()   # bounded: it would grow to every image of an epoch
+    self._set_memo[image_id, n_rows] = out
+    return out
+
+# %% ../nbs/02a_loader.ipynb #b58da24e4b
+@patch
+def _images(self:TaskDataset, batch):
+    "Read the batch's distinct images once: ids, per-example image index (B,), feature dicts, set tables"
+    ids = list(dict.fromkeys(ex['image_id'] for ex in batch))
+    # one read per example
+    if self.store.reopen: recs = {ex['image_id']: self.store.get(ex['image_id']) for ex in batch}
+    else: recs = dict(zip(ids, self.store.get_many(ids)))                       # uncached ones in file order
+    recs = [recs[i] for i in ids]
+    row = {i: k for k, i in enumerate(ids)}
+    img = torch.tensor([row[ex['image_id']] for ex in batch])
+    return ids, img, recs, [self._sets(i, len(r['feats'])) for i, r in zip(ids, recs)]
+
+# %% ../nbs/02a_loader.ipynb #f8705350f9
+@patch
+def _image_block(self:TaskDataset, ids, recs):
+    "Per-image tensors named in `image_keys`: `img_feats` (I, P, D), `img_prop_mask` (I, P), `img_global` (I, D), …"
+    L, I = self.limits, len(ids)
+    P = L.size(max(len(r['feats']) for r in recs), L.proposals)
+    D, C = recs[0]['feats'].shape[1], recs[0]['cls_prob'].shape[1]
+    for i, r in zip(ids, recs):
+        if r['feats'].shape[1] != D:
+            raise ValueError(f"{self.store.path}: '{i}_features' has width {r['feats'].shape[1]}, "
+                                                      f"but '{ids[0]}_features' has {D}")
+    out = dict(img_feats=_pad([r['feats'] for r in recs], (I, P, D), 0, np.float32),
+               img_boxes=_pad([r['boxes'] for r in recs], (I, P, 4), 0, np.float32),
+               img_cls_prob=_pad([r['cls_prob'] for r in recs], (I, P, C), 0, np.float32),
+               img_prop_mask=_mask([len(r['feats']) for r in recs], P),
+               img_global=np.stack([r['feats'].mean(0) for r in recs]),     # f̄: mean of the proposals
+               img_size=np.array([[self.data.images[i]['width'], self.data.images[i]['height']] for i in ids],
+                                 np.float32))
+    return _t(**{k: v for k, v in out.items() if k in self.image_keys})
 
 # %% ../nbs/02a_loader.ipynb #00000013
 _subrole = lru_cache(maxsize=None)(parse_subrole)   # ('LOC', 2) for 'LOC-2'; memoised, it runs once per slot label

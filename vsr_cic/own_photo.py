@@ -423,6 +423,17 @@ def validation_scores(models:PhotoModels, beam:int=BEAM)->dict:
     out['verbs'] = {k: round(float(x), 6) for k, x in evaluate_verbs(v, ds).items() if k in ('top1', 'top5', 'mAP')}
     return out
 
+# %% ../nbs/26_own_photo.ipynb #36d44624fc
+def _val_images(data, n_val:int)->tuple:
+    "`export_photo_models`' validation images: whole validation images, in id order, until `n_val` captions; and their caption count"
+    val, n = [], 0                                          # whole validation images until n_val captions
+    by_img = {}
+    for c in data.captions: by_img.setdefault(c['image_id'], []).append(c)
+    for iid in sorted(i for i, r in data.images.items() if r['split'] == 'val'):
+        if n >= n_val: break
+        val.append(iid); n += len(by_img.get(iid, []))
+    return val, n
+
 # %% ../nbs/26_own_photo.ipynb #79e38c07
 def export_photo_models(run_dir,              # `train_photo_models`' out_dir (gsrl/, planner/, captioner/, verbs/, data/train)
                         dest=None,            # the bundle folder (None: the package's `models_dir()`)
@@ -463,12 +474,7 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
            'no_repeat': True, 'no_unk': True, 'joint_grounding': False, 'beam': beam}
     (dest/'decoding.json').write_text(json.dumps(dec))
     VerbStats.from_data(data).save(dest/'verb_stats.json')
-    val, n = [], 0                                          # whole validation images until n_val captions
-    by_img = {}
-    for c in data.captions: by_img.setdefault(c['image_id'], []).append(c)
-    for iid in sorted(i for i, r in data.images.items() if r['split'] == 'val'):
-        if n >= n_val: break
-        val.append(iid); n += len(by_img.get(iid, []))
+    val, n = _val_images(data, n_val)
     keep = set(val)
     meta = {k: v for k, v in data.meta.items() if k not in ('feature_file', 'subset_of')}
     write_dataset(dest/'data', {**meta, 'name': 'photo_models_val', 'sample_of': f"{data.meta.get('name')} (validation split)"},
@@ -486,29 +492,13 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
     (dest/'meta.json').write_text(json.dumps(info, indent=1))
     return info
 
-# %% ../nbs/26_own_photo.ipynb #88e46f75
-def train_photo_models(out_dir='runs/photo_models',
-                       data_dir=None,        # a built class-feature dataset (`build(..., text_only=True)`); None: build one
-                       corpora:Sequence[str]=('coco',), # corpora kept (from `data_dir`, or read from ../shared/data)
-                       epochs_gsrl:int=8, gsrl_loss:str='listwise', epochs_planner:int=2, epochs_r:int=2,
-                       epochs_xe:int=3, epochs_verbs:int=20, batch_size:int=64, hidden:int=128, dropout:float=0.3,
-                       lr_xe:float=3e-3, lr_decay:float=0.8, min_freq:int=5, n_distractors:int=2, scene_context:float=0.5,
-                       seed:int=0, parallel:bool=True, device='cpu',
-                       export_to=None,       # a bundle folder to export to (None: none; `models_dir()` for the package's)
-                       command:str='')->dict:
-    "Train the photo models (GSRL, planners, captioner, verb classifier) on real captions with class features"
-    from vsr_cic.core import shared_data_dir, seed_everything
+# %% ../nbs/26_own_photo.ipynb #4a16400f20
+def _photo_train_data(train_path:Path, data_dir, corpora:Sequence[str], n_distractors:int, scene_context:float, seed:int)->Path:
+    "`train_photo_models`' training dataset: `data_dir` (cut to `corpora` when it holds others), or one built from the shared caption corpora"
+    from vsr_cic.core import shared_data_dir
     from vsr_cic.build import build
     from vsr_cic.readers import concat_records
     from vsr_cic.data import corpus_subset
-    from vsr_cic.train import Job
-    from vsr_cic.train_planners import train_gsrl, train_planner
-    from vsr_cic.captioning import train_captioner
-    from vsr_cic.verbs import train_verbs
-    t0, out = time.time(), Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    seed_everything(seed)
-    train_path = out/'data'/'train'
     if data_dir is not None:
         have = {im.split(':', 1)[0] for im in load_dataset(data_dir).images if ':' in im}
         train_path = corpus_subset(data_dir, train_path, list(corpora)) if have - set(corpora) else Path(data_dir)
@@ -521,6 +511,29 @@ def train_photo_models(out_dir='runs/photo_models',
                    'flickr30k': lambda: read_multi30k(sd/'flickr30k_captions')}
         build(concat_records({c: readers[c]() for c in corpora}), train_path, text_only=True, feature_kind='class',
               n_distractors=n_distractors, scene_context_weight=scene_context, progress=False, seed=seed)
+    return train_path
+
+# %% ../nbs/26_own_photo.ipynb #88e46f75
+def train_photo_models(out_dir='runs/photo_models',
+                       data_dir=None,        # a built class-feature dataset (`build(..., text_only=True)`); None: build one
+                       corpora:Sequence[str]=('coco',), # corpora kept (from `data_dir`, or read from ../shared/data)
+                       epochs_gsrl:int=8, gsrl_loss:str='listwise', epochs_planner:int=2, epochs_r:int=2,
+                       epochs_xe:int=3, epochs_verbs:int=20, batch_size:int=64, hidden:int=128, dropout:float=0.3,
+                       lr_xe:float=3e-3, lr_decay:float=0.8, min_freq:int=5, n_distractors:int=2, scene_context:float=0.5,
+                       seed:int=0, parallel:bool=True, device='cpu',
+                       export_to=None,       # a bundle folder to export to (None: none; `models_dir()` for the package's)
+                       command:str='')->dict:
+    "Train the photo models (GSRL, planners, captioner, verb classifier) on real captions with class features"
+    from vsr_cic.core import seed_everything
+    from vsr_cic.train import Job
+    from vsr_cic.train_planners import train_gsrl, train_planner
+    from vsr_cic.captioning import train_captioner
+    from vsr_cic.verbs import train_verbs
+    t0, out = time.time(), Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    seed_everything(seed)
+    train_path = out/'data'/'train'
+    train_path = _photo_train_data(train_path, data_dir, corpora, n_distractors, scene_context, seed)
     timings = {'data_s': round(time.time() - t0, 1)}
     kw = dict(device=device, seed=seed, num_threads=1)
     cap_kw = dict(data_dir=str(train_path), out_dir=str(out/'captioner'), epochs_xe=epochs_xe, epochs_rl=0,

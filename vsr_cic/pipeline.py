@@ -29,6 +29,7 @@ from .loader import frame_roles, build_vocabs
 from .data import frame_structure
 from .vsr import Vocab
 from .core import repo_root
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['RUN_LOOKUP', 'load_planner', 'load_captioner', 'image_proposals', 'set_features', 'PipelineResult', 'Pipeline',
@@ -122,256 +123,280 @@ class Pipeline:
                                       verb_one_word=getattr(captioner, 'verb_shift', '') == 'one_word')
             self.verb_words, self.verb_extra = forms, extra
 
-    @classmethod
-    def from_dirs(cls, gsrl_dir, planner_dir, captioner_dir, device='cpu',
-                  data_dir=None,          # dataset for image ids and verb forms; None: the captioner's training data if present
-                  fallback:bool=False,    # a missing component is replaced by ground truth instead of raising
-                  kind:str='transformer', # S-level planner: 'transformer' (paper) or 'sinkhorn'
-                  options:dict|None=None, # decoding switches overriding the captioner's preset ('complete', 'constrain_verbs')
-                 )->Pipeline:
-        "Load the trained components from the training notebooks' out_dirs"
-        dev = get_device(device)
-        parts, vocabs, missing = {}, {}, {}
-        for name, fn in (('gsrl', lambda: load_gsrl(gsrl_dir, dev)),
-                         ('planner', lambda: load_planner(planner_dir, dev, kind)),
-                         ('captioner', lambda: load_captioner(captioner_dir, dev))):
-            try:
-                if {'gsrl': gsrl_dir, 'planner': planner_dir, 'captioner': captioner_dir}[name] is None:
-                    raise FileNotFoundError(f"{name}: no run folder")
-                parts[name] = fn()
-            except FileNotFoundError as e:
-                if not fallback: raise
-                missing[name] = str(e)
-        g, p, c = parts.get('gsrl'), parts.get('planner'), parts.get('captioner')
-        if g: vocabs['gsrl'] = g[1]['verbs']
-        if p: vocabs['planner'] = p[2]['verbs']
-        if c: vocabs['captioner'], vocabs['captioner_verbs'] = c[1]['words'], c[1]['verbs']
-        data = None
-        path = data_dir if data_dir is not None else (c[2].get('data') if c else None)
-        if path is not None and (Path(path)/'meta.json').exists():
-            data = load_dataset(path)
-        # the captioner's preset switches (issue 13)
-        opts = {**(c[2].get('options') or {} if c else {}), **(options or {})}
-        if bad := set(options or {}) - {'complete', 'constrain_verbs'}:
-            raise ValueError(f"Pipeline.from_dirs: unknown decoding option(s) {sorted(bad)}; known: complete, "
-                             f"constrain_verbs")
-        return cls(g and g[0], p and p[0], p and p[1], c and c[0], vocabs, data, dev, missing,
-                   constrain_verbs=opts.get('constrain_verbs', True), complete=opts.get('complete', True))
+# %% ../nbs/22_pipeline.ipynb #a783059156
+@patch(cls_method=True)
+def from_dirs(cls:Pipeline, gsrl_dir, planner_dir, captioner_dir, device='cpu',
+              data_dir=None,          # dataset for image ids and verb forms; None: the captioner's training data if present
+              fallback:bool=False,    # a missing component is replaced by ground truth instead of raising
+              kind:str='transformer', # S-level planner: 'transformer' (paper) or 'sinkhorn'
+              options:dict|None=None, # decoding switches overriding the captioner's preset ('complete', 'constrain_verbs')
+             )->Pipeline:
+    "Load the trained components from the training notebooks' out_dirs"
+    dev = get_device(device)
+    parts, vocabs, missing = {}, {}, {}
+    for name, fn in (('gsrl', lambda: load_gsrl(gsrl_dir, dev)),
+                     ('planner', lambda: load_planner(planner_dir, dev, kind)),
+                     ('captioner', lambda: load_captioner(captioner_dir, dev))):
+        try:
+            if {'gsrl': gsrl_dir, 'planner': planner_dir, 'captioner': captioner_dir}[name] is None:
+                raise FileNotFoundError(f"{name}: no run folder")
+            parts[name] = fn()
+        except FileNotFoundError as e:
+            if not fallback: raise
+            missing[name] = str(e)
+    g, p, c = parts.get('gsrl'), parts.get('planner'), parts.get('captioner')
+    if g: vocabs['gsrl'] = g[1]['verbs']
+    if p: vocabs['planner'] = p[2]['verbs']
+    if c: vocabs['captioner'], vocabs['captioner_verbs'] = c[1]['words'], c[1]['verbs']
+    data = None
+    path = data_dir if data_dir is not None else (c[2].get('data') if c else None)
+    if path is not None and (Path(path)/'meta.json').exists():
+        data = load_dataset(path)
+    # the captioner's preset switches (issue 13)
+    opts = {**(c[2].get('options') or {} if c else {}), **(options or {})}
+    if bad := set(options or {}) - {'complete', 'constrain_verbs'}:
+        raise ValueError(f"Pipeline.from_dirs: unknown decoding option(s) {sorted(bad)}; known: complete, "
+                         f"constrain_verbs")
+    return cls(g and g[0], p and p[0], p and p[1], c and c[0], vocabs, data, dev, missing,
+               constrain_verbs=opts.get('constrain_verbs', True), complete=opts.get('complete', True))
 
-    @classmethod
-    def from_run(cls, run_dir, device='cpu',
-                 captioner=None,          # the captioner folder (None: the run's captioner/)
-                 planner:str='planner',   # the run's planner folder: 'planner', or 'planner_no_verb' (Ours w/o verb)
-                 **kw,                    # `from_dirs` options: data_dir, fallback, kind, options
-                )->Pipeline:
-        "A run folder's pipeline (every trainer's layout: gsrl/, planner/, captioner/), its wiring written once"
-        run = Path(run_dir)
-        return cls.from_dirs(run/'gsrl', run/planner, run/'captioner' if captioner is None else captioner, device, **kw)
+# %% ../nbs/22_pipeline.ipynb #5957637b03
+@patch(cls_method=True)
+def from_run(cls:Pipeline, run_dir, device='cpu',
+             captioner=None,          # the captioner folder (None: the run's captioner/)
+             planner:str='planner',   # the run's planner folder: 'planner', or 'planner_no_verb' (Ours w/o verb)
+             **kw,                    # `from_dirs` options: data_dir, fallback, kind, options
+            )->Pipeline:
+    "A run folder's pipeline (every trainer's layout: gsrl/, planner/, captioner/), its wiring written once"
+    run = Path(run_dir)
+    return cls.from_dirs(run/'gsrl', run/planner, run/'captioner' if captioner is None else captioner, device, **kw)
 
-    def cap_slot_words(self, limit:int|None, # words per sub-role before the gate must shift (None or 0: no cap)
-                       no_end=None,          # (V,) bool: words after which a sub-role at its limit may not end (`slot_end_mask`)
-                      )->Pipeline:
-        "Wrap the captioner in `SlotWordCap` (a sub-role at its word limit shifts); returns the pipeline"
-        if limit: self.captioner = SlotWordCap(self.captioner, limit, no_end)
-        return self
+# %% ../nbs/22_pipeline.ipynb #ce3ee3d47a
+@patch
+def cap_slot_words(self:Pipeline, limit:int|None, # words per sub-role before the gate must shift (None or 0: no cap)
+                   no_end=None,          # (V,) bool: words after which a sub-role at its limit may not end (`slot_end_mask`)
+                  )->Pipeline:
+    "Wrap the captioner in `SlotWordCap` (a sub-role at its word limit shifts); returns the pipeline"
+    if limit: self.captioner = SlotWordCap(self.captioner, limit, no_end)
+    return self
 
-    def image(self, proposals)->dict:
-        "Proposals dict from a dict (returned as is) or a dataset image id"
-        if isinstance(proposals, Mapping): return proposals
-        if self.data is None:
-            raise ValueError(f"image id {proposals!r} given but the pipeline has no dataset (pass data_dir)")
-        return image_proposals(self.data, str(proposals))
+# %% ../nbs/22_pipeline.ipynb #de80d3a392
+@patch
+def image(self:Pipeline, proposals)->dict:
+    "Proposals dict from a dict (returned as is) or a dataset image id"
+    if isinstance(proposals, Mapping): return proposals
+    if self.data is None:
+        raise ValueError(f"image id {proposals!r} given but the pipeline has no dataset (pass data_dir)")
+    return image_proposals(self.data, str(proposals))
 
-    @torch.no_grad()
-    def ground(self, vsr:VSR, image:Mapping)->dict:
-        "GSRL: each role's top-n_i proposal sets with their sigmoid scores {role: [(set, score)]}"
-        roles = [r for r, _ in vsr.roles]
-        if not roles: return {}
-        dev = self.device
-        sf = set_features(image).to(dev)                               # (N, D)
-        F = torch.as_tensor(image['features'], dtype=torch.float32).to(dev)
-        D = self.gsrl.cfg.feat_dim
-        # trained with class probs appended
-        if sf.shape[1] != D:
-            cp = torch.as_tensor(image['cls_prob'], dtype=torch.float32).to(dev)
-            sf = torch.cat([sf, torch.stack([cp[list(s)[:MAX_REGIONS_PER_SET]].mean(0) for s in image['sets']])], -1)
-            F = torch.cat([F, cp], -1)
-        verb = torch.tensor([self.vocabs['gsrl'][vsr.verb]], device=dev)
-        logits = self.gsrl(verb, torch.tensor([ROLE_VOCAB.encode(roles)], device=dev), F.mean(0, keepdim=True),
-                           sf[None])  # (1, M, N)
-        counts = torch.tensor([[n for _, n in vsr.roles]], device=dev)
-        prob = torch.sigmoid(logits[0])                                                     # (M, N)
-        if getattr(self, 'joint_grounding', False):
-            idx = ground_joint(logits[0], [n for _, n in vsr.roles], self.shared_sets(image))
-        else: idx = ground(logits, counts)[0].tolist()                                      # (M, k)
-        out = {}
-        for m, (r, n) in enumerate(vsr.roles):
-            sets = [j for j in idx[m] if j >= 0] or [int(logits[0, m].argmax())]
-            # fewer sets than sub-roles: reuse the best
-            sets = (sets * n)[:n]
-            out[r] = [(j, float(prob[m, j])) for j in sets]
-        return out
+# %% ../nbs/22_pipeline.ipynb #5724adebe4
+@patch
+@torch.no_grad()
+def ground(self:Pipeline, vsr:VSR, image:Mapping)->dict:
+    "GSRL: each role's top-n_i proposal sets with their sigmoid scores {role: [(set, score)]}"
+    roles = [r for r, _ in vsr.roles]
+    if not roles: return {}
+    dev = self.device
+    sf = set_features(image).to(dev)                               # (N, D)
+    F = torch.as_tensor(image['features'], dtype=torch.float32).to(dev)
+    D = self.gsrl.cfg.feat_dim
+    # trained with class probs appended
+    if sf.shape[1] != D:
+        cp = torch.as_tensor(image['cls_prob'], dtype=torch.float32).to(dev)
+        sf = torch.cat([sf, torch.stack([cp[list(s)[:MAX_REGIONS_PER_SET]].mean(0) for s in image['sets']])], -1)
+        F = torch.cat([F, cp], -1)
+    verb = torch.tensor([self.vocabs['gsrl'][vsr.verb]], device=dev)
+    logits = self.gsrl(verb, torch.tensor([ROLE_VOCAB.encode(roles)], device=dev), F.mean(0, keepdim=True),
+                       sf[None])  # (1, M, N)
+    counts = torch.tensor([[n for _, n in vsr.roles]], device=dev)
+    prob = torch.sigmoid(logits[0])                                                     # (M, N)
+    if getattr(self, 'joint_grounding', False):
+        idx = ground_joint(logits[0], [n for _, n in vsr.roles], self.shared_sets(image))
+    else: idx = ground(logits, counts)[0].tolist()                                      # (M, k)
+    out = {}
+    for m, (r, n) in enumerate(vsr.roles):
+        sets = [j for j in idx[m] if j >= 0] or [int(logits[0, m].argmax())]
+        # fewer sets than sub-roles: reuse the best
+        sets = (sets * n)[:n]
+        out[r] = [(j, float(prob[m, j])) for j in sets]
+    return out
 
-    def shared_sets(self, image:Mapping)->list[bool]:
-        "Per proposal set: is it the whole-picture scene (`vsr_cic.features.SCENE_CLASS`), which several roles may share?"
-        classes = list(getattr(self.data, 'meta', {}).get('classes', [])) if self.data is not None else []
-        if SCENE_CLASS not in classes or not len(image.get('cls_prob', [])): return [False] * len(image['sets'])
-        cp, k = torch.as_tensor(image['cls_prob'], dtype=torch.float32), classes.index(SCENE_CLASS)
-        return [int(cp[list(s)].mean(0).argmax()) == k for s in image['sets']]
+# %% ../nbs/22_pipeline.ipynb #8c9e59029e
+@patch
+def shared_sets(self:Pipeline, image:Mapping)->list[bool]:
+    "Per proposal set: is it the whole-picture scene (`vsr_cic.features.SCENE_CLASS`), which several roles may share?"
+    classes = list(getattr(self.data, 'meta', {}).get('classes', [])) if self.data is not None else []
+    if SCENE_CLASS not in classes or not len(image.get('cls_prob', [])): return [False] * len(image['sets'])
+    cp, k = torch.as_tensor(image['cls_prob'], dtype=torch.float32), classes.index(SCENE_CLASS)
+    return [int(cp[list(s)].mean(0).argmax()) == k for s in image['sets']]
 
-    def feature_widths(self, image:Mapping)->dict:
-        "The feature widths D each loaded component accepts (GSRL: D, or D + C when trained with class probabilities appended)"
-        C = len(image['cls_prob'][0]) if len(image.get('cls_prob', [])) else 0
-        w = {'captioner': (self.captioner.feat_dim,)} if self.captioner is not None else {}
-        if self.gsrl is not None: w['GSRL'] = (self.gsrl.cfg.feat_dim, self.gsrl.cfg.feat_dim - C)
-        return w
+# %% ../nbs/22_pipeline.ipynb #4f076a6974
+@patch
+def feature_widths(self:Pipeline, image:Mapping)->dict:
+    "The feature widths D each loaded component accepts (GSRL: D, or D + C when trained with class probabilities appended)"
+    C = len(image['cls_prob'][0]) if len(image.get('cls_prob', [])) else 0
+    w = {'captioner': (self.captioner.feat_dim,)} if self.captioner is not None else {}
+    if self.gsrl is not None: w['GSRL'] = (self.gsrl.cfg.feat_dim, self.gsrl.cfg.feat_dim - C)
+    return w
 
-    def default_structure(self, vsr:VSR)->list[str]:
-        "Fallback order without a planner: the written roles, the verb after the first one"
-        subs = [s for r, n in vsr.roles for s in subrole_names(r, n)]
-        return subs[:1] + [VERB] + subs[1:]
+# %% ../nbs/22_pipeline.ipynb #5884de79f7
+@patch
+def default_structure(self:Pipeline, vsr:VSR)->list[str]:
+    "Fallback order without a planner: the written roles, the verb after the first one"
+    subs = [s for r, n in vsr.roles for s in subrole_names(r, n)]
+    return subs[:1] + [VERB] + subs[1:]
 
-    def plan(self, vsr:VSR, grounding:Mapping, image:Mapping, n:int=1, gt_structure=None)->list:
-        "SSP: up to `n` (structure [(sub-role, set)], S-level log-prob), best first; `n`=1 decodes greedily (supp. §C)"
-        sets = {r: [j for j, _ in v] for r, v in grounding.items()}
-        if self.ssp is None:
-            order = (gt_structure if gt_structure is not None and vsr.is_structure(gt_structure)
-                     else self.default_structure(vsr))
-            it = {r: iter(s) for r, s in sets.items()}
-            return [([(s, None if s == VERB else next(it[parse_subrole(s)[0]])) for s in order], 0.)]
-        img = image if self.ssp.rlevel is not None else None
-        verb = self.vocabs['planner'][vsr.verb]
-        return self.ssp.plan(verb, sets, img, n_best=n, beam_size=n)
+# %% ../nbs/22_pipeline.ipynb #089ef9303b
+@patch
+def plan(self:Pipeline, vsr:VSR, grounding:Mapping, image:Mapping, n:int=1, gt_structure=None)->list:
+    "SSP: up to `n` (structure [(sub-role, set)], S-level log-prob), best first; `n`=1 decodes greedily (supp. §C)"
+    sets = {r: [j for j, _ in v] for r, v in grounding.items()}
+    if self.ssp is None:
+        order = (gt_structure if gt_structure is not None and vsr.is_structure(gt_structure)
+                 else self.default_structure(vsr))
+        it = {r: iter(s) for r, s in sets.items()}
+        return [([(s, None if s == VERB else next(it[parse_subrole(s)[0]])) for s in order], 0.)]
+    img = image if self.ssp.rlevel is not None else None
+    verb = self.vocabs['planner'][vsr.verb]
+    return self.ssp.plan(verb, sets, img, n_best=n, beam_size=n)
 
-    def controls(self, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping,
-                 spell:bool=False,          # verb slots of verbs without surface forms say <unk> (`caption` spells it)
-                 oracle:Mapping|None=None,  # a caption record: each verb slot may only say its own verb word (the oracle verb)
-                )->dict:
-        "The captioner's control tensors for a batch of plans of one image"
-        F = torch.as_tensor(image['features'], dtype=torch.float32)                       # (P, D)
-        B, K = len(plans), max(map(len, plans))
-        regs = [
-            [[] if it.region is None else list(image["sets"][it.region])[:MAX_REGIONS_PER_SET] for it in p.items]
-            for p in plans
-        ]
-        R = max([len(r) for rs in regs for r in rs] + [1])
-        # (B, K, R, D), (B, K, R)
-        regions, mask = torch.zeros(B, K, R, F.shape[1]), torch.zeros(B, K, R, dtype=torch.bool)
-        role, sub, is_verb, verb = (torch.zeros(B, K, dtype=torch.long) for _ in range(4))
-        V = self.vocabs['captioner_verbs']
-        for b, p in enumerate(plans):
-            for k, it in enumerate(p.items):
-                f, s = next((l for l in it.labels if l[1] == VERB), it.labels[0])
-                r, i = parse_subrole(s)
-                role[b, k], sub[b, k], is_verb[b, k], verb[b, k] = ROLE_VOCAB[r], i, r == VERB, V[vsrs[f].verb]
-                if regs[b][k]:
-                    regions[b, k, :len(regs[b][k])] = F[regs[b][k]]
-                    mask[b, k, :len(regs[b][k])] = True
-        ctl = dict(regions=regions, region_mask=mask, slot_role=role, slot_is_verb=is_verb.bool(),
-                   global_feat=F.mean(0).expand(B, -1).contiguous(),
-                   n_slots=torch.tensor([len(p) for p in plans]), slot_sub=sub, slot_verb=verb)
-        if self.verb_words is not None:
-            known = ctl['slot_is_verb'] & torch.isin(verb, torch.tensor(sorted(self.verb_words)))
-            ctl['allowed_words'] = verb_constraint(known, verb, self.verb_words, self.captioner.vocab_size,
-                                                   self.verb_extra, n_slots=ctl['n_slots'], eos_id=self.captioner.eos_id)
-            if spell:                                  # a verb the captioner never learned: its slot says <unk>, spelled later
-                row = torch.zeros(self.captioner.vocab_size, dtype=torch.bool)
-                row[[UNK_ID, *self.verb_extra]] = True
-                ctl['allowed_words'][ctl['slot_is_verb'] & ~known] = row
-                allow_final_eos(ctl['allowed_words'], ctl['slot_is_verb'], ctl['n_slots'], self.captioner.eos_id)
-        if oracle is not None: ctl['allowed_words'] = self.oracle_words(plans, oracle, ctl.get('allowed_words'), B, K)
-        return {k: v.to(self.device) for k, v in ctl.items()}
+# %% ../nbs/22_pipeline.ipynb #ed258f6976
+@patch
+def controls(self:Pipeline, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping,
+             spell:bool=False,          # verb slots of verbs without surface forms say <unk> (`caption` spells it)
+             oracle:Mapping|None=None,  # a caption record: each verb slot may only say its own verb word (the oracle verb)
+            )->dict:
+    "The captioner's control tensors for a batch of plans of one image"
+    F = torch.as_tensor(image['features'], dtype=torch.float32)                       # (P, D)
+    B, K = len(plans), max(map(len, plans))
+    regs = [
+        [[] if it.region is None else list(image["sets"][it.region])[:MAX_REGIONS_PER_SET] for it in p.items]
+        for p in plans
+    ]
+    R = max([len(r) for rs in regs for r in rs] + [1])
+    # (B, K, R, D), (B, K, R)
+    regions, mask = torch.zeros(B, K, R, F.shape[1]), torch.zeros(B, K, R, dtype=torch.bool)
+    role, sub, is_verb, verb = (torch.zeros(B, K, dtype=torch.long) for _ in range(4))
+    V = self.vocabs['captioner_verbs']
+    for b, p in enumerate(plans):
+        for k, it in enumerate(p.items):
+            f, s = next((l for l in it.labels if l[1] == VERB), it.labels[0])
+            r, i = parse_subrole(s)
+            role[b, k], sub[b, k], is_verb[b, k], verb[b, k] = ROLE_VOCAB[r], i, r == VERB, V[vsrs[f].verb]
+            if regs[b][k]:
+                regions[b, k, :len(regs[b][k])] = F[regs[b][k]]
+                mask[b, k, :len(regs[b][k])] = True
+    ctl = dict(regions=regions, region_mask=mask, slot_role=role, slot_is_verb=is_verb.bool(),
+               global_feat=F.mean(0).expand(B, -1).contiguous(),
+               n_slots=torch.tensor([len(p) for p in plans]), slot_sub=sub, slot_verb=verb)
+    if self.verb_words is not None:
+        known = ctl['slot_is_verb'] & torch.isin(verb, torch.tensor(sorted(self.verb_words)))
+        ctl['allowed_words'] = verb_constraint(known, verb, self.verb_words, self.captioner.vocab_size,
+                                               self.verb_extra, n_slots=ctl['n_slots'], eos_id=self.captioner.eos_id)
+        if spell:                                  # a verb the captioner never learned: its slot says <unk>, spelled later
+            row = torch.zeros(self.captioner.vocab_size, dtype=torch.bool)
+            row[[UNK_ID, *self.verb_extra]] = True
+            ctl['allowed_words'][ctl['slot_is_verb'] & ~known] = row
+            allow_final_eos(ctl['allowed_words'], ctl['slot_is_verb'], ctl['n_slots'], self.captioner.eos_id)
+    if oracle is not None: ctl['allowed_words'] = self.oracle_words(plans, oracle, ctl.get('allowed_words'), B, K)
+    return {k: v.to(self.device) for k, v in ctl.items()}
 
-    def oracle_words(self, plans:Sequence[Plan], rec:Mapping, allowed=None, B:int=1, K:int=1)->torch.Tensor: # (B, K, V)
-        "`allowed_words` with each verb slot pinned to the reference caption's own verb word (paper §4.2, Table 1's grey *oracle verb* rows)"
-        V, W = self.captioner.vocab_size, self.vocabs['captioner']
-        allowed = torch.zeros(B, K, V, dtype=torch.bool) if allowed is None else allowed.clone()   # all-False row: no constraint
-        for b, p in enumerate(plans):
-            for k, it in enumerate(p.items):
-                f = next((f for f, s in it.labels if s == VERB), None)
-                if f is None or f >= len(rec['frames']): continue
-                s, e = rec['frames'][f]['verb_span']
-                w = W[rec['tokens'][e - 1].lower()]                       # the main verb word ("riding" of "is riding")
-                if w == W['<unk>']: continue                                # a word the captioner lacks: the slot keeps its row
-                row = torch.zeros(V, dtype=torch.bool)
-                row[w] = True
-                if k == len(p.items) - 1: row[self.captioner.eos_id] = True   # the verb ends the caption: it may stop
-                allowed[b, k] = row
-        return allowed
+# %% ../nbs/22_pipeline.ipynb #a06758b241
+@patch
+def oracle_words(self:Pipeline, plans:Sequence[Plan], rec:Mapping, allowed=None, B:int=1, K:int=1)->torch.Tensor: # (B, K, V)
+    "`allowed_words` with each verb slot pinned to the reference caption's own verb word (paper §4.2, Table 1's grey *oracle verb* rows)"
+    V, W = self.captioner.vocab_size, self.vocabs['captioner']
+    allowed = torch.zeros(B, K, V, dtype=torch.bool) if allowed is None else allowed.clone()   # all-False row: no constraint
+    for b, p in enumerate(plans):
+        for k, it in enumerate(p.items):
+            f = next((f for f, s in it.labels if s == VERB), None)
+            if f is None or f >= len(rec['frames']): continue
+            s, e = rec['frames'][f]['verb_span']
+            w = W[rec['tokens'][e - 1].lower()]                       # the main verb word ("riding" of "is riding")
+            if w == W['<unk>']: continue                                # a word the captioner lacks: the slot keeps its row
+            row = torch.zeros(V, dtype=torch.bool)
+            row[w] = True
+            if k == len(p.items) - 1: row[self.captioner.eos_id] = True   # the verb ends the caption: it may stop
+            allowed[b, k] = row
+    return allowed
 
-    @torch.no_grad()
-    def caption(self, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping, beam:int=5, max_len:int=MAX_LEN,
-                spell:bool=False,         # `<unk>` in the verb slot of a verb the captioner lacks: its -ing form
-                oracle:Mapping|None=None, # a caption record whose verb words the verb slots say (`controls`)
-               )->list[dict]:
-        "Caption each plan; words tagged with the slot they were generated under, gate trace included"
-        ctl = self.controls(plans, vsrs, image, spell, **({'oracle': oracle} if oracle is not None else {}))
-        kw = dict(max_len=max_len, complete=self.complete, no_repeat=getattr(self, 'no_repeat', False),
-                  no_unk=getattr(self, 'no_unk', False), **ctl)
-        dec = greedy_decode(self.captioner, **kw) if beam <= 1 else beam_search(self.captioner, beam_size=beam, **kw)
-        W, out = self.vocabs['captioner'], []
-        ag = dec.trace.get('alpha_g')
-        for b, p in enumerate(plans):
-            toks, subs, gates, a = [], [], [], []
-            for t, (w, k, g, m) in enumerate(zip(dec.words[b].tolist(), dec.slots[b].tolist(), dec.gates[b].tolist(),
-                                                 dec.mask[b].tolist())):
-                if not m or w == self.captioner.eos_id: break
-                it = p.items[min(k, len(p) - 1)]
-                fv, sub = next((f for f, s in it.labels if s == VERB), None), '+'.join(s for _, s in it.labels)
-                word = ing_form(vsrs[fv].verb) if spell and w == UNK_ID and fv is not None else W.itos[w]
-                if word != W.itos[w] and toks and toks[-1] == word and subs[-1] == sub: continue   # spelled once a slot
-                toks.append(word)
-                subs.append(sub)
-                gates.append(g)
-                if ag is not None: a.append(float(ag[b, t]))
-            out.append({'caption': ' '.join(toks), 'tokens': toks, 'subroles': subs, 'gates': gates,
-                        'alpha_g': a or None,
-                        'score': float(dec.score[b])})
-        return out
+# %% ../nbs/22_pipeline.ipynb #3f0de6d04e
+@patch
+@torch.no_grad()
+def caption(self:Pipeline, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapping, beam:int=5, max_len:int=MAX_LEN,
+            spell:bool=False,         # `<unk>` in the verb slot of a verb the captioner lacks: its -ing form
+            oracle:Mapping|None=None, # a caption record whose verb words the verb slots say (`controls`)
+           )->list[dict]:
+    "Caption each plan; words tagged with the slot they were generated under, gate trace included"
+    ctl = self.controls(plans, vsrs, image, spell, **({'oracle': oracle} if oracle is not None else {}))
+    kw = dict(max_len=max_len, complete=self.complete, no_repeat=getattr(self, 'no_repeat', False),
+              no_unk=getattr(self, 'no_unk', False), **ctl)
+    dec = greedy_decode(self.captioner, **kw) if beam <= 1 else beam_search(self.captioner, beam_size=beam, **kw)
+    W, out = self.vocabs['captioner'], []
+    ag = dec.trace.get('alpha_g')
+    for b, p in enumerate(plans):
+        toks, subs, gates, a = [], [], [], []
+        for t, (w, k, g, m) in enumerate(zip(dec.words[b].tolist(), dec.slots[b].tolist(), dec.gates[b].tolist(),
+                                             dec.mask[b].tolist())):
+            if not m or w == self.captioner.eos_id: break
+            it = p.items[min(k, len(p) - 1)]
+            fv, sub = next((f for f, s in it.labels if s == VERB), None), '+'.join(s for _, s in it.labels)
+            word = ing_form(vsrs[fv].verb) if spell and w == UNK_ID and fv is not None else W.itos[w]
+            if word != W.itos[w] and toks and toks[-1] == word and subs[-1] == sub: continue   # spelled once a slot
+            toks.append(word)
+            subs.append(sub)
+            gates.append(g)
+            if ag is not None: a.append(float(ag[b, t]))
+        out.append({'caption': ' '.join(toks), 'tokens': toks, 'subroles': subs, 'gates': gates,
+                    'alpha_g': a or None,
+                    'score': float(dec.score[b])})
+    return out
 
-    def __call__(self, proposals,                  # proposals dict or a dataset image id
-                 vsrs,                             # VSR(s) or text 'ride: ARG0, ARG1, LOC*2; hold: ARG0, ARG1'
-                 n_structures:int=2,               # top-k S-level structures → k plans → k captions
-                 beam:int=5,                       # captioner beam (1 = greedy)
-                 gt:Mapping|None=None,             # caption record: ground truth for missing components
-                 max_len:int=MAX_LEN,
-                 unknown_verbs:str='error',        # 'error': an unknown verb is a VSRError; 'unk': <unk>, noted in `missing`;
-                                                   # 'spell': as 'unk', and a verb the captioner lacks is said as its -ing form
-                )->PipelineResult:
-        "Run GSRL → SSP → merge → captioner"
-        if self.oracle_verb and gt is None: raise ValueError("the oracle verb needs gt= the caption record whose verbs are the oracle")
-        image, vsrs = self.image(proposals), as_vsrs(vsrs)
-        parts = (('GSRL', 'gsrl', self.gsrl), ('S-level planner', 'planner', self.ssp),
-                 ('captioner', 'captioner_verbs', self.captioner))
-        notes = check_known(vsrs, {n: self.vocabs.get(k) for n, k, m in parts if m is not None}, unknown_verbs)
-        check_proposals(image, self.feature_widths(image))
-        grounding, cands = [], []
-        for i, v in enumerate(vsrs):
-            gt_sets, gt_struct = _gt_frame(gt, i)
-            if self.gsrl is not None: g = self.ground(v, image)
-            elif gt_sets is not None: g = {r: [(j, 1.) for j in gt_sets.get(r, [])] for r, _ in v.roles}
-            else:
-                raise ValueError(f"no GSRL ({self.missing.get('gsrl', 'not loaded')}) and no ground truth: pass gt= a "
-                                 f"caption record")
-            bad = [r for r, n in v.roles if len(g.get(r, [])) != n or any(j is None for j, _ in g[r])]
-            if bad: raise ValueError(f"VSR {v}: role(s) {bad} have no grounded set for every sub-role")
-            grounding.append(g)
-            cands.append(self.plan(v, g, image, n_structures, gt_struct))
-        structures, plans = [], []
-        for k in range(max(map(len, cands))):
-            picked = [c[min(k, len(c) - 1)] for c in cands]
-            pairs = [([s for s, _ in st], [j for _, j in st]) for st, _ in picked]
-            plan = merge_structures(pairs)
-            if plan in plans: continue
-            plans.append(plan)
-            structures.append({'structures': [st for st, _ in picked], 'score': sum(sc for _, sc in picked)})
-        res = PipelineResult(vsrs,
-                             [{r: [{'set': j, 'score': s} for j, s in v] for r, v in g.items()} for g in grounding],
-                             structures, plans,
-                             missing={**self.missing, **({'verbs': '; '.join(notes)} if notes else {})})
-        orc = {'oracle': gt} if self.oracle_verb else {}                  # Table 1's oracle verb: the reference's verb words
-        if self.captioner is not None: res.captions = self.caption(plans, vsrs, image, beam, max_len, unknown_verbs == 'spell', **orc)
-        return res
+# %% ../nbs/22_pipeline.ipynb #2d23a216c7
+@patch
+def __call__(self:Pipeline, proposals,                  # proposals dict or a dataset image id
+             vsrs,                             # VSR(s) or text 'ride: ARG0, ARG1, LOC*2; hold: ARG0, ARG1'
+             n_structures:int=2,               # top-k S-level structures → k plans → k captions
+             beam:int=5,                       # captioner beam (1 = greedy)
+             gt:Mapping|None=None,             # caption record: ground truth for missing components
+             max_len:int=MAX_LEN,
+             unknown_verbs:str='error',        # 'error': an unknown verb is a VSRError; 'unk': <unk>, noted in `missing`;
+                                               # 'spell': as 'unk', and a verb the captioner lacks is said as its -ing form
+            )->PipelineResult:
+    "Run GSRL → SSP → merge → captioner"
+    if self.oracle_verb and gt is None: raise ValueError("the oracle verb needs gt= the caption record whose verbs are the oracle")
+    image, vsrs = self.image(proposals), as_vsrs(vsrs)
+    parts = (('GSRL', 'gsrl', self.gsrl), ('S-level planner', 'planner', self.ssp),
+             ('captioner', 'captioner_verbs', self.captioner))
+    notes = check_known(vsrs, {n: self.vocabs.get(k) for n, k, m in parts if m is not None}, unknown_verbs)
+    check_proposals(image, self.feature_widths(image))
+    grounding, cands = [], []
+    for i, v in enumerate(vsrs):
+        gt_sets, gt_struct = _gt_frame(gt, i)
+        if self.gsrl is not None: g = self.ground(v, image)
+        elif gt_sets is not None: g = {r: [(j, 1.) for j in gt_sets.get(r, [])] for r, _ in v.roles}
+        else:
+            raise ValueError(f"no GSRL ({self.missing.get('gsrl', 'not loaded')}) and no ground truth: pass gt= a "
+                             f"caption record")
+        bad = [r for r, n in v.roles if len(g.get(r, [])) != n or any(j is None for j, _ in g[r])]
+        if bad: raise ValueError(f"VSR {v}: role(s) {bad} have no grounded set for every sub-role")
+        grounding.append(g)
+        cands.append(self.plan(v, g, image, n_structures, gt_struct))
+    structures, plans = [], []
+    for k in range(max(map(len, cands))):
+        picked = [c[min(k, len(c) - 1)] for c in cands]
+        pairs = [([s for s, _ in st], [j for _, j in st]) for st, _ in picked]
+        plan = merge_structures(pairs)
+        if plan in plans: continue
+        plans.append(plan)
+        structures.append({'structures': [st for st, _ in picked], 'score': sum(sc for _, sc in picked)})
+    res = PipelineResult(vsrs,
+                         [{r: [{'set': j, 'score': s} for j, s in v] for r, v in g.items()} for g in grounding],
+                         structures, plans,
+                         missing={**self.missing, **({'verbs': '; '.join(notes)} if notes else {})})
+    orc = {'oracle': gt} if self.oracle_verb else {}                  # Table 1's oracle verb: the reference's verb words
+    if self.captioner is not None: res.captions = self.caption(plans, vsrs, image, beam, max_len, unknown_verbs == 'spell', **orc)
+    return res
 
 # %% ../nbs/22_pipeline.ipynb #0000000b
 def tiny_pipeline(data, seed:int=0, hidden:int=16, name:str='ours')->Pipeline:

@@ -107,6 +107,27 @@ def _add_detections(det:dict, dets:dict, path, where:str):
                                                       f"{dets[did][0]} in another caption"))
             dets[did] = (box, cls)
 
+# %% ../nbs/05_readers.ipynb #a1dc158f4f
+def _entity_chunks(chunks:list, tokens:list, seq:list, det:dict, path:Path, where:str, strict:bool=True)->list:
+    "`read_coco_entities`' noun chunks of one caption: their token spans and classes, checked against `det_sequences`"
+    out, pos = [], 0
+    for j, ch in enumerate(chunks):
+        if not (isinstance(ch, list) and len(ch) == 2 and all(isinstance(x, str) for x in ch)):
+            raise FormatError(where_text(path, where, f"noun_chunks[{j}] = {ch!r} is not [chunk text, class]"))
+        text, cls = ch
+        if cls != '_' and cls not in det:
+            raise FormatError(where_text(path, where,
+                                     f"noun_chunks[{j}] class {cls!r} has no detections (classes: "
+                                     f"{sorted(det)})"))
+        s_, e_ = _find_span(tokens, text.lower().split(), pos, path, where)
+        pos = e_
+        if strict and any(c != cls for c in seq[s_:e_]):
+            raise FormatError(where_text(path, where,
+                                     f"noun chunk {text!r} has class {cls!r} but det_sequences[{s_}:{e_}] = "
+                                     f"{seq[s_:e_]}"))
+        out.append({'span': [s_, e_], 'class': None if cls == '_' else cls})
+    return out
+
 # %% ../nbs/05_readers.ipynb #6082e7ee
 def read_coco_entities(path,                   # coco_entities_release.json (or a sample with the same schema)
                        default_split:str|None=None, # split for entries without a `split` field (the SCT demo has none)
@@ -145,22 +166,7 @@ def read_coco_entities(path,                   # coco_entities_release.json (or 
             tokens = cap.lower().split()
             if len(seq) != len(tokens):
                 raise FormatError(where_text(path, where, f"det_sequences has {len(seq)} entries for {len(tokens)} words"))
-            out, pos = [], 0
-            for j, ch in enumerate(chunks):
-                if not (isinstance(ch, list) and len(ch) == 2 and all(isinstance(x, str) for x in ch)):
-                    raise FormatError(where_text(path, where, f"noun_chunks[{j}] = {ch!r} is not [chunk text, class]"))
-                text, cls = ch
-                if cls != '_' and cls not in det:
-                    raise FormatError(where_text(path, where,
-                                             f"noun_chunks[{j}] class {cls!r} has no detections (classes: "
-                                             f"{sorted(det)})"))
-                s_, e_ = _find_span(tokens, text.lower().split(), pos, path, where)
-                pos = e_
-                if strict and any(c != cls for c in seq[s_:e_]):
-                    raise FormatError(where_text(path, where,
-                                             f"noun chunk {text!r} has class {cls!r} but det_sequences[{s_}:{e_}] = "
-                                             f"{seq[s_:e_]}"))
-                out.append({'span': [s_, e_], 'class': None if cls == '_' else cls})
+            out = _entity_chunks(chunks, tokens, seq, det, path, where, strict)
             captions.append({'caption_id': f'{img_id}_{k}', 'image_id': str(img_id), 'caption': cap, 'tokens': tokens,
                              'frames': [], 'slots': [], 'chunks': out})
         order = sorted(dets)
@@ -182,6 +188,47 @@ def read_coco_entities(path,                   # coco_entities_release.json (or 
 
 # %% ../nbs/05_readers.ipynb #00000013
 BOX_TOLERANCE = 2.0   # pixels a COCO box may overhang the image (rounding in the official files) before it is an error
+
+# %% ../nbs/05_readers.ipynb #b136389734
+def _coco_instances(instances_json, cpath:Path, imgs:dict, boxes:dict, box_classes:dict, classes:list, drop_crowd:bool=False):
+    "`read_coco`'s instance boxes: fills `boxes`, `box_classes` and `classes`, and each image's width and height from `instances_json`"
+    ipath = Path(instances_json)
+    ij = load_json(ipath)
+    sizes = {}
+    for k, im in enumerate(need_field(ij, 'images', ipath, None, list)):
+        sizes[str(need_field(im, 'id', ipath, f'images[{k}]'))] = (need_field(im, 'width', ipath, f'images[{k}]', int),
+                                                              need_field(im, 'height', ipath, f'images[{k}]', int))
+    cats = {}
+    for k, c in enumerate(need_field(ij, 'categories', ipath, None, list)):
+        cats[need_field(c, 'id', ipath, f'categories[{k}]', int)] = need_field(c, 'name', ipath, f'categories[{k}]', str)
+    classes += [cats[i] for i in sorted(cats)]
+    bx, bc = {}, {}
+    for k, a in enumerate(need_field(ij, 'annotations', ipath, None, list)):
+        where = f"annotations[{k}] (id {a.get('id')})" if isinstance(a, dict) else f'annotations[{k}]'
+        iid, cid = str(need_field(a, 'image_id', ipath, where)), need_field(a, 'category_id', ipath, where, int)
+        bb = need_field(a, 'bbox', ipath, where, list)
+        if iid not in sizes: raise FormatError(where_text(ipath, where, f"image_id {iid} is not in 'images'"))
+        if cid not in cats:
+            raise FormatError(where_text(ipath, where, f"unknown category_id {cid} (known: {sorted(cats)[:10]}…)"))
+        if drop_crowd and a.get('iscrowd'): continue
+        W, H = sizes[iid]
+        if len(bb) != 4 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in bb):
+            raise FormatError(where_text(ipath, where, f"bbox {str(bb)[:80]} is not [x, y, w, h] of finite numbers"))
+        x, y, w, h = bb
+        if w < 0 or h < 0 or x < -BOX_TOLERANCE or y < -BOX_TOLERANCE or x + w > W + BOX_TOLERANCE or y + h > H + BOX_TOLERANCE:
+            raise FormatError(where_text(ipath, where,
+                                     f"bbox {bb} (x, y, w, h) is outside image {iid} of {W}x{H} pixels"))
+        bx.setdefault(iid, []).append([max(0., x), max(0., y), min(float(W), x + w), min(float(H), y + h)])
+        bc.setdefault(iid, []).append(cats[cid])
+    for iid in imgs:
+        if iid in sizes:
+            if imgs[iid]['width'] not in (None, sizes[iid][0]) or imgs[iid]['height'] not in (None, sizes[iid][1]):
+                raise FormatError(f"{cpath} and {ipath}: image {iid} is "
+                                  f"{imgs[iid]['width']}x{imgs[iid]['height']} in one and "
+                                  f"{sizes[iid][0]}x{sizes[iid][1]} in the other")
+            imgs[iid]['width'], imgs[iid]['height'] = sizes[iid]
+        boxes[iid] = np.array(bx.get(iid, []), np.float32).reshape(-1, 4)
+        box_classes[iid] = bc.get(iid, [])
 
 # %% ../nbs/05_readers.ipynb #00000s01
 def read_coco(captions_json,             # captions_*.json
@@ -207,44 +254,7 @@ def read_coco(captions_json,             # captions_*.json
         captions.append({'caption_id': str(a.get('id', f'{iid}_{n}')), 'image_id': iid, 'caption': cap.strip(),
                          'tokens': tokenize(cap), 'frames': [], 'slots': []})
     boxes, box_classes, classes = {i: np.zeros((0, 4), np.float32) for i in imgs}, {i: [] for i in imgs}, [BACKGROUND]
-    if instances_json is not None:
-        ipath = Path(instances_json)
-        ij = load_json(ipath)
-        sizes = {}
-        for k, im in enumerate(need_field(ij, 'images', ipath, None, list)):
-            sizes[str(need_field(im, 'id', ipath, f'images[{k}]'))] = (need_field(im, 'width', ipath, f'images[{k}]', int),
-                                                                  need_field(im, 'height', ipath, f'images[{k}]', int))
-        cats = {}
-        for k, c in enumerate(need_field(ij, 'categories', ipath, None, list)):
-            cats[need_field(c, 'id', ipath, f'categories[{k}]', int)] = need_field(c, 'name', ipath, f'categories[{k}]', str)
-        classes += [cats[i] for i in sorted(cats)]
-        bx, bc = {}, {}
-        for k, a in enumerate(need_field(ij, 'annotations', ipath, None, list)):
-            where = f"annotations[{k}] (id {a.get('id')})" if isinstance(a, dict) else f'annotations[{k}]'
-            iid, cid = str(need_field(a, 'image_id', ipath, where)), need_field(a, 'category_id', ipath, where, int)
-            bb = need_field(a, 'bbox', ipath, where, list)
-            if iid not in sizes: raise FormatError(where_text(ipath, where, f"image_id {iid} is not in 'images'"))
-            if cid not in cats:
-                raise FormatError(where_text(ipath, where, f"unknown category_id {cid} (known: {sorted(cats)[:10]}…)"))
-            if drop_crowd and a.get('iscrowd'): continue
-            W, H = sizes[iid]
-            if len(bb) != 4 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in bb):
-                raise FormatError(where_text(ipath, where, f"bbox {str(bb)[:80]} is not [x, y, w, h] of finite numbers"))
-            x, y, w, h = bb
-            if w < 0 or h < 0 or x < -BOX_TOLERANCE or y < -BOX_TOLERANCE or x + w > W + BOX_TOLERANCE or y + h > H + BOX_TOLERANCE:
-                raise FormatError(where_text(ipath, where,
-                                         f"bbox {bb} (x, y, w, h) is outside image {iid} of {W}x{H} pixels"))
-            bx.setdefault(iid, []).append([max(0., x), max(0., y), min(float(W), x + w), min(float(H), y + h)])
-            bc.setdefault(iid, []).append(cats[cid])
-        for iid in imgs:
-            if iid in sizes:
-                if imgs[iid]['width'] not in (None, sizes[iid][0]) or imgs[iid]['height'] not in (None, sizes[iid][1]):
-                    raise FormatError(f"{cpath} and {ipath}: image {iid} is "
-                                      f"{imgs[iid]['width']}x{imgs[iid]['height']} in one and "
-                                      f"{sizes[iid][0]}x{sizes[iid][1]} in the other")
-                imgs[iid]['width'], imgs[iid]['height'] = sizes[iid]
-            boxes[iid] = np.array(bx.get(iid, []), np.float32).reshape(-1, 4)
-            box_classes[iid] = bc.get(iid, [])
+    if instances_json is not None: _coco_instances(instances_json, cpath, imgs, boxes, box_classes, classes, drop_crowd)
     for im in imgs.values():
         fn = im.pop('file_name')
         if image_dir is None or fn is None: continue

@@ -12,6 +12,7 @@ from .core import MAX_PER_ROLE
 from .vsr import ROLE_VOCAB
 from .sinkhorn import sinkhorn, hungarian, invert_perm, perm_to_matrix, SINKHORN_ITERS, SINKHORN_TAU
 from .gsrl import masked_mean, BOTTOM_UP_DIM, WORD_DIM, HIDDEN_DIM, DROPOUT
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['BOX_ENCODINGS', 'POS_DIM', 'N_MAX', 'box_encoding', 'RLevelConfig', 'RLevelPlanner', 'rlevel_loss']
@@ -98,53 +99,61 @@ class RLevelPlanner(nn.Module):
     @classmethod
     def from_config(cls, cfg:RLevelConfig): return cls(**vars(cfg))
 
-    def class_embedding(self, cls_prob:torch.Tensor)->torch.Tensor: # (B, n, R, C) float probs or (B, n, R) long ids -> (B, n, R, d_cls)
-        "W^r_c Π_c: one-hot ids (a lookup) or a probability vector (the expected embedding)"
-        if not cls_prob.is_floating_point(): return F.embedding(cls_prob, self.W_c.weight.t())   # class ids
-        if cls_prob.shape[-1] != self.cfg.n_classes:
-            raise ValueError(f"RLevelPlanner: cls_prob has {cls_prob.shape[-1]} classes, the model was built with "
-                             f"n_classes={self.cfg.n_classes}")
-        return self.W_c(cls_prob)
+# %% ../nbs/12a_rlevel.ipynb #845cc7ac67
+@patch
+def class_embedding(self:RLevelPlanner, cls_prob:torch.Tensor)->torch.Tensor: # (B, n, R, C) float probs or (B, n, R) long ids -> (B, n, R, d_cls)
+    "W^r_c Π_c: one-hot ids (a lookup) or a probability vector (the expected embedding)"
+    if not cls_prob.is_floating_point(): return F.embedding(cls_prob, self.W_c.weight.t())   # class ids
+    if cls_prob.shape[-1] != self.cfg.n_classes:
+        raise ValueError(f"RLevelPlanner: cls_prob has {cls_prob.shape[-1]} classes, the model was built with "
+                         f"n_classes={self.cfg.n_classes}")
+    return self.W_c(cls_prob)
 
-    def scores(self, region_feats:torch.Tensor, # (B, n, R, D) features f of each set's regions
-               region_mask:torch.Tensor,        # (B, n, R) bool, True for real regions
-               boxes:torch.Tensor,              # (B, n, R, 4) x1 y1 x2 y2 pixels
-               img_size:torch.Tensor,           # (B, 2) image width, height
-               cls_prob:torch.Tensor,           # (B, n, R, C) class probabilities, or (B, n, R) long class ids
-               verb:torch.Tensor,               # (B,) verb ids
-               role:torch.Tensor,               # (B,) role ids (ROLE_VOCAB)
-               set_mask:torch.Tensor,           # (B, n) bool, True for real sets, left-aligned
-              )->torch.Tensor:                  # (B, n, n) Z: rows = sets, columns = positions
-        "The score matrix Z of pooled per-proposal encodings"
-        B, n, R, D = region_feats.shape
-        if n > self.cfg.n_max:
-            raise ValueError(f"RLevelPlanner: {n} proposal sets, the model allows n_max={self.cfg.n_max}")
-        if D != self.cfg.feat_dim:
-            raise ValueError(f"RLevelPlanner: region_feats has width {D}, the model was built with "
-                             f"feat_dim={self.cfg.feat_dim}")
-        _check_prefix(set_mask.bool())
-        vr = torch.cat([self.verb_emb(verb), self.role_emb(role)], -1)            # (B, 2*d_emb)
-        z = torch.cat([self.W_v(region_feats),                                    # (B, n, R, d_vis)
-                       self.class_embedding(cls_prob),                            # (B, n, R, d_cls)
-                       box_encoding(boxes, img_size, self.cfg.box),               # (B, n, R, 4)
-                       vr[:, None, None].expand(B, n, R, -1)], -1)                # (B, n, R, 2*d_emb)
-        z = self.mlp_b(z)                                                         # (B, n, R, n_max) z̃_*
-        z = masked_mean(z, region_mask.bool() & set_mask.bool()[..., None])      # (B, n, n_max) z_i, pooled per set
-        return z[..., :n]                                                         # (B, n, n) the valid positions
+# %% ../nbs/12a_rlevel.ipynb #a2e5251206
+@patch
+def scores(self:RLevelPlanner, region_feats:torch.Tensor, # (B, n, R, D) features f of each set's regions
+           region_mask:torch.Tensor,        # (B, n, R) bool, True for real regions
+           boxes:torch.Tensor,              # (B, n, R, 4) x1 y1 x2 y2 pixels
+           img_size:torch.Tensor,           # (B, 2) image width, height
+           cls_prob:torch.Tensor,           # (B, n, R, C) class probabilities, or (B, n, R) long class ids
+           verb:torch.Tensor,               # (B,) verb ids
+           role:torch.Tensor,               # (B,) role ids (ROLE_VOCAB)
+           set_mask:torch.Tensor,           # (B, n) bool, True for real sets, left-aligned
+          )->torch.Tensor:                  # (B, n, n) Z: rows = sets, columns = positions
+    "The score matrix Z of pooled per-proposal encodings"
+    B, n, R, D = region_feats.shape
+    if n > self.cfg.n_max:
+        raise ValueError(f"RLevelPlanner: {n} proposal sets, the model allows n_max={self.cfg.n_max}")
+    if D != self.cfg.feat_dim:
+        raise ValueError(f"RLevelPlanner: region_feats has width {D}, the model was built with "
+                         f"feat_dim={self.cfg.feat_dim}")
+    _check_prefix(set_mask.bool())
+    vr = torch.cat([self.verb_emb(verb), self.role_emb(role)], -1)            # (B, 2*d_emb)
+    z = torch.cat([self.W_v(region_feats),                                    # (B, n, R, d_vis)
+                   self.class_embedding(cls_prob),                            # (B, n, R, d_cls)
+                   box_encoding(boxes, img_size, self.cfg.box),               # (B, n, R, 4)
+                   vr[:, None, None].expand(B, n, R, -1)], -1)                # (B, n, R, 2*d_emb)
+    z = self.mlp_b(z)                                                         # (B, n, R, n_max) z̃_*
+    z = masked_mean(z, region_mask.bool() & set_mask.bool()[..., None])      # (B, n, n_max) z_i, pooled per set
+    return z[..., :n]                                                         # (B, n, n) the valid positions
 
-    def forward(self, region_feats, region_mask, boxes, img_size, cls_prob, verb, role, set_mask, # as in `scores`
-               )->torch.Tensor:                                                  # (B, n, n) soft permutation P
-        "P = Sinkhorn(Z): soft assignment of each proposal set (row) to a position (column)"
-        Z = self.scores(region_feats, region_mask, boxes, img_size, cls_prob, verb, role, set_mask)
-        return sinkhorn(Z, self.cfg.n_iters, self.cfg.tau, mask=set_mask.bool())
+# %% ../nbs/12a_rlevel.ipynb #58ae81bfaa
+@patch
+def forward(self:RLevelPlanner, region_feats, region_mask, boxes, img_size, cls_prob, verb, role, set_mask, # as in `scores`
+           )->torch.Tensor:                                                  # (B, n, n) soft permutation P
+    "P = Sinkhorn(Z): soft assignment of each proposal set (row) to a position (column)"
+    Z = self.scores(region_feats, region_mask, boxes, img_size, cls_prob, verb, role, set_mask)
+    return sinkhorn(Z, self.cfg.n_iters, self.cfg.tau, mask=set_mask.bool())
 
-    @torch.no_grad()
-    def decode(self, region_feats, region_mask, boxes, img_size, cls_prob, verb, role, set_mask, # as in `scores`
-              )->torch.Tensor:                                                   # (B, n) set index at each position, -1 = padding
-        "Hard order of the sets via the Hungarian algorithm (call `model.eval()` first)"
-        P = self(region_feats, region_mask, boxes, img_size, cls_prob, verb, role, set_mask)  # (B, n, n)
-        order = invert_perm(hungarian(P, set_mask.bool()))                       # (B, n)
-        return order.masked_fill(~set_mask.bool(), -1)
+# %% ../nbs/12a_rlevel.ipynb #82a24a2044
+@patch
+@torch.no_grad()
+def decode(self:RLevelPlanner, region_feats, region_mask, boxes, img_size, cls_prob, verb, role, set_mask, # as in `scores`
+          )->torch.Tensor:                                                   # (B, n) set index at each position, -1 = padding
+    "Hard order of the sets via the Hungarian algorithm (call `model.eval()` first)"
+    P = self(region_feats, region_mask, boxes, img_size, cls_prob, verb, role, set_mask)  # (B, n, n)
+    order = invert_perm(hungarian(P, set_mask.bool()))                       # (B, n)
+    return order.masked_fill(~set_mask.bool(), -1)
 
 # %% ../nbs/12a_rlevel.ipynb #0000000c
 def rlevel_loss(P:torch.Tensor,          # (B, n, n) soft permutation from `RLevelPlanner.forward`

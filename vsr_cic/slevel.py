@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from .core import MAX_SUBROLES
 from .vsr import ROLE_VOCAB, PAD
 from .sinkhorn import sinkhorn, hungarian, invert_perm, SINKHORN_ITERS, SINKHORN_TAU
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['ROLE_BOS', 'ROLE_EOS', 'ROLE_PAD_ID', 'IGNORE', 'D_MODEL', 'N_HEADS', 'N_LAYERS', 'FFN_DIM', 'SSP_DROPOUT',
@@ -105,46 +106,54 @@ class SLevelPlanner(nn.Module):
     @classmethod
     def from_config(cls, cfg:SLevelConfig): return cls(**vars(cfg))
 
-    def encode(self, verb:torch.Tensor, roles:torch.Tensor): # (B,), (B, M) -> H (B, M, d), key padding (B, M)
-        "H = Transformer_enc({FC_a(W_v Π_v + W_s Π_s)}) over the unordered role set"
-        pad = ~role_mask(roles)                                                  # (B, M) True = padding
-        if roles.shape[1] > self.cfg.max_len:
-            raise ValueError(f"SLevelPlanner: {roles.shape[1]} roles, the model allows max_len={self.cfg.max_len}")
-        x = self.fc_a(self.verb_emb(verb)[:, None] + self.role_emb(roles))       # (B, M, d)
-        return self.encoder(x, src_key_padding_mask=pad), pad                    # (B, M, d), (B, M)
+# %% ../nbs/12_slevel.ipynb #8608512e09
+@patch
+def encode(self:SLevelPlanner, verb:torch.Tensor, roles:torch.Tensor): # (B,), (B, M) -> H (B, M, d), key padding (B, M)
+    "H = Transformer_enc({FC_a(W_v Π_v + W_s Π_s)}) over the unordered role set"
+    pad = ~role_mask(roles)                                                  # (B, M) True = padding
+    if roles.shape[1] > self.cfg.max_len:
+        raise ValueError(f"SLevelPlanner: {roles.shape[1]} roles, the model allows max_len={self.cfg.max_len}")
+    x = self.fc_a(self.verb_emb(verb)[:, None] + self.role_emb(roles))       # (B, M, d)
+    return self.encoder(x, src_key_padding_mask=pad), pad                    # (B, M, d), (B, M)
 
-    def step_logits(self, H:torch.Tensor, mem_pad:torch.Tensor,
-                    prefix:torch.Tensor, # (B, M, d), (B, M), (B, t) starting with BOS
-                    prefix_pad:torch.Tensor|None=None, # (B, t) True for padding *after* a sequence's EOS (never position 0)
-                   )->torch.Tensor:                   # (B, t, n_roles)
-        "Decoder logits for every prefix position (causal self-attention, cross-attention to H)"
-        t = prefix.shape[1]
-        pos = torch.arange(t, device=prefix.device)                               # (t,)
-        y = self.role_emb(prefix) + self.pos_emb(pos)[None]                       # (B, t, d)
-        causal = torch.triu(torch.ones(t, t, dtype=torch.bool, device=prefix.device), 1)  # (t, t) True = blocked
-        if prefix_pad is None: prefix_pad = torch.zeros_like(prefix, dtype=torch.bool)
-        out = self.decoder(y, H, tgt_mask=causal, tgt_key_padding_mask=prefix_pad,
-                           memory_key_padding_mask=mem_pad)                       # (B, t, d)
-        return self.head(out)                                                     # (B, t, n_roles)
+# %% ../nbs/12_slevel.ipynb #a648e11e1e
+@patch
+def step_logits(self:SLevelPlanner, H:torch.Tensor, mem_pad:torch.Tensor,
+                prefix:torch.Tensor, # (B, M, d), (B, M), (B, t) starting with BOS
+                prefix_pad:torch.Tensor|None=None, # (B, t) True for padding *after* a sequence's EOS (never position 0)
+               )->torch.Tensor:                   # (B, t, n_roles)
+    "Decoder logits for every prefix position (causal self-attention, cross-attention to H)"
+    t = prefix.shape[1]
+    pos = torch.arange(t, device=prefix.device)                               # (t,)
+    y = self.role_emb(prefix) + self.pos_emb(pos)[None]                       # (B, t, d)
+    causal = torch.triu(torch.ones(t, t, dtype=torch.bool, device=prefix.device), 1)  # (t, t) True = blocked
+    if prefix_pad is None: prefix_pad = torch.zeros_like(prefix, dtype=torch.bool)
+    out = self.decoder(y, H, tgt_mask=causal, tgt_key_padding_mask=prefix_pad,
+                       memory_key_padding_mask=mem_pad)                       # (B, t, d)
+    return self.head(out)                                                     # (B, t, n_roles)
 
-    def forward(self, verb:torch.Tensor,   # (B,) verb ids
-                roles:torch.Tensor,        # (B, M) role ids of the VSR in any order, 0-padded
-                target:torch.Tensor,       # (B, M) the roles in caption order, 0-padded (or the loader's (B, M+1) with EOS)
-               )->torch.Tensor:            # (B, M+1, n_roles) logits for the roles then EOS
-        "Teacher-forced logits of the role sequence"
-        target = as_target(roles, target)                                         # (B, M)
-        H, mem_pad = self.encode(verb, roles)                                     # (B, M, d), (B, M)
-        prefix = F.pad(target, (1, 0), value=ROLE_BOS)                                 # (B, M+1) BOS s_1 … s_M
-        lengths = (target != ROLE_PAD_ID).sum(1, keepdim=True)                         # (B, 1)
-        prefix_pad = torch.arange(prefix.shape[1], device=target.device)[None] > lengths  # (B, M+1) BOS never masked
-        return self.step_logits(H, mem_pad, prefix, prefix_pad)
+# %% ../nbs/12_slevel.ipynb #e9d56a34b7
+@patch
+def forward(self:SLevelPlanner, verb:torch.Tensor,   # (B,) verb ids
+            roles:torch.Tensor,        # (B, M) role ids of the VSR in any order, 0-padded
+            target:torch.Tensor,       # (B, M) the roles in caption order, 0-padded (or the loader's (B, M+1) with EOS)
+           )->torch.Tensor:            # (B, M+1, n_roles) logits for the roles then EOS
+    "Teacher-forced logits of the role sequence"
+    target = as_target(roles, target)                                         # (B, M)
+    H, mem_pad = self.encode(verb, roles)                                     # (B, M, d), (B, M)
+    prefix = F.pad(target, (1, 0), value=ROLE_BOS)                                 # (B, M+1) BOS s_1 … s_M
+    lengths = (target != ROLE_PAD_ID).sum(1, keepdim=True)                         # (B, 1)
+    prefix_pad = torch.arange(prefix.shape[1], device=target.device)[None] > lengths  # (B, M+1) BOS never masked
+    return self.step_logits(H, mem_pad, prefix, prefix_pad)
 
-    def loss(self, verb:torch.Tensor, roles:torch.Tensor, target:torch.Tensor, # as in `forward`
-             label_smoothing:float=0.)->torch.Tensor:                          # scalar
-        "Cross-entropy of the role sequence and its EOS (L^S_SSP, Eq. 12); the official code smooths with 0.1"
-        target = as_target(roles, target)
-        check_structures(roles, target)
-        return slevel_loss(self(verb, roles, target), target, label_smoothing)
+# %% ../nbs/12_slevel.ipynb #1f1b823091
+@patch
+def loss(self:SLevelPlanner, verb:torch.Tensor, roles:torch.Tensor, target:torch.Tensor, # as in `forward`
+         label_smoothing:float=0.)->torch.Tensor:                          # scalar
+    "Cross-entropy of the role sequence and its EOS (L^S_SSP, Eq. 12); the official code smooths with 0.1"
+    target = as_target(roles, target)
+    check_structures(roles, target)
+    return slevel_loss(self(verb, roles, target), target, label_smoothing)
 
 # %% ../nbs/12_slevel.ipynb #9a966d00
 def slevel_loss(logits:torch.Tensor,       # (B, M+1, n_roles) from `SLevelPlanner.forward`

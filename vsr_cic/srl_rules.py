@@ -6,6 +6,7 @@
 from __future__ import annotations
 import re
 from typing import Sequence
+from fastcore.basics import patch
 from .srl import SRL, Arg, Frame, Parse, Lexicon, load_lexicon, load_nlp, verb_lemma, format_frame
 from vsr_cic.srl_words import (
     PREP_ROLE,
@@ -174,37 +175,6 @@ class _Verb:
             )
             self.roles = lexicon.roles(self.roleset)
 
-    def subject_role(self, subj=None)->str:
-        "ARG0 for agents; ARG1 for passives and for verbs whose subject is a theme; the roleset's non-agentive role for a thing"
-        if self.passive: return 'ARG1'
-        if subj is not None and _animate(subj) and not self.has_obj and self.roles and 'ARG0' not in self.roles:
-            # 'children [jumping]': jump.03 (ARG0 'agent of motion'), not jump.01 ('prices jumped')
-            alt = next((r for r in self.lex.by_lemma.get(self.lemma, []) if r != self.roleset
-                        and 'agent of motion' in self.lex.roles(r).get('ARG0', '').lower()), None)
-            if alt is not None: self.roleset, self.roles = alt, self.lex.roles(alt)
-        # 'a kite [flying]': fly.01 ARG2
-        if self.roles and subj is not None and not self.has_obj and not _animate(subj):
-            r = next((r for r, d in self.roles.items() if r != 'ARG0' and 'non-agentive' in d.lower()), None)
-            if r is not None: return r
-        if self.roles:
-            if 'ARG0' not in self.roles and 'ARG1' in self.roles: return 'ARG1'
-            if not self.has_obj and 'caus' in self.roles.get('ARG0', '').lower(): return 'ARG1'
-            return 'ARG0'
-        return 'ARG1' if self.lemma in UNACCUSATIVE and not self.has_obj else 'ARG0'
-
-    def object_role(self, obj)->str:
-        "ARG1, or the recipient-like role an animate object fills (`feed` a horse: ARG2 'eater'), or an instrument role"
-        if obj is not None and obj.lower_ in MUSICAL and self.lex is not None:
-            for rid in self.lex.by_lemma.get(self.lemma, []):
-                for r, d in self.lex.roles(rid).items():
-                    if 'musical instrument' in d.lower():
-                        self.roleset, self.roles = rid, self.lex.roles(rid)
-                        return r
-        if obj is not None and obj.lower_ in ANIMATE:
-            for r, d in self.roles.items():
-                if r not in ('ARG0', 'ARG1') and any(k in d.lower() for k in RECIPIENT_WORDS): return r
-        return 'ARG1'
-
     def location_role(self, used:set)->str:
         "The roleset's numbered location role for a position next to a thing (`stand.01` ARG2 'location'), else LOC"
         if self.has_obj: return 'LOC'
@@ -215,25 +185,62 @@ class _Verb:
         "The next numbered role after `role` (a complement after an ARG1 subject is ARG2)"
         return 'ARG2' if role == 'ARG1' else 'ARG1'
 
-    def prep_role(self, prep:str, pobj, used:set, fronted:bool=False)->str:
-        "Role of a prepositional phrase: a numbered argument the lexicon names, else a modifier by preposition"
-        keys = PREP_KEYWORDS.get(prep, (prep,))
-        place = pobj is not None and pobj.lower_ in PLACE_NOUNS
-        for r, d in (self.roles.items() if not fronted else ()):
-            if r in ('ARG0',) or r in used or not r.startswith('ARG'): continue
-            if place and prep in LOC_PREPS and r != 'ARG1':
-                continue  # 'looks at the street' is ARG1; 'carries a box on a beach' is LOC
-            if r == 'ARG1' and (self.has_obj or self.passive): continue
-            words = re.findall(r'[a-z]+', d.lower())
-            if any((k in words) if ' ' not in k else (k in d.lower()) for k in keys): return r
-        if prep in LOC_PREPS and pobj is not None and pobj.lower_ not in PLACE_NOUNS and not fronted:
-            for r, d in self.roles.items():
-                if r not in ('ARG0', 'ARG1') and r not in used and ('location' in d.lower() or 'position' in d.lower()) and not self.has_obj:
+# %% ../nbs/04b_srl_rules.ipynb #49aadc66d5
+@patch
+def subject_role(self:_Verb, subj=None)->str:
+    "ARG0 for agents; ARG1 for passives and for verbs whose subject is a theme; the roleset's non-agentive role for a thing"
+    if self.passive: return 'ARG1'
+    if subj is not None and _animate(subj) and not self.has_obj and self.roles and 'ARG0' not in self.roles:
+        # 'children [jumping]': jump.03 (ARG0 'agent of motion'), not jump.01 ('prices jumped')
+        alt = next((r for r in self.lex.by_lemma.get(self.lemma, []) if r != self.roleset
+                    and 'agent of motion' in self.lex.roles(r).get('ARG0', '').lower()), None)
+        if alt is not None: self.roleset, self.roles = alt, self.lex.roles(alt)
+    # 'a kite [flying]': fly.01 ARG2
+    if self.roles and subj is not None and not self.has_obj and not _animate(subj):
+        r = next((r for r, d in self.roles.items() if r != 'ARG0' and 'non-agentive' in d.lower()), None)
+        if r is not None: return r
+    if self.roles:
+        if 'ARG0' not in self.roles and 'ARG1' in self.roles: return 'ARG1'
+        if not self.has_obj and 'caus' in self.roles.get('ARG0', '').lower(): return 'ARG1'
+        return 'ARG0'
+    return 'ARG1' if self.lemma in UNACCUSATIVE and not self.has_obj else 'ARG0'
+
+# %% ../nbs/04b_srl_rules.ipynb #af4a0511c9
+@patch
+def object_role(self:_Verb, obj)->str:
+    "ARG1, or the recipient-like role an animate object fills (`feed` a horse: ARG2 'eater'), or an instrument role"
+    if obj is not None and obj.lower_ in MUSICAL and self.lex is not None:
+        for rid in self.lex.by_lemma.get(self.lemma, []):
+            for r, d in self.lex.roles(rid).items():
+                if 'musical instrument' in d.lower():
+                    self.roleset, self.roles = rid, self.lex.roles(rid)
                     return r
-        if prep == 'by' and pobj is not None and pobj.tag_ == 'VBG': return 'MNR'
-        if prep == 'with': return 'COM' if pobj is not None and pobj.lower_ in ANIMATE else 'MNR'
-        if prep in ('in', 'on', 'at', 'during', 'by', 'within') and pobj is not None and _is_time(pobj): return 'TMP'
-        return PREP_ROLE.get(prep, 'ADV')
+    if obj is not None and obj.lower_ in ANIMATE:
+        for r, d in self.roles.items():
+            if r not in ('ARG0', 'ARG1') and any(k in d.lower() for k in RECIPIENT_WORDS): return r
+    return 'ARG1'
+
+# %% ../nbs/04b_srl_rules.ipynb #f9ce399f40
+@patch
+def prep_role(self:_Verb, prep:str, pobj, used:set, fronted:bool=False)->str:
+    "Role of a prepositional phrase: a numbered argument the lexicon names, else a modifier by preposition"
+    keys = PREP_KEYWORDS.get(prep, (prep,))
+    place = pobj is not None and pobj.lower_ in PLACE_NOUNS
+    for r, d in (self.roles.items() if not fronted else ()):
+        if r in ('ARG0',) or r in used or not r.startswith('ARG'): continue
+        if place and prep in LOC_PREPS and r != 'ARG1':
+            continue  # 'looks at the street' is ARG1; 'carries a box on a beach' is LOC
+        if r == 'ARG1' and (self.has_obj or self.passive): continue
+        words = re.findall(r'[a-z]+', d.lower())
+        if any((k in words) if ' ' not in k else (k in d.lower()) for k in keys): return r
+    if prep in LOC_PREPS and pobj is not None and pobj.lower_ not in PLACE_NOUNS and not fronted:
+        for r, d in self.roles.items():
+            if r not in ('ARG0', 'ARG1') and r not in used and ('location' in d.lower() or 'position' in d.lower()) and not self.has_obj:
+                return r
+    if prep == 'by' and pobj is not None and pobj.tag_ == 'VBG': return 'MNR'
+    if prep == 'with': return 'COM' if pobj is not None and pobj.lower_ in ANIMATE else 'MNR'
+    if prep in ('in', 'on', 'at', 'during', 'by', 'within') and pobj is not None and _is_time(pobj): return 'TMP'
+    return PREP_ROLE.get(prep, 'ADV')
 
 # %% ../nbs/04b_srl_rules.ipynb #0000000a
 def _subject_of(v):
@@ -355,6 +362,32 @@ def frame_of(p, lexicon:Lexicon|None=None)->Frame:
         ve = None
     return Frame(v.lemma, p.i, args, v.roleset, ve)
 
+# %% ../nbs/04b_srl_rules.ipynb #d3a724276e
+def _advmod_arg(p, c, v:_Verb, add, used:set):
+    "`_dependent_args` for an adverbial modifier `c` of `p`: a location ('next to a girl'), or a manner / time / other adverb"
+    doc, w = p.doc, c.lower_
+    if w in ('next', 'close') or any(k.dep_ == 'prep' for k in c.children) and w not in ADV_ROLE:
+        to = any(k.dep_ == 'prep' and k.lower_ == 'to' for k in c.children) and c.i > p.i
+        s, e = _extend_conj(doc, c, *subtree_span(c))
+        obj = next((o for k in c.children if k.dep_ == 'prep' for o in k.children if o.dep_ == 'pobj'), None)
+        spans = split_locatives(doc, obj, s, e) if obj is not None else [(s, e)]   # 'next to a girl [on a beach]'
+        add(v.location_role(used) if to else 'LOC', *spans[0])
+        for ps, pe in spans[1:]: add('LOC', ps, pe)
+        return
+    if c.tag_ in ('WRB',) and p.dep_ == 'relcl': return
+    sentential = c.i + 1 < len(doc) and doc[c.i + 1].text == ',' and c.i < p.i   # 'Amazingly, …'
+    add(ADV_ROLE.get(w, 'MNR' if w.endswith('ly') and not sentential else 'ADV'), *subtree_span(c))
+
+# %% ../nbs/04b_srl_rules.ipynb #174aa10c99
+def _advcl_arg(c, add):
+    "`_dependent_args` for an adverbial clause `c`: its role from its marker ('while', 'to', …; `MARK_ROLE`), else ADV"
+    marks = (
+        k.lower_ for k in c.children if k.dep_ in ("mark", "advmod") and k.i < c.i and k.lower_ in MARK_ROLE
+    )
+    mark = next(marks, None)
+    if mark is None and any(k.dep_ == 'aux' and k.lower_ == 'to' for k in c.children): mark = 'to'
+    add(MARK_ROLE.get(mark, 'ADV'), *subtree_span(c))
+
 # %% ../nbs/04b_srl_rules.ipynb #443e7f04
 def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
     "Add the arguments `p`'s own dependents give (`add` / `add_np` of `frame_of`); whether one of them is its subject"
@@ -395,18 +428,7 @@ def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
             role = v.prep_role(w, pobj, used, fronted=c.i < p.i)
             if pobj is not None and w in LOC_PREPS | {'to', 'from', 'into', 'onto'}: add_np(role, c, pobj)
             else: add(role, *subtree_span(c))
-        elif d == 'advmod':
-            if w in ('next', 'close') or any(k.dep_ == 'prep' for k in c.children) and w not in ADV_ROLE:
-                to = any(k.dep_ == 'prep' and k.lower_ == 'to' for k in c.children) and c.i > p.i
-                s, e = _extend_conj(doc, c, *subtree_span(c))
-                obj = next((o for k in c.children if k.dep_ == 'prep' for o in k.children if o.dep_ == 'pobj'), None)
-                spans = split_locatives(doc, obj, s, e) if obj is not None else [(s, e)]   # 'next to a girl [on a beach]'
-                add(v.location_role(used) if to else 'LOC', *spans[0])
-                for ps, pe in spans[1:]: add('LOC', ps, pe)
-                continue
-            if c.tag_ in ('WRB',) and p.dep_ == 'relcl': continue
-            sentential = c.i + 1 < len(doc) and doc[c.i + 1].text == ',' and c.i < p.i   # 'Amazingly, …'
-            add(ADV_ROLE.get(w, 'MNR' if w.endswith('ly') and not sentential else 'ADV'), *subtree_span(c))
+        elif d == 'advmod': _advmod_arg(p, c, v, add, used)
         elif d == 'npadvmod' and p.dep_ == 'amod' and p.tag_ == 'VBN' and c.i == p.i - 1 and c.pos_ == 'NOUN':
             add('ARG2' if 'ARG2' in v.roles else 'MNR', c.i, c.i + 1)   # 'a [snow] covered street': cover.01 ARG2 'covered with'
         elif d == 'npadvmod':
@@ -414,13 +436,7 @@ def _dependent_args(p, v:_Verb, subj:str, add, add_np, used:set)->bool:
             add('TMP' if time else 'EXT' if c.pos_ == 'NUM' else 'ADV', *subtree_span(c))
         elif d == 'neg': add('NEG', c.i, c.i + 1)
         elif d == 'aux' and (c.tag_ == 'MD' or w in MODALS): add('MOD', c.i, c.i + 1)
-        elif d == 'advcl':
-            marks = (
-                k.lower_ for k in c.children if k.dep_ in ("mark", "advmod") and k.i < c.i and k.lower_ in MARK_ROLE
-            )
-            mark = next(marks, None)
-            if mark is None and any(k.dep_ == 'aux' and k.lower_ == 'to' for k in c.children): mark = 'to'
-            add(MARK_ROLE.get(mark, 'ADV'), *subtree_span(c))
+        elif d == 'advcl': _advcl_arg(c, add)
     return has_subj
 
 # %% ../nbs/04b_srl_rules.ipynb #443e7f01

@@ -78,6 +78,36 @@ def _inflects(tok:str, lemma:str)->bool:
     if l.endswith('y'): stems.add(l[:-1] + 'i')
     return tok == l or any(tok == s + suf for s in stems for suf in ('s', 'es', 'd', 'ed', 'ing'))
 
+# %% ../nbs/05b_vsr_files.ipynb #ec1ea2e339
+def _slot_spans(c:dict, a:dict, where:str)->list:
+    "`apply_vsr_annotations`: each annotated slot's (token span, proposal set) in caption `c`, found left to right (a verb by its word, another slot by its noun chunk's class)"
+    toks, chunks, pos, spans = c['tokens'], c['chunks'], 0, []
+    for j, s in enumerate(a['slots']):
+        if s['class'] == 'verb':
+            lemma = s['labels'][0][0] if s['labels'] else None
+            hit = next(
+                (
+                    i
+                    for i in range(pos, len(toks))
+                    if toks[i] in s["surface"] or (lemma and _inflects(toks[i], lemma))
+                ),
+                None,
+            )
+            if hit is None:
+                raise FormatError(f"{where}: verb slot {j} ({lemma!r}) not found in the caption words after "
+                                  f"position {pos}")
+            spans.append(([hit, hit + 1], None))
+            pos = hit + 1
+        else:
+            want = None if s['class'] == '_' else s['class']
+            ch = next((ch for ch in chunks if ch['span'][0] >= pos and ch['class'] == want), None)
+            if ch is None:
+                raise FormatError(f"{where}: slot {j} of class {s['class']!r} matches no noun chunk after "
+                                  f"position {pos}")
+            spans.append((ch['span'], ch['set']))
+            pos = ch['span'][1]
+    return spans
+
 # %% ../nbs/05b_vsr_files.ipynb #ba30d84b
 def apply_vsr_annotations(records:Records,      # COCO Entities records (chunks with sets) for the same captions
                           ann:VSRAnnotations,   # from `read_vsr_annotations`
@@ -91,31 +121,7 @@ def apply_vsr_annotations(records:Records,      # COCO Entities records (chunks 
             if not drop_missing: caps.append(c)
             continue
         where = f"VSR annotations, image {c['image_id']}, caption {c['caption']!r}"
-        toks, chunks, pos, spans = c['tokens'], c['chunks'], 0, []
-        for j, s in enumerate(a['slots']):
-            if s['class'] == 'verb':
-                lemma = s['labels'][0][0] if s['labels'] else None
-                hit = next(
-                    (
-                        i
-                        for i in range(pos, len(toks))
-                        if toks[i] in s["surface"] or (lemma and _inflects(toks[i], lemma))
-                    ),
-                    None,
-                )
-                if hit is None:
-                    raise FormatError(f"{where}: verb slot {j} ({lemma!r}) not found in the caption words after "
-                                      f"position {pos}")
-                spans.append(([hit, hit + 1], None))
-                pos = hit + 1
-            else:
-                want = None if s['class'] == '_' else s['class']
-                ch = next((ch for ch in chunks if ch['span'][0] >= pos and ch['class'] == want), None)
-                if ch is None:
-                    raise FormatError(f"{where}: slot {j} of class {s['class']!r} matches no noun chunk after "
-                                      f"position {pos}")
-                spans.append((ch['span'], ch['set']))
-                pos = ch['span'][1]
+        spans = _slot_spans(c, a, where)
         frames = [{'verb': v, 'roleset': None, 'verb_span': None, 'args': []} for v in a['verbs']]
         # COCO VSR files key verbs by lemma (nbs/official_code.ipynb#quirks, defect 14)
         fidx = {v: i for i, v in enumerate(a['verbs'])}

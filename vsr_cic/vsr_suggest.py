@@ -20,6 +20,7 @@ from .pipeline import image_proposals as pipeline_image
 from .diversity import div_n, self_cider, best_of_k
 from .metrics import java_available, EMPTY
 from .scoring import diversity_captions
+from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['MAX_ENUM_ROLES', 'COUNT_THRESHOLD', 'SUGGESTED', 'lexicon_roles', 'VerbStats', 'sample_role_sets', 'gsrl_inputs',
@@ -58,23 +59,6 @@ class VerbStats:
     counts: dict = field(default_factory=dict)     # verb -> role -> {n: frames}
     lexicon: dict = field(default_factory=dict)    # verb -> PropBank roles (sorted list)
 
-    @classmethod
-    def from_data(cls, data,                  # dataset folder or loaded dataset
-                  split:str|None='train',
-                  lexicon='auto',             # see `lexicon_roles`, or a ready {lemma: roles} dict
-                 )->VerbStats:
-        data = load_dataset(data) if isinstance(data, (str, os.PathLike)) else data
-        rs, cn = defaultdict(Counter), defaultdict(lambda: defaultdict(Counter))
-        for c in data.captions:
-            if split is not None and data.images[c['image_id']]['split'] != split: continue
-            for v in caption_vsrs(c):
-                rs[v.verb][_rkey(r for r, _ in v.roles)] += 1
-                for r, n in v.roles: cn[v.verb][r][n] += 1
-        lex = lexicon if isinstance(lexicon, dict) else lexicon_roles(lexicon, verbs=rs)
-        return cls({v: dict(c) for v, c in rs.items()},
-                   {v: {r: {int(n): k for n, k in c.items()} for r, c in d.items()} for v, d in cn.items()},
-                   {v: sorted(lex[v]) for v in rs if v in lex})
-
     @property
     def verbs(self)->list[str]: return sorted(self.role_sets)
 
@@ -82,39 +66,67 @@ class VerbStats:
         if verb not in self.role_sets:
             raise KeyError(f"verb {verb!r} never occurs in the statistics' captions ({len(self.role_sets)} verbs)")
 
-    def allowed_roles(self, verb:str)->list[str]:
-        "Roles the verb's frame allows: those of its training frames and of its PropBank rolesets, in `ROLES` order"
-        self._check(verb)
-        seen = {r for k in self.role_sets[verb] for r in _rtuple(k)} | set(self.lexicon.get(verb, ()))
-        return [r for r in ROLES if r in seen]
+# %% ../nbs/22a_vsr_suggest.ipynb #f03d800a49
+@patch(cls_method=True)
+def from_data(cls:VerbStats, data,                  # dataset folder or loaded dataset
+              split:str|None='train',
+              lexicon='auto',             # see `lexicon_roles`, or a ready {lemma: roles} dict
+             )->VerbStats:
+    data = load_dataset(data) if isinstance(data, (str, os.PathLike)) else data
+    rs, cn = defaultdict(Counter), defaultdict(lambda: defaultdict(Counter))
+    for c in data.captions:
+        if split is not None and data.images[c['image_id']]['split'] != split: continue
+        for v in caption_vsrs(c):
+            rs[v.verb][_rkey(r for r, _ in v.roles)] += 1
+            for r, n in v.roles: cn[v.verb][r][n] += 1
+    lex = lexicon if isinstance(lexicon, dict) else lexicon_roles(lexicon, verbs=rs)
+    return cls({v: dict(c) for v, c in rs.items()},
+               {v: {r: {int(n): k for n, k in c.items()} for r, c in d.items()} for v, d in cn.items()},
+               {v: sorted(lex[v]) for v in rs if v in lex})
 
-    def role_set_probs(self, verb:str, smoothing:float=0.)->dict[tuple, float]:
-        "P(S | v): share of the verb's training frames using exactly role set S (+ `smoothing` per unseen subset of the allowed roles)"
-        self._check(verb)
-        w = {_rtuple(k): float(n) for k, n in self.role_sets[verb].items()}
-        allowed = self.allowed_roles(verb)
-        if smoothing > 0 and len(allowed) <= MAX_ENUM_ROLES:
-            for size in range(1, min(len(allowed), MAX_SUBROLES - 1) + 1):
-                for s in combinations(allowed, size): w.setdefault(s, smoothing)
-        tot = sum(w.values())
-        return {s: x / tot for s, x in sorted(w.items())}
+# %% ../nbs/22a_vsr_suggest.ipynb #dffc9a9577
+@patch
+def allowed_roles(self:VerbStats, verb:str)->list[str]:
+    "Roles the verb's frame allows: those of its training frames and of its PropBank rolesets, in `ROLES` order"
+    self._check(verb)
+    seen = {r for k in self.role_sets[verb] for r in _rtuple(k)} | set(self.lexicon.get(verb, ()))
+    return [r for r in ROLES if r in seen]
 
-    def count_probs(self, verb:str, role:str)->dict[int, float]:
-        "P(n | v, r): how many entities role r has in the verb's training frames (n=1 when never seen)"
-        c = self.counts.get(verb, {}).get(role) or {1: 1}
-        tot = sum(c.values())
-        return {int(n): k / tot for n, k in sorted(c.items(), key=lambda x: int(x[0]))}
+# %% ../nbs/22a_vsr_suggest.ipynb #adc15d84e8
+@patch
+def role_set_probs(self:VerbStats, verb:str, smoothing:float=0.)->dict[tuple, float]:
+    "P(S | v): share of the verb's training frames using exactly role set S (+ `smoothing` per unseen subset of the allowed roles)"
+    self._check(verb)
+    w = {_rtuple(k): float(n) for k, n in self.role_sets[verb].items()}
+    allowed = self.allowed_roles(verb)
+    if smoothing > 0 and len(allowed) <= MAX_ENUM_ROLES:
+        for size in range(1, min(len(allowed), MAX_SUBROLES - 1) + 1):
+            for s in combinations(allowed, size): w.setdefault(s, smoothing)
+    tot = sum(w.values())
+    return {s: x / tot for s, x in sorted(w.items())}
 
-    def save(self, path)->Path:
-        path = Path(path)
-        path.write_text(json.dumps({'role_sets': self.role_sets, 'counts': self.counts, 'lexicon': self.lexicon}))
-        return path
-    @classmethod
-    def load(cls, path)->VerbStats:
-        d = json.loads(Path(path).read_text())
-        return cls(d['role_sets'],
-                   {v: {r: {int(n): k for n, k in c.items()} for r, c in rc.items()} for v, rc in d['counts'].items()},
-                   d['lexicon'])
+# %% ../nbs/22a_vsr_suggest.ipynb #5cd58a3c2e
+@patch
+def count_probs(self:VerbStats, verb:str, role:str)->dict[int, float]:
+    "P(n | v, r): how many entities role r has in the verb's training frames (n=1 when never seen)"
+    c = self.counts.get(verb, {}).get(role) or {1: 1}
+    tot = sum(c.values())
+    return {int(n): k / tot for n, k in sorted(c.items(), key=lambda x: int(x[0]))}
+
+# %% ../nbs/22a_vsr_suggest.ipynb #f40838673d
+@patch
+def save(self:VerbStats, path)->Path:
+    path = Path(path)
+    path.write_text(json.dumps({'role_sets': self.role_sets, 'counts': self.counts, 'lexicon': self.lexicon}))
+    return path
+
+# %% ../nbs/22a_vsr_suggest.ipynb #7c5ce9392d
+@patch(cls_method=True)
+def load(cls:VerbStats, path)->VerbStats:
+    d = json.loads(Path(path).read_text())
+    return cls(d['role_sets'],
+               {v: {r: {int(n): k for n, k in c.items()} for r, c in rc.items()} for v, rc in d['counts'].items()},
+               d['lexicon'])
 
 # %% ../nbs/22a_vsr_suggest.ipynb #0000000c
 def sample_role_sets(stats:VerbStats, verb:str, n:int|None=None, # how many (None: all, by probability)
