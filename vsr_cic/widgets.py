@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 import numpy as np
 import ipywidgets as W
+from fastcore.basics import patch
 from .vsr import VSR, VSRError, VERB, ROLES, ROLE_MEANINGS, parse_subrole, subrole_names
 from .viz import draw_grounding, caption_html, structure_html
 from .vsr_suggest import VerbStats, suggest_vsrs, proposal_arrays
@@ -159,84 +160,99 @@ class VSRPicker(W.VBox):
         self._set_from_vsr(v or VSR(self.verb.value,
                                     [(self.frames[self.verb.value][0], 1)] if self.frames[self.verb.value] else []))
 
-    def on_change(self, fn):
-        "Call `fn(picker)` after every change of the image or of a valid VSR"
-        self._callbacks.append(fn)
+# %% ../nbs/31_widgets.ipynb #06c4f359
+@patch
+def on_change(self:VSRPicker, fn):
+    "Call `fn(picker)` after every change of the image or of a valid VSR"
+    self._callbacks.append(fn)
 
-    def _fire(self):
-        for fn in self._callbacks: fn(self)
+@patch
+def _fire(self:VSRPicker):
+    for fn in self._callbacks: fn(self)
 
-    def _build_roles(self, verb:str, counts:Mapping[str, int]):
-        roles = list(self.frames.get(verb, [])) + [r for r in counts if r not in self.frames.get(verb, [])]
-        self.checks, self.counts, rows = {}, {}, []
-        for r in roles:
-            n = counts.get(r, 0)
-            c = W.Checkbox(value=n > 0, description=r, indent=False, tooltip=ROLE_MEANINGS.get(r, ''),
-                           layout=W.Layout(width='90px'))
-            k = W.BoundedIntText(value=max(n, 1), min=1, max=max(self.max_count, n), layout=W.Layout(width='60px'))
-            c.observe(self._on_roles, 'value')
-            k.observe(self._on_roles, 'value')
-            self.checks[r], self.counts[r] = c, k
-            rows.append(W.HBox([c, k,
-                                W.HTML(f'<span style="color:#888">{html.escape(ROLE_MEANINGS.get(r, ""))}</span>')]))
-        self.roles_box.children = rows
+@patch
+def _build_roles(self:VSRPicker, verb:str, counts:Mapping[str, int]):
+    roles = list(self.frames.get(verb, [])) + [r for r in counts if r not in self.frames.get(verb, [])]
+    self.checks, self.counts, rows = {}, {}, []
+    for r in roles:
+        n = counts.get(r, 0)
+        c = W.Checkbox(value=n > 0, description=r, indent=False, tooltip=ROLE_MEANINGS.get(r, ''),
+                       layout=W.Layout(width='90px'))
+        k = W.BoundedIntText(value=max(n, 1), min=1, max=max(self.max_count, n), layout=W.Layout(width='60px'))
+        c.observe(self._on_roles, 'value')
+        k.observe(self._on_roles, 'value')
+        self.checks[r], self.counts[r] = c, k
+        rows.append(W.HBox([c, k,
+                            W.HTML(f'<span style="color:#888">{html.escape(ROLE_MEANINGS.get(r, ""))}</span>')]))
+    self.roles_box.children = rows
 
-    def _set_from_vsr(self, v:VSR):
-        self._busy = True
-        try:
-            if v.verb not in self.frames:
-                self.frames[v.verb] = [r for r, _ in v.roles]
-                self.verb.options = sorted(self.frames)
-            self.verb.value = v.verb
-            self._build_roles(v.verb, dict(v.roles))
-            self.text.value = vsr_text(v.verb, dict(v.roles))
-            self.error.value = ''
-            self.vsr = v
-        finally: self._busy = False
-        self._fire()
+# %% ../nbs/31_widgets.ipynb #4a59f813
+@patch
+def _set_from_vsr(self:VSRPicker, v:VSR):
+    self._busy = True
+    try:
+        if v.verb not in self.frames:
+            self.frames[v.verb] = [r for r, _ in v.roles]
+            self.verb.options = sorted(self.frames)
+        self.verb.value = v.verb
+        self._build_roles(v.verb, dict(v.roles))
+        self.text.value = vsr_text(v.verb, dict(v.roles))
+        self.error.value = ''
+        self.vsr = v
+    finally: self._busy = False
+    self._fire()
 
-    def show_suggestions(self):
-        "Fill the list with the current image's suggested VSRs (what the suggest button does)"
-        if self.suggest_fn is None: return
-        try: self.suggested = list(self.suggest_fn(self.image.value)) if self.image.value else []
-        except (ValueError, KeyError) as e:
-            self.suggested = []
-            self.error.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
-        self.suggestions.options = [(suggestion_label(v, sc), i) for i, (v, sc) in enumerate(self.suggested)]
-        self.suggestions.value = None
+@patch
+def show_suggestions(self:VSRPicker):
+    "Fill the list with the current image's suggested VSRs (what the suggest button does)"
+    if self.suggest_fn is None: return
+    try: self.suggested = list(self.suggest_fn(self.image.value)) if self.image.value else []
+    except (ValueError, KeyError) as e:
+        self.suggested = []
+        self.error.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
+    self.suggestions.options = [(suggestion_label(v, sc), i) for i, (v, sc) in enumerate(self.suggested)]
+    self.suggestions.value = None
 
-    def _on_suggestion(self, ch):
-        if ch['new'] is None or self._busy: return
-        self._set_from_vsr(self.suggested[ch['new']][0])
+@patch
+def _on_suggestion(self:VSRPicker, ch):
+    if ch['new'] is None or self._busy: return
+    self._set_from_vsr(self.suggested[ch['new']][0])
 
-    def _on_image(self, ch):
-        self.suggested, self.suggestions.options = [], []         # suggestions belong to the previous image
-        self._fire()
+@patch
+def _on_image(self:VSRPicker, ch):
+    self.suggested, self.suggestions.options = [], []         # suggestions belong to the previous image
+    self._fire()
 
-    def current_counts(self)->dict[str, int]:
-        "role -> count from the checkboxes"
-        return {r: (self.counts[r].value if c.value else 0) for r, c in self.checks.items()}
+# %% ../nbs/31_widgets.ipynb #33c03528
+@patch
+def current_counts(self:VSRPicker)->dict[str, int]:
+    "role -> count from the checkboxes"
+    return {r: (self.counts[r].value if c.value else 0) for r, c in self.checks.items()}
 
-    def _apply(self, text:str):
-        v, err = parse_vsr_text(text)
-        if v is None:
-            self.error.value = f'<span style="color:#c62828">{html.escape(err)}</span>'
-            return
-        self._set_from_vsr(v)
+@patch
+def _apply(self:VSRPicker, text:str):
+    v, err = parse_vsr_text(text)
+    if v is None:
+        self.error.value = f'<span style="color:#c62828">{html.escape(err)}</span>'
+        return
+    self._set_from_vsr(v)
 
-    def _on_verb(self, ch):
-        if self._busy: return
-        keep = {r: n for r, n in self.current_counts().items() if n and r in self.frames.get(ch['new'], [])}
-        if not keep and self.frames.get(ch['new']): keep = {self.frames[ch['new']][0]: 1}
-        self._apply(vsr_text(ch['new'], keep))
+@patch
+def _on_verb(self:VSRPicker, ch):
+    if self._busy: return
+    keep = {r: n for r, n in self.current_counts().items() if n and r in self.frames.get(ch['new'], [])}
+    if not keep and self.frames.get(ch['new']): keep = {self.frames[ch['new']][0]: 1}
+    self._apply(vsr_text(ch['new'], keep))
 
-    def _on_roles(self, ch):
-        if self._busy: return
-        self._apply(vsr_text(self.verb.value, self.current_counts()))
+@patch
+def _on_roles(self:VSRPicker, ch):
+    if self._busy: return
+    self._apply(vsr_text(self.verb.value, self.current_counts()))
 
-    def _on_text(self, ch):
-        if self._busy: return
-        self._apply(ch['new'])
+@patch
+def _on_text(self:VSRPicker, ch):
+    if self._busy: return
+    self._apply(ch['new'])
 
 # %% ../nbs/31_widgets.ipynb #68d84803
 def image_frames(data, image_id:str)->list[tuple[dict, int]]:
@@ -462,109 +478,119 @@ class VSRExplorer(W.VBox):
                           W.HTML('<b>caption</b>'), self.caption_html, self.second, self.merged_html, self.status])
         self.update()
 
-    @property
-    def device(self): return getattr(self.pipeline, 'device', 'cpu')
+# %% ../nbs/31_widgets.ipynb #cfce1455
+@patch(as_prop=True)
+def device(self:VSRExplorer): return getattr(self.pipeline, 'device', 'cpu')
 
-    def _set_runs(self, runs:Mapping|None):
-        "Show the lookup and the missing components (with the trainer, when it has something to train)"
-        self.runs.value = runs_html(runs, runs_root(self.root)) if runs is not None else ''
-        miss = getattr(self.pipeline, 'missing', {})
-        if runs is None or not miss:
-            self.note.value = missing_note(miss)
-            return
-        names = ' and '.join(QUICK_LABELS.get(c, c) for c in miss)
-        instead = {'gsrl': 'the regions annotated for the image', 'planner': 'the annotated (else written) role order',
-                   'captioner': 'no caption (run the main job: papermill nbs/train_captioner.ipynb '
-                                'runs/train_captioner.ipynb -p out_dir runs/train_captioner)',
-                   'verbs': ''}
-        shows = '; '.join(html.escape(instead[c]) for c in miss if instead.get(c))
-        button = ('. Train them here with the button, or with their notebooks.' if self.trainer
-                  and self.trainer.parts else '.')
-        self.note.value = (f'<div style="color:#b26a00">⚠ no {html.escape(names)} checkpoint yet (see the lookup '
-                           f'below), '
-                           f'so the explorer shows {shows}{button}</div>')
+@patch
+def _set_runs(self:VSRExplorer, runs:Mapping|None):
+    "Show the lookup and the missing components (with the trainer, when it has something to train)"
+    self.runs.value = runs_html(runs, runs_root(self.root)) if runs is not None else ''
+    miss = getattr(self.pipeline, 'missing', {})
+    if runs is None or not miss:
+        self.note.value = missing_note(miss)
+        return
+    names = ' and '.join(QUICK_LABELS.get(c, c) for c in miss)
+    instead = {'gsrl': 'the regions annotated for the image', 'planner': 'the annotated (else written) role order',
+               'captioner': 'no caption (run the main job: papermill nbs/train_captioner.ipynb '
+                            'runs/train_captioner.ipynb -p out_dir runs/train_captioner)',
+               'verbs': ''}
+    shows = '; '.join(html.escape(instead[c]) for c in miss if instead.get(c))
+    button = ('. Train them here with the button, or with their notebooks.' if self.trainer
+              and self.trainer.parts else '.')
+    self.note.value = (f'<div style="color:#b26a00">⚠ no {html.escape(names)} checkpoint yet (see the lookup '
+                       f'below), '
+                       f'so the explorer shows {shows}{button}</div>')
 
-    def reload(self):
-        "Look the checkpoints up again (after training) and rerun the views"
-        self.pipeline, runs = pipeline_from_runs(self.data, self.root, self.device, self.given)
-        self.picker.suggest_fn = suggester(self.data, self.verbs_dir, self.pipeline, self.k_suggest, self.device)[0]
-        self._set_runs(runs)
-        self.update()
+@patch
+def reload(self:VSRExplorer):
+    "Look the checkpoints up again (after training) and rerun the views"
+    self.pipeline, runs = pipeline_from_runs(self.data, self.root, self.device, self.given)
+    self.picker.suggest_fn = suggester(self.data, self.verbs_dir, self.pipeline, self.k_suggest, self.device)[0]
+    self._set_runs(runs)
+    self.update()
 
-    def _run(self, vsrs:Sequence[VSR]):
-        img = self.picker.image.value
-        gt, notes = annotated_record(self.data, img, vsrs) if self.pipeline.gsrl is None else (None, [])
-        res = self.pipeline(img, list(vsrs), n_structures=self.n_structures, beam=self.beam, gt=gt)
-        if len(vsrs) == 1:
-            lines = '<br>'.join(html.escape(n) for n in notes)
-            self.fallback.value = f'<div style="color:#b26a00">{lines}</div>' if notes else ''
-        return res
+# %% ../nbs/31_widgets.ipynb #e4b0d208
+@patch
+def _run(self:VSRExplorer, vsrs:Sequence[VSR]):
+    img = self.picker.image.value
+    gt, notes = annotated_record(self.data, img, vsrs) if self.pipeline.gsrl is None else (None, [])
+    res = self.pipeline(img, list(vsrs), n_structures=self.n_structures, beam=self.beam, gt=gt)
+    if len(vsrs) == 1:
+        lines = '<br>'.join(html.escape(n) for n in notes)
+        self.fallback.value = f'<div style="color:#b26a00">{lines}</div>' if notes else ''
+    return res
 
-    def update(self):
-        "Rerun the pipeline for the current image and VSR"
-        if self.picker.vsr is None or not self.picker.image.value: return
-        try:
-            self.result = self._run([self.picker.vsr])
-            self.status.value = ''
-        except (ValueError, KeyError) as e:
-            self.result = None
-            self.status.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
-            self.structures_html.value = self.caption_html.value = ''
-            self.structure_pick.options = []
-            self._draw({})
-            return
-        opts = [f'#{k + 1} ({st["score"]:.2f})' for k, st in enumerate(self.result.structures)]
-        self._quiet = True                                   # resetting the options must not redraw twice
-        try:
-            self.structure_pick.options = list(zip(opts, range(len(opts))))
-            self.structure_pick.value = 0
-        finally: self._quiet = False
-        self._show()
-        self._update_merged()
+@patch
+def update(self:VSRExplorer):
+    "Rerun the pipeline for the current image and VSR"
+    if self.picker.vsr is None or not self.picker.image.value: return
+    try:
+        self.result = self._run([self.picker.vsr])
+        self.status.value = ''
+    except (ValueError, KeyError) as e:
+        self.result = None
+        self.status.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
+        self.structures_html.value = self.caption_html.value = ''
+        self.structure_pick.options = []
+        self._draw({})
+        return
+    opts = [f'#{k + 1} ({st["score"]:.2f})' for k, st in enumerate(self.result.structures)]
+    self._quiet = True                                   # resetting the options must not redraw twice
+    try:
+        self.structure_pick.options = list(zip(opts, range(len(opts))))
+        self.structure_pick.value = 0
+    finally: self._quiet = False
+    self._show()
+    self._update_merged()
 
-    @property
-    def k(self)->int: return self.structure_pick.value or 0
+@patch(as_prop=True)
+def k(self:VSRExplorer)->int: return self.structure_pick.value or 0
 
-    def _show(self):
-        res = self.result
-        if res is None or not res.structures: return
-        verbs = [v.verb for v in res.vsrs]
-        k = self.k
-        self.structures_html.value = "".join(
-            f'<div style="{"background:#eef" if i == k else ""}">{h}{captions_html(res)[i] if i < len(res.captions) else ""}</div>'
-            for i, h in enumerate(planned_structures_html(res, verbs))
-        )
-        if k >= len(res.captions): self.caption_html.value = '<i>no captioner checkpoint: no caption</i>'
-        else:
-            self.caption_html.value = (captions_html(res)[k] if res.captions[k]['tokens']
-                                       else '<i>(the captioner stopped at once: empty caption)</i>')
-        self._draw(grounding_boxes(res, self.pipeline.image(self.picker.image.value), k), str(res.vsrs[0]))
+# %% ../nbs/31_widgets.ipynb #5827f874
+@patch
+def _show(self:VSRExplorer):
+    res = self.result
+    if res is None or not res.structures: return
+    verbs = [v.verb for v in res.vsrs]
+    k = self.k
+    self.structures_html.value = "".join(
+        f'<div style="{"background:#eef" if i == k else ""}">{h}{captions_html(res)[i] if i < len(res.captions) else ""}</div>'
+        for i, h in enumerate(planned_structures_html(res, verbs))
+    )
+    if k >= len(res.captions): self.caption_html.value = '<i>no captioner checkpoint: no caption</i>'
+    else:
+        self.caption_html.value = (captions_html(res)[k] if res.captions[k]['tokens']
+                                   else '<i>(the captioner stopped at once: empty caption)</i>')
+    self._draw(grounding_boxes(res, self.pipeline.image(self.picker.image.value), k), str(res.vsrs[0]))
 
-    def _draw(self, boxes:Mapping, title:str|None=None):
-        "The picture with `boxes` (none: the bare picture, so the view never holds a broken image)"
-        img = self.picker.image.value
-        if self.draw and img in self.data.images:
-            self.grounding_img.value = grounding_png(_image_array(self.data, img), boxes, title)
+@patch
+def _draw(self:VSRExplorer, boxes:Mapping, title:str|None=None):
+    "The picture with `boxes` (none: the bare picture, so the view never holds a broken image)"
+    img = self.picker.image.value
+    if self.draw and img in self.data.images:
+        self.grounding_img.value = grounding_png(_image_array(self.data, img), boxes, title)
 
-    def _update_merged(self):
-        txt = self.second.value.strip()
-        if not txt or self.picker.vsr is None:
-            self.merged, self.merged_html.value = None, ''
-            return
-        v2, err = parse_vsr_text(txt)
-        if v2 is None:
-            self.merged = None
-            self.merged_html.value = f'<span style="color:#c62828">{html.escape(err)}</span>'
-            return
-        try: self.merged = self._run([self.picker.vsr, v2])
-        except (ValueError, KeyError) as e:
-            self.merged = None
-            self.merged_html.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
-            return
-        self.merged_html.value = "<b>merged</b>" + "".join(
-            h + (captions_html(self.merged)[i] if i < len(self.merged.captions) else "")
-            for i, h in enumerate(planned_structures_html(self.merged, [v.verb for v in self.merged.vsrs]))
-        )
+@patch
+def _update_merged(self:VSRExplorer):
+    txt = self.second.value.strip()
+    if not txt or self.picker.vsr is None:
+        self.merged, self.merged_html.value = None, ''
+        return
+    v2, err = parse_vsr_text(txt)
+    if v2 is None:
+        self.merged = None
+        self.merged_html.value = f'<span style="color:#c62828">{html.escape(err)}</span>'
+        return
+    try: self.merged = self._run([self.picker.vsr, v2])
+    except (ValueError, KeyError) as e:
+        self.merged = None
+        self.merged_html.value = f'<span style="color:#c62828">{html.escape(str(e))}</span>'
+        return
+    self.merged_html.value = "<b>merged</b>" + "".join(
+        h + (captions_html(self.merged)[i] if i < len(self.merged.captions) else "")
+        for i, h in enumerate(planned_structures_html(self.merged, [v.verb for v in self.merged.vsrs]))
+    )
 
 # %% ../nbs/31_widgets.ipynb #e78e45bc
 def run_path(p)->Path|None:
@@ -665,181 +691,201 @@ class OwnPhotoPanel(W.VBox):
                           W.HBox([self.grounding_img, self.structure])])
         if picture is not None: self.open_picture(picture)
 
-    @property
-    def models(self):
-        if self._models is None:
-            from vsr_cic.own_photo import load_photo_models
-            self._models = load_photo_models(device=self.device)
-        return self._models
+# %% ../nbs/31_widgets.ipynb #ed898fee
+@patch(as_prop=True)
+def models(self:OwnPhotoPanel):
+    if self._models is None:
+        from vsr_cic.own_photo import load_photo_models
+        self._models = load_photo_models(device=self.device)
+    return self._models
 
-    def _fail(self, e:Exception):
-        from vsr_cic.own_photo import PhotoInputError
-        msg = str(e) if isinstance(e, (PhotoInputError, ValueError, FileNotFoundError, KeyError)) else f'{type(e).__name__}: {e}'
-        if len(msg) > 400: msg = f'{msg[:400]}… ({len(msg):,} characters)'
-        self.error.value = f'<div style="color:#b00020">⚠ {html.escape(msg)}</div>'
+@patch
+def _fail(self:OwnPhotoPanel, e:Exception):
+    from vsr_cic.own_photo import PhotoInputError
+    msg = str(e) if isinstance(e, (PhotoInputError, ValueError, FileNotFoundError, KeyError)) else f'{type(e).__name__}: {e}'
+    if len(msg) > 400: msg = f'{msg[:400]}… ({len(msg):,} characters)'
+    self.error.value = f'<div style="color:#b00020">⚠ {html.escape(msg)}</div>'
 
-    def _ok(self): self.error.value = ''
+@patch
+def _ok(self:OwnPhotoPanel): self.error.value = ''
 
-    def report_error(self, e:Exception):
-        "Show an error of a widget callback in the panel (`guards.reports_errors`)"
-        self._fail(e)
+@patch
+def report_error(self:OwnPhotoPanel, e:Exception):
+    "Show an error of a widget callback in the panel (`guards.reports_errors`)"
+    self._fail(e)
 
-    # the picture
-    @reports_errors
-    def _on_upload(self, ch):
-        from vsr_cic.own_photo import MAX_PICTURE_BYTES
-        files = ch['new']
-        if not files: return
-        f = files[0]
-        name = safe_name(f.get('name'), 'upload name', PICTURE_SUFFIXES)   # one plain picture name inside out_dir
-        raw = bytes(f['content'])
-        if len(raw) > MAX_PICTURE_BYTES: raise ValueError(f"upload {name!r} has {len(raw):,} bytes (at most {MAX_PICTURE_BYTES:,})")
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        dest = atomic_write(self.out_dir/name, raw, 'upload')
-        self.open_picture(dest, label=name)
+# %% ../nbs/31_widgets.ipynb #2c376f17
+# the picture
+@patch
+@reports_errors
+def _on_upload(self:OwnPhotoPanel, ch):
+    from vsr_cic.own_photo import MAX_PICTURE_BYTES
+    files = ch['new']
+    if not files: return
+    f = files[0]
+    name = safe_name(f.get('name'), 'upload name', PICTURE_SUFFIXES)   # one plain picture name inside out_dir
+    raw = bytes(f['content'])
+    if len(raw) > MAX_PICTURE_BYTES: raise ValueError(f"upload {name!r} has {len(raw):,} bytes (at most {MAX_PICTURE_BYTES:,})")
+    self.out_dir.mkdir(parents=True, exist_ok=True)
+    dest = atomic_write(self.out_dir/name, raw, 'upload')
+    self.open_picture(dest, label=name)
 
-    @reports_errors
-    def open_picture(self, picture, label:str|None=None):
-        "Show a picture (path) for drawing; its `<stem>.json` boxes are loaded when present"
-        from vsr_cic.own_photo import read_picture
-        from PIL import Image as PILImage
+@patch
+@reports_errors
+def open_picture(self:OwnPhotoPanel, picture, label:str|None=None):
+    "Show a picture (path) for drawing; its `<stem>.json` boxes are loaded when present"
+    from vsr_cic.own_photo import read_picture
+    from PIL import Image as PILImage
+    try:
+        p = Path(str(picture)).expanduser()
+        img, scale, notes = read_picture(p, name=label)
+        self.models                                        # loads them (a missing bundle is a message too)
+    except Exception as e:
+        self._fail(e); return
+    shown = p
+    if scale != 1.0 or any('EXIF' in n for n in notes):  # draw on the downscaled / upright copy; the JSON keeps original pixels
+        import io                                          # in a hidden folder no upload name can reach
+        (self.out_dir/'.shown').mkdir(parents=True, exist_ok=True)
+        buf = io.BytesIO(); PILImage.fromarray(img).save(buf, format='png')
+        shown = atomic_write(self.out_dir/'.shown'/f'{p.stem[:100]}.png', buf.getvalue(), 'downscaled copy')
+    self.picture, self.scale, self.items, self.last = p, scale, [], None
+    self._opening = True
+    try: self._open_boxes(p, shown, scale, notes)
+    finally: self._opening = False
+
+# %% ../nbs/31_widgets.ipynb #95e16462
+@patch
+def _open_boxes(self:OwnPhotoPanel, p:Path, shown:Path, scale:float, notes:list):
+    import json
+    from vsr_cic.own_photo import box_record, PhotoInputError
+    self.note.value = ''.join(f'<div style="color:#b26a00">ⓘ {html.escape(n)}</div>' for n in notes)
+    self._ok()
+    from vsr_cic.box_words import class_words
+    cs = tuple(self.models.box_classes)                    # the classes, then the words the captions use for them
+    self.cls.options = cs + tuple(sorted(set(class_words(cs)) - set(cs)))
+    boxes = []
+    js = sidecar_path(p)
+    if js.exists() or js.is_symlink():                     # read, never written here: saved when the user draws
         try:
-            p = Path(str(picture)).expanduser()
-            img, scale, notes = read_picture(p, name=label)
-            self.models                                        # loads them (a missing bundle is a message too)
-        except Exception as e:
-            self._fail(e); return
-        shown = p
-        if scale != 1.0 or any('EXIF' in n for n in notes):  # draw on the downscaled / upright copy; the JSON keeps original pixels
-            import io                                          # in a hidden folder no upload name can reach
-            (self.out_dir/'.shown').mkdir(parents=True, exist_ok=True)
-            buf = io.BytesIO(); PILImage.fromarray(img).save(buf, format='png')
-            shown = atomic_write(self.out_dir/'.shown'/f'{p.stem[:100]}.png', buf.getvalue(), 'downscaled copy')
-        self.picture, self.scale, self.items, self.last = p, scale, [], None
-        self._opening = True
-        try: self._open_boxes(p, shown, scale, notes)
-        finally: self._opening = False
+            spec = read_json_file(js, 'boxes file')
+            recs = spec if isinstance(spec, list) else spec.get('boxes') if isinstance(spec, dict) else None
+            if not isinstance(recs, list): raise PhotoInputError("not {'image', 'boxes': [...]}")
+            if isinstance(spec, dict) and spec.get('image', p.name) != p.name:
+                raise PhotoInputError(f"it holds the boxes of {str(spec['image'])[:80]!r}")
+            for i, b in enumerate(recs):
+                c, (x1, y1, x2, y2) = box_record(b, f"box {i + 1}")
+                boxes.append({'x': round(x1 * scale), 'y': round(y1 * scale), 'width': round((x2 - x1) * scale),
+                              'height': round((y2 - y1) * scale), 'label': c})
+            if isinstance(spec, dict) and isinstance(spec.get('vsr'), str) and spec['vsr']: self.vsr.value = spec['vsr']
+        except Exception as e: self._fail(PhotoInputError(f"{js} could not be read ({e}); its boxes are not shown"))
+    self.bbox.layout.display, self.placeholder.layout.display = None, 'none'   # shown before its picture is set
+    self.bbox.bboxes = []
+    self.bbox.image = str(shown)
+    self.bbox.bboxes = boxes
+    self.captions.value = self.structure.value = ''
+    self.grounding_img.value, self.grounding_img.layout.display = b'', 'none'
+    self._on_boxes(None)
 
-    def _open_boxes(self, p:Path, shown:Path, scale:float, notes:list):
-        import json
-        from vsr_cic.own_photo import box_record, PhotoInputError
-        self.note.value = ''.join(f'<div style="color:#b26a00">ⓘ {html.escape(n)}</div>' for n in notes)
-        self._ok()
-        from vsr_cic.box_words import class_words
-        cs = tuple(self.models.box_classes)                    # the classes, then the words the captions use for them
-        self.cls.options = cs + tuple(sorted(set(class_words(cs)) - set(cs)))
-        boxes = []
-        js = sidecar_path(p)
-        if js.exists() or js.is_symlink():                     # read, never written here: saved when the user draws
-            try:
-                spec = read_json_file(js, 'boxes file')
-                recs = spec if isinstance(spec, list) else spec.get('boxes') if isinstance(spec, dict) else None
-                if not isinstance(recs, list): raise PhotoInputError("not {'image', 'boxes': [...]}")
-                if isinstance(spec, dict) and spec.get('image', p.name) != p.name:
-                    raise PhotoInputError(f"it holds the boxes of {str(spec['image'])[:80]!r}")
-                for i, b in enumerate(recs):
-                    c, (x1, y1, x2, y2) = box_record(b, f"box {i + 1}")
-                    boxes.append({'x': round(x1 * scale), 'y': round(y1 * scale), 'width': round((x2 - x1) * scale),
-                                  'height': round((y2 - y1) * scale), 'label': c})
-                if isinstance(spec, dict) and isinstance(spec.get('vsr'), str) and spec['vsr']: self.vsr.value = spec['vsr']
-            except Exception as e: self._fail(PhotoInputError(f"{js} could not be read ({e}); its boxes are not shown"))
-        self.bbox.layout.display, self.placeholder.layout.display = None, 'none'   # shown before its picture is set
-        self.bbox.bboxes = []
-        self.bbox.image = str(shown)
-        self.bbox.bboxes = boxes
-        self.captions.value = self.structure.value = ''
-        self.grounding_img.value, self.grounding_img.layout.display = b'', 'none'
-        self._on_boxes(None)
+# %% ../nbs/31_widgets.ipynb #828991c7
+# classes and boxes
+@patch
+@reports_errors
+def _on_class(self:OwnPhotoPanel, ch):
+    if self._sync or not ch['new']: return
+    self.bbox.label = ch['new']                            # the next box drawn gets it
+    i = self.bbox.selected_index
+    if 0 <= i < len(self.bbox.bboxes):
+        bs = [dict(b) for b in self.bbox.bboxes]; bs[i]['label'] = ch['new']; self.bbox.bboxes = bs
 
-    # classes and boxes
-    @reports_errors
-    def _on_class(self, ch):
-        if self._sync or not ch['new']: return
-        self.bbox.label = ch['new']                            # the next box drawn gets it
-        i = self.bbox.selected_index
-        if 0 <= i < len(self.bbox.bboxes):
-            bs = [dict(b) for b in self.bbox.bboxes]; bs[i]['label'] = ch['new']; self.bbox.bboxes = bs
+@patch
+@reports_errors
+def _on_select(self:OwnPhotoPanel, ch):
+    i = ch['new']
+    if 0 <= i < len(self.bbox.bboxes) and self.bbox.bboxes[i].get('label'):
+        self._sync = True
+        try: self.cls.value = self.bbox.bboxes[i]['label']
+        finally: self._sync = False
 
-    @reports_errors
-    def _on_select(self, ch):
-        i = ch['new']
-        if 0 <= i < len(self.bbox.bboxes) and self.bbox.bboxes[i].get('label'):
-            self._sync = True
-            try: self.cls.value = self.bbox.bboxes[i]['label']
-            finally: self._sync = False
+@patch
+def boxes_list(self:OwnPhotoPanel)->list[dict]:
+    "The drawn boxes as {'class', 'box'} in the shown picture's pixels"
+    from vsr_cic.own_photo import box_record
+    from vsr_cic.own_photo import MIN_BOX
+    recs = [box_record(x, f"box {i + 1}") for i, x in enumerate(self.bbox.bboxes)]
+    return [{'class': c, 'box': b} for c, b in recs if b[2] - b[0] >= MIN_BOX and b[3] - b[1] >= MIN_BOX]   # a click (no drag) is no box
 
-    def boxes_list(self)->list[dict]:
-        "The drawn boxes as {'class', 'box'} in the shown picture's pixels"
-        from vsr_cic.own_photo import box_record
-        from vsr_cic.own_photo import MIN_BOX
-        recs = [box_record(x, f"box {i + 1}") for i, x in enumerate(self.bbox.bboxes)]
-        return [{'class': c, 'box': b} for c, b in recs if b[2] - b[0] >= MIN_BOX and b[3] - b[1] >= MIN_BOX]   # a click (no drag) is no box
+@patch
+@reports_errors
+def _on_boxes(self:OwnPhotoPanel, ch):
+    from vsr_cic.own_photo import save_photo_json
+    if self.picture is None or (ch is not None and self._opening): return
+    # a click without a drag leaves a zero-size box in the widget (a drag starts as one, so it is never removed here:
+    # removing it mid-drag loses the drag); `boxes_list` leaves it out of the list, the saved JSON and the captions
+    bs = self.boxes_list()
+    self.boxes_html.value = ''.join(
+        f'<div>{k + 1}. <b>{html.escape(b["class"] or "(no class yet)")}</b> '
+        f'{[round(v) for v in b["box"]]}</div>' for k, b in enumerate(bs)) or '<i>no boxes yet: drag on the picture</i>'
+    self.saved.value = ''
+    if ch is not None: self._save(bs, self.vsr.value or None)   # a change by the user; opening writes nothing
+    self._suggest()
 
-    @reports_errors
-    def _on_boxes(self, ch):
-        from vsr_cic.own_photo import save_photo_json
-        if self.picture is None or (ch is not None and self._opening): return
-        # a click without a drag leaves a zero-size box in the widget (a drag starts as one, so it is never removed here:
-        # removing it mid-drag loses the drag); `boxes_list` leaves it out of the list, the saved JSON and the captions
-        bs = self.boxes_list()
-        self.boxes_html.value = ''.join(
-            f'<div>{k + 1}. <b>{html.escape(b["class"] or "(no class yet)")}</b> '
-            f'{[round(v) for v in b["box"]]}</div>' for k, b in enumerate(bs)) or '<i>no boxes yet: drag on the picture</i>'
-        self.saved.value = ''
-        if ch is not None: self._save(bs, self.vsr.value or None)   # a change by the user; opening writes nothing
-        self._suggest()
+@patch
+def _save(self:OwnPhotoPanel, boxes:list, vsr:str|None):
+    from vsr_cic.own_photo import save_photo_json
+    try:
+        js = save_photo_json(self.picture, boxes, vsr, self.scale)
+        self.saved.value = f'<div style="color:#666; overflow-wrap:anywhere">saved to <code>{html.escape(str(js))}</code></div>'
+    except (OSError, ValueError) as e: self.saved.value = f'<div style="color:#b26a00">⚠ not saved: {html.escape(str(e))}</div>'
 
-    def _save(self, boxes:list, vsr:str|None):
-        from vsr_cic.own_photo import save_photo_json
-        try:
-            js = save_photo_json(self.picture, boxes, vsr, self.scale)
-            self.saved.value = f'<div style="color:#666; overflow-wrap:anywhere">saved to <code>{html.escape(str(js))}</code></div>'
-        except (OSError, ValueError) as e: self.saved.value = f'<div style="color:#b26a00">⚠ not saved: {html.escape(str(e))}</div>'
+# %% ../nbs/31_widgets.ipynb #2d20dd88
+# captions
+@patch
+def _run(self:OwnPhotoPanel, vsrs:str|None, suggest:int=0):
+    from vsr_cic.own_photo import caption_photo, BEAM
+    img = self.bbox.image
+    return caption_photo(self.models, img, self.boxes_list(), vsrs, suggest, beam=self.beam or BEAM, max_side=None)
 
-    # captions
-    def _run(self, vsrs:str|None, suggest:int=0):
-        from vsr_cic.own_photo import caption_photo, BEAM
-        img = self.bbox.image
-        return caption_photo(self.models, img, self.boxes_list(), vsrs, suggest, beam=self.beam or BEAM, max_side=None)
+@patch
+def _suggest(self:OwnPhotoPanel):
+    self.suggestions.children = ()
+    if not self.k_suggest or not self.bbox.bboxes or any(not b.get('label') for b in self.bbox.bboxes): return
+    from vsr_cic.own_photo import prepare_photo, suggest_photo_vsrs
+    try: sug = suggest_photo_vsrs(self.models, prepare_photo(self.models, self.bbox.image, self.boxes_list(), None),
+                                  self.k_suggest)
+    except Exception: return                               # the caption button says what is wrong
+    buttons = []
+    for v, s in sug:
+        b = W.Button(description=str(v), tooltip=f"score {s:.3f}", layout=W.Layout(width='auto'))
+        b.add_class('vsr-own-sugg')
+        b.on_click(lambda _, v=str(v): self.caption(v))
+        buttons.append(b)
+    self.suggestions.children = tuple(buttons)
 
-    def _suggest(self):
-        self.suggestions.children = ()
-        if not self.k_suggest or not self.bbox.bboxes or any(not b.get('label') for b in self.bbox.bboxes): return
-        from vsr_cic.own_photo import prepare_photo, suggest_photo_vsrs
-        try: sug = suggest_photo_vsrs(self.models, prepare_photo(self.models, self.bbox.image, self.boxes_list(), None),
-                                      self.k_suggest)
-        except Exception: return                               # the caption button says what is wrong
-        buttons = []
-        for v, s in sug:
-            b = W.Button(description=str(v), tooltip=f"score {s:.3f}", layout=W.Layout(width='auto'))
-            b.add_class('vsr-own-sugg')
-            b.on_click(lambda _, v=str(v): self.caption(v))
-            buttons.append(b)
-        self.suggestions.children = tuple(buttons)
-
-    @reports_errors
-    def caption(self, vsr_text:str):
-        "Caption the photo with a VSR text (several separated by `;`); shows the caption, its grounding and structure"
-        from vsr_cic.own_photo import PhotoInputError
-        if self.picture is None:
-            self._fail(PhotoInputError('no picture yet: upload a photo or give its path')); return
-        if not (vsr_text or '').strip():
-            self._fail(PhotoInputError("no VSR: type one such as 'ride: ARG0, ARG1' or click a suggested one")); return
-        try:
-            out = self._run(vsr_text)
-            r = out['results'][0]
-        except Exception as e:
-            self._fail(e); return
-        self._ok()
-        res = r['result']
-        self.last = r
-        self.items.append((r['vsr'], captions_html(res)[0]))
-        self.captions.value = own_items_html(self.items)
-        self.structure.value = ''.join(planned_structures_html(res, [v.verb for v in res.vsrs])[:1]) + \
-            ''.join(f'<div style="color:#666">{html.escape(n)}</div>' for n in r['notes']) + roles_line(res.vsrs)
-        self.grounding_img.value = grounding_png(out['image'], grounding_boxes(res, out['proposals']), title=r['vsr'])
-        self.grounding_img.layout.display = None
-        self._save(self.boxes_list(), r['vsr'])
+# %% ../nbs/31_widgets.ipynb #2e126ea4
+@patch
+@reports_errors
+def caption(self:OwnPhotoPanel, vsr_text:str):
+    "Caption the photo with a VSR text (several separated by `;`); shows the caption, its grounding and structure"
+    from vsr_cic.own_photo import PhotoInputError
+    if self.picture is None:
+        self._fail(PhotoInputError('no picture yet: upload a photo or give its path')); return
+    if not (vsr_text or '').strip():
+        self._fail(PhotoInputError("no VSR: type one such as 'ride: ARG0, ARG1' or click a suggested one")); return
+    try:
+        out = self._run(vsr_text)
+        r = out['results'][0]
+    except Exception as e:
+        self._fail(e); return
+    self._ok()
+    res = r['result']
+    self.last = r
+    self.items.append((r['vsr'], captions_html(res)[0]))
+    self.captions.value = own_items_html(self.items)
+    self.structure.value = ''.join(planned_structures_html(res, [v.verb for v in res.vsrs])[:1]) + \
+        ''.join(f'<div style="color:#666">{html.escape(n)}</div>' for n in r['notes']) + roles_line(res.vsrs)
+    self.grounding_img.value = grounding_png(out['image'], grounding_boxes(res, out['proposals']), title=r['vsr'])
+    self.grounding_img.layout.display = None
+    self._save(self.boxes_list(), r['vsr'])
 
 # %% ../nbs/31_widgets.ipynb #741f8336
 def own_photo_panel(models=None, out_dir='runs/explore_vsr/photos', picture=None, vsr:str='ride: ARG0, ARG1',
