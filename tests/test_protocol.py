@@ -174,7 +174,7 @@ def test_controls_matched_to_frames_independently_of_their_order():
 def test_presets(tiny):
     """Item 3 / issue 31: the paper's captioner has x_t = [y; f̄; h²]; `paper` decodes a verb slot only as a form of the
     control verb (the official code's step_v), `paper, verb-blind` does not"""
-    from vsr_cic.captioning import preset_options, main_job_parser, decode_split
+    from vsr_cic.captioning import preset_options, train_settings_parser, decode_split
     from vsr_cic.baselines import make_captioner
     from vsr_cic.vsr import VERB
     data, dirs, cd = tiny
@@ -193,7 +193,7 @@ def test_presets(tiny):
     assert len(said) > 5 and off == [], off
     said, off = verb_slot_words(preset_options('paper', constrain_verbs=False))
     assert len(off) > len(said) // 2                                         # an untrained verb-blind captioner strays
-    assert main_job_parser().parse_args(['--preset', 'paper']).preset == 'paper'      # the CLI's flag (`train_captioner_cli`)
+    assert train_settings_parser().parse_args(['--preset', 'paper']).preset == 'paper'      # the CLI's flag (`train_captioner_cli`)
 
 
 def test_oracle_verb_says_its_verb_before_it_may_end(tiny):
