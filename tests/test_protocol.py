@@ -107,17 +107,17 @@ def test_planner_fallback_is_refused_or_counted(tiny, tmp_path):
 
 
 def test_table1_rows_carry_the_protocol(tiny):
-    "Rows say preset, structure source, proposal source and how many one- and multi-verb captions were decoded"
+    "Rows say preset, structure source, grounding and how many one- and multi-verb captions were decoded"
     from vsr_cic.experiments import evaluate_table1
     data, dirs, cd = tiny
     res = evaluate_table1(dirs, data, beam=1, methods=['ours'], metrics=False, control=False, progress=None, preset='paper')
     for r in res['rows']:
-        assert {'method', 'proposals', 'preset', 'structure', 'n_one_verb', 'n_multi_verb', 'captions'} <= set(r)
+        assert {'method', 'grounding', 'preset', 'structure', 'n_one_verb', 'n_multi_verb', 'verbs'} <= set(r)
         assert r['preset'] == 'paper' and r['structure'] in ('ssp', 'gt')
         assert r['n_one_verb'] + r['n_multi_verb'] == len(cd.splits['test'])
-    subs = {(r['method'], r['proposals'], r['captions']): r['n'] for r in res['rows']}
+    subs = {(r['method'], r['grounding'], r['verbs']): r['n'] for r in res['rows']}
     for key in {(m, p) for m, p, _ in subs}:
-        parts = [subs.get((*key, s), 0) for s in ('one-verb', 'multi-verb')]
+        parts = [subs.get((*key, s), 0) for s in ('one', 'multi')]
         assert subs[(*key, 'all')] == sum(parts)
 
 

@@ -28,7 +28,7 @@ def test_metrics(run):
     out, m = run
     assert 'skipped' not in m, m.get('skipped')
     assert m['images']['train'] > m['images']['test'] > 0 and m['captions']['test'] > 0
-    assert [r['proposals'] for r in m['rows']] == ['GSRL', 'GT', 'GT']
+    assert [r['grounding'] for r in m['rows']] == ['gsrl', 'gt', 'gt']
     for r in m['rows']:
         assert r['n'] == m['captions']['test'], r
         for k in ACCURACY + CONTROL:
