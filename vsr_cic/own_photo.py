@@ -294,8 +294,7 @@ def suggest_photo_vsrs(models:PhotoModels, photo:Mapping, k:int)->list[tuple[VSR
     "The top-k suggested VSRs of a `prepare_photo` result, one per verb: the verb classifier on its boxes, role sets and counts"
     from vsr_cic.vsr_suggest import suggest_vsrs
     pp, pipe = photo['seen'], models.pipe
-    props = {'feats': np.asarray(pp['features']), 'boxes': pp['boxes'], 'cls_prob': pp['cls_prob'], 'sets': pp['sets']}
-    cands = suggest_vsrs(props, 3 * k, models.verbs, models.stats, gsrl=pipe.gsrl, gsrl_vocab=pipe.vocabs.get('gsrl'),
+    cands = suggest_vsrs(pp, 3 * k, models.verbs, models.stats, gsrl=pipe.gsrl, gsrl_vocab=pipe.vocabs.get('gsrl'),
                          max_per_verb=1)
     cls = [pp['classes'][s[0]] for s in pp['sets']]
     n_box, place = sum(c != SCENE_CLASS for c in cls), any(c in PLACE_CLASSES for c in cls)
