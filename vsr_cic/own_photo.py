@@ -11,7 +11,7 @@ import numpy as np, torch
 from .vsr import VSR, as_vsrs
 from .data import BACKGROUND, load_dataset, write_dataset
 from .features import SCENE_CLASS, load_image, feature_kind_of, scene_context_of
-from .photo_proposals import photo_proposals, WithPhotos
+from .photo_proposals import photo_proposals, WithPhotos, read_photo_json
 from .guards import (UnsafeInput, regular_file, short, finite_number, bounded, bounded_arg, read_json_file,
                             write_sidecar, fingerprint_problems, bundle_fingerprint)
 from .box_words import resolve_box_word, class_words, set_words, known_verb_lemma, close_verbs, is_place_role, PLACE_CLASSES
@@ -358,10 +358,10 @@ def main(argv:Sequence[str]|None=None)->int:
         bj = Path(a.boxes) if a.boxes else Path(a.picture).with_suffix('.json')
         if not os.path.lexists(bj):
             raise PhotoInputError(f"no boxes file {short(str(bj))}: pass --boxes my.json (see README, 'Your own photo')")
-        spec = read_json_file(bj, 'boxes file')
-        boxes = spec.get('boxes') if isinstance(spec, Mapping) else spec
+        spec = read_photo_json(bj, 'boxes file', bare_boxes=True)
+        boxes = spec.get('boxes')
         if not isinstance(boxes, list): raise PhotoInputError(f"{bj}: expected {{'boxes': [...]}} or a list of boxes")
-        vsrs = a.vsr or ([] if a.suggest else [spec.get('vsr')] if isinstance(spec, Mapping) and spec.get('vsr') else [])
+        vsrs = a.vsr or ([] if a.suggest else [spec.get('vsr')] if spec.get('vsr') else [])
         if not vsrs and not a.suggest: raise PhotoInputError("nothing to caption: give --vsr 'verb: ROLES' or --suggest N")
         if a.suggest < 0: raise PhotoInputError(f"--suggest must be >= 0, got {a.suggest}")
         models = load_photo_models(a.models)
