@@ -62,4 +62,4 @@ def test_figure(run):
     out, m = run
     f = out/'real_photos.png'
     assert f.exists() and f.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n' and 0 < f.stat().st_size <= MAX_FIGURE_BYTES
-    assert (out/'results.md').read_text().startswith('| method | proposals |')
+    assert (out/'results.md').read_text().startswith('| method | grounding |')
