@@ -12,7 +12,7 @@ import pytest
 from conftest import chromium_page, run_notebook
 
 N_IMAGES = 20            # tiny world of the papermill smoke run
-MAIN_JOB = dict(epochs_xe=1, epochs_rl=0, beam=1)   # the README's main job, shortened (same notebook, same run folder)
+SHORT_TRAIN_SETTINGS = dict(epochs_xe=1, epochs_rl=0, beam=1)   # the README's main job, shortened (same notebook, same run folder)
 WIDGET_S = 180_000       # ms to wait for the kernel to run all cells (it loads the 3000-image world) and render the widget
 RUN_ALL_TRIES = 3        # the menu click is retried when no cell started (kernel still connecting)
 CHANGE_S = 60_000        # ms to wait for the views to follow a change
@@ -51,8 +51,8 @@ def after_main_job(tmp_path_factory):
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv('VSR_CIC_DATA', str(root/'data'))                            # where the main job puts the world
             t = time.time()
-            run_notebook('train_captioner.ipynb', root/'runs', out_dir=str(root/'runs'/'train_captioner'), **MAIN_JOB)
-            print(f"main job ({MAIN_JOB}) with world generation: {time.time() - t:.0f} s")
+            run_notebook('train_captioner.ipynb', root/'runs', out_dir=str(root/'runs'/'train_captioner'), **SHORT_TRAIN_SETTINGS)
+            print(f"main job ({SHORT_TRAIN_SETTINGS}) with world generation: {time.time() - t:.0f} s")
     assert (root/'runs'/'train_captioner'/'model.pt').exists() and (root/'data'/'vsr_world'/'meta.json').exists()
     assert sorted(p.name for p in (root/'runs').iterdir()) == ['train_captioner', 'train_captioner.ipynb']   # nothing else
     return root

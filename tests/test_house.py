@@ -242,10 +242,10 @@ def test_run_wiring_written_once():
     where = {m: _run_wiring(src) for m, (src, _) in MODS.items()}
     assert {m: ls for m, ls in where.items() if ls} == {'pipeline': where['pipeline']} and len(where['pipeline']) == 2, where
 
-# Table 1 concepts that still have two names (issue 42 item 2), with the name to keep; shrink, never grow
+# Table 1 concepts that had two names (issue 42 item 2), with the name kept; TWO_NAMES_OK stays empty
 TABLE1_NAMES = {('SUBSETS', 'VERB_SUBSETS'): 'VERB_SUBSETS', ('subset_results', 'subset_scores'): 'subset_scores',
                 ('table1_orderings', 'orderings'): 'orderings'}
-TWO_NAMES_OK = set(TABLE1_NAMES)   # pending: `experiments.evaluate_table1` still writes the no_verb / one-verb / proposals rows
+TWO_NAMES_OK = set()
 
 def _public_names()->set:
     return {x for src, _ in MODS.values() for x in _top_level_names(src)}

@@ -81,20 +81,20 @@ def test_evaluate_notebook(tiny, tmp_path):
     "evaluate.ipynb: every method x {GSRL, GT}, planned by the right planner without fallbacks, the table rendered from metrics.json"
     t0 = time.time(); data, dirs = tiny
     m, table = _run('experiments/evaluate.ipynb', tmp_path, data, dirs, beam=2, limit=6, metrics=False, control=False, sinkhorn=True)
-    rows = {(r['method'], r['proposals'], r['captions']): r for r in m['rows']}
-    for x in ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb', 'ours (sinkhorn S-level)', 'ours (oracle verb)'):
-        for p in ('GSRL', 'GT'): assert (x, p, 'all') in rows, (x, p)
+    rows = {(r['method'], r['grounding'], r['verbs']): r for r in m['rows']}
+    for x in ('ours', 'c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours (sinkhorn S-level)', 'ours_oracle_verb'):
+        for g in ('gsrl', 'gt'): assert (x, g, 'all') in rows, (x, g)
     for r in m['rows']:
         assert r['unplanned'] == 0 and r['planner_fallback'] is False, r
-        assert 0. <= r['CIDEr-D'] <= 10. and r['n'] == (r['n_one_verb'] if r['captions'] == 'one-verb' else
-                                                        r['n_multi_verb'] if r['captions'] == 'multi-verb' else
+        assert 0. <= r['CIDEr-D'] <= 10. and r['n'] == (r['n_one_verb'] if r['verbs'] == 'one' else
+                                                        r['n_multi_verb'] if r['verbs'] == 'multi' else
                                                         r['n_one_verb'] + r['n_multi_verb'])
-    assert rows[('no_verb', 'GSRL', 'all')]['planner'] == 'no_verb' and rows[('ours', 'GSRL', 'all')]['planner'] == 'verb'
-    assert rows[('ours (sinkhorn S-level)', 'GT', 'all')]['planner'] == 'sinkhorn'
+    assert rows[('ours_no_verb', 'gsrl', 'all')]['planner'] == 'no_verb' and rows[('ours', 'gsrl', 'all')]['planner'] == 'verb'
+    assert rows[('ours (sinkhorn S-level)', 'gt', 'all')]['planner'] == 'sinkhorn'
     # untrained models of different kinds say different things: the rows are not one decoding copied
-    assert len({round(r['CIDEr-D'], 9) for k, r in rows.items() if k[1:] == ('GT', 'all')}) > 1
-    for (meth, prop, sub), r in rows.items():   # table.md is rendered from these rows
-        if sub == 'all': assert f"| {meth} | {prop} | all | {r['n']} |" in table and f"{100 * r['CIDEr-D']:.1f}" in table
+    assert len({round(r['CIDEr-D'], 9) for k, r in rows.items() if k[1:] == ('gt', 'all')}) > 1
+    for (meth, g, v), r in rows.items():   # table.md is rendered from these rows
+        if v == 'all': assert f"| {meth} | {g} | all | {r['n']} |" in table and f"{100 * r['CIDEr-D']:.1f}" in table
     print(f'smoke run: {time.time() - t0:.1f} s')   # reported, not asserted: speed belongs to bench/
 
 

@@ -107,17 +107,17 @@ def test_planner_fallback_is_refused_or_counted(tiny, tmp_path):
 
 
 def test_table1_rows_carry_the_protocol(tiny):
-    "Rows say preset, structure source, proposal source and how many one- and multi-verb captions were decoded"
+    "Rows say preset, structure source, grounding and how many one- and multi-verb captions were decoded"
     from vsr_cic.experiments import evaluate_table1
     data, dirs, cd = tiny
     res = evaluate_table1(dirs, data, beam=1, methods=['ours'], metrics=False, control=False, progress=None, preset='paper')
     for r in res['rows']:
-        assert {'method', 'proposals', 'preset', 'structure', 'n_one_verb', 'n_multi_verb', 'captions'} <= set(r)
+        assert {'method', 'grounding', 'preset', 'structure', 'n_one_verb', 'n_multi_verb', 'verbs'} <= set(r)
         assert r['preset'] == 'paper' and r['structure'] in ('ssp', 'gt')
         assert r['n_one_verb'] + r['n_multi_verb'] == len(cd.splits['test'])
-    subs = {(r['method'], r['proposals'], r['captions']): r['n'] for r in res['rows']}
+    subs = {(r['method'], r['grounding'], r['verbs']): r['n'] for r in res['rows']}
     for key in {(m, p) for m, p, _ in subs}:
-        parts = [subs.get((*key, s), 0) for s in ('one-verb', 'multi-verb')]
+        parts = [subs.get((*key, s), 0) for s in ('one', 'multi')]
         assert subs[(*key, 'all')] == sum(parts)
 
 
@@ -174,7 +174,7 @@ def test_controls_matched_to_frames_independently_of_their_order():
 def test_presets(tiny):
     """Item 3 / issue 31: the paper's captioner has x_t = [y; f̄; h²]; `paper` decodes a verb slot only as a form of the
     control verb (the official code's step_v), `paper, verb-blind` does not"""
-    from vsr_cic.captioning import preset_options, main_job_parser, decode_split
+    from vsr_cic.captioning import preset_options, train_settings_parser, decode_split
     from vsr_cic.baselines import make_captioner
     from vsr_cic.vsr import VERB
     data, dirs, cd = tiny
@@ -193,7 +193,7 @@ def test_presets(tiny):
     assert len(said) > 5 and off == [], off
     said, off = verb_slot_words(preset_options('paper', constrain_verbs=False))
     assert len(off) > len(said) // 2                                         # an untrained verb-blind captioner strays
-    assert main_job_parser().parse_args(['--preset', 'paper']).preset == 'paper'      # the CLI's flag (`train_captioner_cli`)
+    assert train_settings_parser().parse_args(['--preset', 'paper']).preset == 'paper'      # the CLI's flag (`train_captioner_cli`)
 
 
 def test_oracle_verb_says_its_verb_before_it_may_end(tiny):

@@ -28,7 +28,7 @@ def test_metrics(run):
     out, m = run
     assert 'skipped' not in m, m.get('skipped')
     assert m['images']['train'] > m['images']['test'] > 0 and m['captions']['test'] > 0
-    assert [r['proposals'] for r in m['rows']] == ['GSRL', 'GT', 'GT']
+    assert [r['grounding'] for r in m['rows']] == ['gsrl', 'gt', 'gt']
     for r in m['rows']:
         assert r['n'] == m['captions']['test'], r
         for k in ACCURACY + CONTROL:
@@ -62,4 +62,4 @@ def test_figure(run):
     out, m = run
     f = out/'real_photos.png'
     assert f.exists() and f.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n' and 0 < f.stat().st_size <= MAX_FIGURE_BYTES
-    assert (out/'results.md').read_text().startswith('| method | proposals |')
+    assert (out/'results.md').read_text().startswith('| method | grounding |')

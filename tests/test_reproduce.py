@@ -19,8 +19,8 @@ def test_reproduce_end_to_end_and_publish(tmp_path):
     got = set(s['metrics'])
     assert {'train_gsrl', 'train_planner', 'train_planner_no_verb', 'train_verbs', 'evaluate', 'diversity', 'ablation'} <= got
     assert {f'captioner/{m}' for m in ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb')} <= got
-    rows = {(r['method'], r['proposal_source']) for r in s['table1_rows'] if r['captions'] == 'all'}
-    for m in ('c_lstm', 'c_updn', 'sct', 'no_verb', 'ours', 'ours (oracle verb)'):
+    rows = {(r['method'], r['grounding']) for r in s['table1_rows'] if r['verbs'] == 'all'}
+    for m in ('c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours', 'ours_oracle_verb'):
         assert {(m, 'gsrl'), (m, 'gt')} <= rows, m
     assert {r['preset'] for r in s['table1_rows']} == {'paper'}
     # the run's Table 1 publishes with one call, as the README says

@@ -19,20 +19,20 @@ def test_train_captioner_smoke(tmp_path):
         assert (out/f).exists(), f
     print(f"smoke run took {time.time() - t:.0f} s")   # reported, not asserted: speed belongs to bench/
 
-def test_parameters_cell_is_main_job():
-    "The notebook's papermill parameters are `MainJob`'s fields, in order, with its defaults (a drift in either fails)"
+def test_parameters_cell_is_train_settings():
+    "The notebook's papermill parameters are `TrainSettings`'s fields, in order, with its defaults (a drift in either fails)"
     import ast, nbformat
     from dataclasses import MISSING, fields
     from conftest import ROOT
-    from vsr_cic.captioning import MainJob
+    from vsr_cic.captioning import TrainSettings
     nb = nbformat.read(ROOT/'nbs'/'train_captioner.ipynb', as_version=4)
     cells = [c for c in nb.cells if 'parameters' in c.metadata.get('tags', [])]
     assert len(cells) == 1, f"{len(cells)} cells tagged 'parameters'"
     src = cells[0].source
     assigned = [(n.targets[0].id, ast.literal_eval(n.value)) for n in ast.parse(src).body]   # plain `name = literal` lines
-    expected = [(f.name, f.default) for f in fields(MainJob) if f.default is not MISSING]
-    assert [n for n, _ in assigned] == [n for n, _ in expected], "parameters differ from MainJob's fields"
+    expected = [(f.name, f.default) for f in fields(TrainSettings) if f.default is not MISSING]
+    assert [n for n, _ in assigned] == [n for n, _ in expected], "parameters differ from TrainSettings's fields"
     for (n, v), (_, d) in zip(assigned, expected):
-        assert v == d and type(v) is type(d), f"parameter {n} = {v!r}, but MainJob's default is {d!r}"
+        assert v == d and type(v) is type(d), f"parameter {n} = {v!r}, but TrainSettings's default is {d!r}"
     comments = [l.split('#', 1)[1] for l in src.splitlines() if '#' in l]
     assert not [c for c in comments if '=' in c], "papermill misreads a parameter whose comment holds '='"

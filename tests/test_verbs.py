@@ -22,9 +22,10 @@ def test_train_verbs_notebook(tmp_path):
     # the run's artefacts are enough to suggest VSRs for an image, outside the notebook
     from vsr_cic.data import load_dataset
     from vsr_cic.verbs import load_verb_predictor
-    from vsr_cic.vsr_suggest import VerbStats, suggest_vsrs, proposal_arrays
+    from vsr_cic.vsr_suggest import VerbStats, suggest_vsrs
+    from vsr_cic.pipeline import image_proposals
     from vsr_cic.vsr import VSR
     ds = load_dataset(m['dataset'])
-    sug = suggest_vsrs(proposal_arrays(ds, ds.image_ids('test')[0]), 3, load_verb_predictor(run), VerbStats.load(run/'verb_stats.json'))
+    sug = suggest_vsrs(image_proposals(ds, ds.image_ids('test')[0]), 3, load_verb_predictor(run), VerbStats.load(run/'verb_stats.json'))
     assert len(sug) == 3 and all(isinstance(v, VSR) and 0 <= s <= 1 for v, s in sug)
     assert [s for _, s in sug] == sorted((s for _, s in sug), reverse=True)

@@ -48,11 +48,11 @@ from .scoring import TEST_METRICS, cider_d, evaluate_split
 
 # %% auto #0
 __all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'ADDITIONS', 'PAPER_FROM_CODE',
-           'PRESETS', 'DEFAULT_PRESET', 'UNGROUNDED', 'TRAIN_UNGROUNDED', 'MAIN_JOB', 'preset_options', 'CaptionData',
-           'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn', 'prepare_batch', 'controls_of',
-           'gt_sequences', 'static_shape', 'xe_step_fn', 'CiderReward', 'scst_step_fn', 'slot_names',
-           'oracle_verb_words', 'decode_split', 'format_sample', 'plot_curves', 'MainJob', 'main_job',
-           'train_captioner', 'main_job_parser', 'train_captioner_cli']
+           'PRESETS', 'DEFAULT_PRESET', 'UNGROUNDED', 'TRAIN_UNGROUNDED', 'TRAIN_SETTINGS', 'preset_options',
+           'CaptionData', 'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn', 'prepare_batch',
+           'controls_of', 'gt_sequences', 'static_shape', 'xe_step_fn', 'CiderReward', 'scst_step_fn', 'slot_names',
+           'oracle_verb_words', 'decode_split', 'format_sample', 'plot_curves', 'TrainSettings', 'train_settings',
+           'train_captioner', 'train_settings_parser', 'train_captioner_cli']
 
 # %% ../nbs/16_captioning.ipynb #00000005
 LR_XE, LR_RL = 5e-4, 5e-5    # supp. §D
@@ -384,7 +384,7 @@ def plot_curves(xe_history:list, rl_history:list, path=None):
 
 # %% ../nbs/16_captioning.ipynb #0000001e
 @dataclass(frozen=True)
-class MainJob:
+class TrainSettings:
     "The main job's settings and defaults, written once: `train_captioner`'s arguments, its CLI's flags and `train_captioner.ipynb`'s parameters"
     data_dir: str|None = None         # dataset folder; None: the built-in world (`vsr_cic.world.ensure_world`)
     out_dir: str = 'runs/train_captioner' # where checkpoints, model.pt, metrics.json, samples and curves go
@@ -428,37 +428,37 @@ class MainJob:
     capture: bool = False             # CUDA: XE loss and SCST rollouts as CUDA graphs (`compile_loss`, `CapturedRollouts`)
 
 # %% ../nbs/16_captioning.ipynb #0c60506e
-MAIN_JOB = MainJob()
+TRAIN_SETTINGS = TrainSettings()
 
 _P = inspect.Parameter
 _JOB_SIGNATURE = inspect.Signature([_P(f.name, _P.POSITIONAL_OR_KEYWORD, default=f.default, annotation=f.type)
-                                    for f in fields(MainJob)] + [_P('model_cfg', _P.VAR_KEYWORD)], return_annotation='dict')
+                                    for f in fields(TrainSettings)] + [_P('model_cfg', _P.VAR_KEYWORD)], return_annotation='dict')
 
-def main_job(*args, **kwargs)->tuple:   # (MainJob, more `make_captioner` options)
-    "A `train_captioner` call's arguments (`MainJob`'s fields in order, or by name, then captioner options) as its job"
+def train_settings(*args, **kwargs)->tuple:   # (TrainSettings, more `make_captioner` options)
+    "A `train_captioner` call's arguments (`TrainSettings`'s fields in order, or by name, then captioner options) as its settings"
     b = _JOB_SIGNATURE.bind(*args, **kwargs)
     b.apply_defaults()
     model_cfg = b.arguments.pop('model_cfg')
     bad = sorted(set(model_cfg) - captioner_options())
     if bad:
-        near = {k: difflib.get_close_matches(k, [f.name for f in fields(MainJob)], 1) for k in bad}
+        near = {k: difflib.get_close_matches(k, [f.name for f in fields(TrainSettings)], 1) for k in bad}
         hint = ''.join(f"; did you mean {n[0]!r} for {k!r}?" for k, n in near.items() if n)
-        raise TypeError(f"train_captioner: unknown argument(s) {bad}: neither a `MainJob` field nor a captioner option "
+        raise TypeError(f"train_captioner: unknown argument(s) {bad}: neither a `TrainSettings` field nor a captioner option "
                         f"(`make_captioner`){hint}")
-    return MainJob(**b.arguments), model_cfg
+    return TrainSettings(**b.arguments), model_cfg
 
 # %% ../nbs/16_captioning.ipynb #f8b72e3f
-def _takes_main_job(fn):
-    "Give `fn(*args, **kwargs)` `main_job`'s signature: every `MainJob` field with its default, then `**model_cfg`"
+def _takes_train_settings(fn):
+    "Give `fn(*args, **kwargs)` `train_settings`'s signature: every `TrainSettings` field with its default, then `**model_cfg`"
     fn.__signature__ = _JOB_SIGNATURE
     return fn
 
 # %% ../nbs/16_captioning.ipynb #1a15e602
-def _checks_main_job(fn):
-    "Refuse the arguments `main_job` refuses before `fn` runs (before `guard_run` claims the run folder)"
+def _checks_train_settings(fn):
+    "Refuse the arguments `train_settings` refuses before `fn` runs (before `guard_run` claims the run folder)"
     @functools.wraps(fn)
     def checked(*args, **kwargs):
-        main_job(*args, **kwargs)
+        train_settings(*args, **kwargs)
         return fn(*args, **kwargs)
     return checked
 
@@ -470,7 +470,7 @@ def _ckpt_step(d:Path)->int:
 @dataclass
 class _Run:
     "What the stages of one `train_captioner` call share"
-    job: MainJob
+    job: TrainSettings
     env: object            # `vsr_cic.distributed.DistEnv`
     dev: torch.device
     out: Path
@@ -489,7 +489,7 @@ class _Run:
         if self.main: (self.out/'train_seconds.json').write_text(json.dumps(self.spent))
 
 # %% ../nbs/16_captioning.ipynb #b21e6002
-def _run_settings(job:MainJob, out:Path, model_cfg:dict)->tuple[dict, dict, Path, dict]:
+def _run_settings(job:TrainSettings, out:Path, model_cfg:dict)->tuple[dict, dict, Path, dict]:
     "(preset options, model options, dataset folder, run_config entries) of a call"
     opts = preset_options(job.preset, role_emb=job.role_emb, complete=job.complete, constrain_verbs=job.constrain_verbs)
     if job.ungrounded not in ('fill', 'drop'):
@@ -507,7 +507,7 @@ def _run_settings(job:MainJob, out:Path, model_cfg:dict)->tuple[dict, dict, Path
     return opts, cfg, data_at, run_cfg
 
 # %% ../nbs/16_captioning.ipynb #b21e6003
-def _dataset(job:MainJob, out:Path, env)->Path:
+def _dataset(job:TrainSettings, out:Path, env)->Path:
     "The dataset folder: `data_dir`, or the world (rank 0 generates it; the other ranks then find it or make their own)"
     if job.data_dir is not None: return Path(job.data_dir)
     make = lambda: (
@@ -521,7 +521,7 @@ def _dataset(job:MainJob, out:Path, env)->Path:
     return path
 
 # %% ../nbs/16_captioning.ipynb #3c46b4f6
-def _open_run(job:MainJob, model_cfg:dict)->_Run:
+def _open_run(job:TrainSettings, model_cfg:dict)->_Run:
     "Distributed setup, the run folder (`open_run`) and its settings check, data, vocabularies and the model"
     if job.model not in CAPTIONERS: raise ValueError(f"model must be one of {', '.join(CAPTIONERS)}, got {job.model!r}")
     # torchrun: cuda:LOCAL_RANK (NCCL) or cpu (gloo)
@@ -671,13 +671,13 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
             'history': {'xe': xe.history, 'rl': rl_hist}, 'net': r.net, 'data': r.cd}
 
 # %% ../nbs/16_captioning.ipynb #4a06bafb
-@_checks_main_job          # a misspelt argument is refused before anything is written
+@_checks_train_settings          # a misspelt argument is refused before anything is written
 @guard_run(config=False)   # marker and lock; the settings check is `_open_run`'s
-@_takes_main_job           # the arguments: `MainJob`'s fields, then more `make_captioner` options
+@_takes_train_settings           # the arguments: `TrainSettings`'s fields, then more `make_captioner` options
 def train_captioner(*args, **kwargs)->dict:
     "Train a captioner (XE then self-critical), select on validation CIDEr-D, evaluate on the test split; write everything to `out_dir`"
     t_start = time.time()
-    job, model_cfg = main_job(*args, **kwargs)
+    job, model_cfg = train_settings(*args, **kwargs)
     r = _open_run(job, model_cfg)
     result = {'model': job.model, 'out_dir': str(r.out), 'interrupted': None}
     xe, used = _train_xe(r)
@@ -697,7 +697,7 @@ def train_captioner(*args, **kwargs)->dict:
 
 # %% ../nbs/16_captioning.ipynb #00000020
 def _flag_type(anno:str):
-    "The argparse type of a `MainJob` field's annotation: 'int', 'bool', 'str|None'… ('none' gives None where it is allowed)"
+    "The argparse type of a `TrainSettings` field's annotation: 'int', 'bool', 'str|None'… ('none' gives None where it is allowed)"
     kinds = [k.strip() for k in anno.split('|')]
     base = next(k for k in kinds if k != 'None')
     conv = {'int': int, 'float': float, 'str': str, 'bool': lambda s: bool(str2bool(s))}[base]
@@ -706,12 +706,12 @@ def _flag_type(anno:str):
     return parse
 
 # %% ../nbs/16_captioning.ipynb #959afe74
-def main_job_parser()->argparse.ArgumentParser:
-    "The shell's flags: one `--name` per `MainJob` field, with its type, default and documentation"
+def train_settings_parser()->argparse.ArgumentParser:
+    "The shell's flags: one `--name` per `TrainSettings` field, with its type, default and documentation"
     p = argparse.ArgumentParser(prog='vsr_train_captioner', formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                                 description=train_captioner_cli.__doc__)
-    docs = docments(MainJob)
-    for f in fields(MainJob):
+    docs = docments(TrainSettings)
+    for f in fields(TrainSettings):
         p.add_argument(f'--{f.name}', type=_flag_type(f.type), default=f.default,
                        help=(docs[f.name] or f.name).replace('%', '%%'), metavar=f.type.replace(' ', '').upper())
     return p
@@ -719,7 +719,7 @@ def main_job_parser()->argparse.ArgumentParser:
 # %% ../nbs/16_captioning.ipynb #1fab07cd
 def train_captioner_cli(argv:list|None=None): # the flags (None: the command line's)
     "Train and evaluate a captioner from the shell (`python` or `torchrun`); prints the test metrics as JSON"
-    job = main_job_parser().parse_args(argv)
+    job = train_settings_parser().parse_args(argv)
     try: r = train_captioner(**vars(job))
     except TrainingInterrupted as e:                        # Ctrl-C: the message, no traceback
         print(e, file=sys.stderr)

@@ -19,7 +19,7 @@ from .metrics import EMPTY
 from .loader import frame_slots, build_vocabs, save_vocabs
 from .captioning import caption_data, preset_options, decode_split
 from .metrics import java_available
-from .scoring import TABLE1_COLS, safe_evaluate, subset_results, mean_sd, diversity_captions
+from .scoring import TABLE1_COLS, safe_evaluate, subset_scores, mean_sd, diversity_captions
 from .diversity import div_n, self_cider, best_of_k
 from .data import load_dataset
 from .gsrl import GSRL
@@ -38,7 +38,7 @@ __all__ = ['METHODS', 'TABLE2_COLS', 'TRAIN_VARIANTS', 'ABLATION', 'ABLATION_COL
            'ablation_diversity_rows', 'write_tiny_checkpoints', 'verb_predictability']
 
 # %% ../nbs/23_experiments.ipynb #00000005
-METHODS = ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb')   # paper Table 1 rows (Ours w/o verb = no_verb)
+METHODS = ('ours', 'c_lstm', 'c_updn', 'sct', 'no_verb')   # paper Table 1's captioners (`no_verb`'s row: `ours_no_verb`)
 TABLE2_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'Div-1', 'Div-2', 'self-CIDEr')
 
 def default_ckpt_dirs(root='.')->dict:
@@ -229,7 +229,7 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
                     allow_planner_fallback:bool=False, # without ckpt_dirs['planner_no_verb'], plan "w/o verb" with the
                                                        # verb-aware planner (row `planner_fallback`) instead of raising
                     progress=print)->dict:
-    "Table 1: {'rows': [...], 'n_test': …} for every available captioner × {GSRL, GT} proposal sets × caption subsets"
+    "Table 1: {'rows': [...], 'n_test': …} for every available captioner × grounding (GSRL, GT sets) × verb subset"
     caps = available_captioners(ckpt_dirs)
     if methods: caps = {m: d for m, d in caps.items() if m in methods}
     if not caps: raise FileNotFoundError(f"evaluate_table1: no captioner model.pt in {ckpt_dirs}")
@@ -260,15 +260,15 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
         opts = _decode_options(info, preset)
         recs = cd.records('test')
         n_frames = {cid: len(r['frames']) for cid, r in recs.items()}
-        settings = [('GSRL', 'gsrl', structure, False, planner), ('GT', 'gt', structure, False, planner)]
+        settings = [('gsrl', structure, False, planner), ('gt', structure, False, planner)]
         if m == 'ours' and structure != 'gt' and gt_rows:
-            settings += [('GSRL', 'gsrl', 'gt', False, planner), ('GT', 'gt', 'gt', False, planner)]
+            settings += [('gsrl', 'gt', False, planner), ('gt', 'gt', False, planner)]
         # paper's grey rows
         if m == 'ours' and oracle:
-            settings += [('GSRL', 'gsrl', structure, True, planner), ('GT', 'gt', structure, True, planner)]
+            settings += [('gsrl', structure, True, planner), ('gt', structure, True, planner)]
         if 'sinkhorn' in pipes and m == 'ours':   # supp. §F at caption level
-            settings += [('GSRL', 'gsrl', structure, False, 'sinkhorn'), ('GT', 'gt', structure, False, 'sinkhorn')]
-        for prop, sets, st, orc, pl in settings:
+            settings += [('gsrl', structure, False, 'sinkhorn'), ('gt', structure, False, 'sinkhorn')]
+        for sets, st, orc, pl in settings:   # sets: the grounding
             key = (pl, sets, st, id(cd))
             if key not in planned:
                 planned[key] = planned_examples(cd.splits['test'], pipes[pl], sets, st, allow_unplanned=allow_unplanned)
@@ -276,17 +276,18 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
             preds = decode_split(net, with_examples(cd, 'test', exs), 'test', device, beam=beam, limit=limit,
                                  oracle_verb=orc,
                                  constrain=opts['constrain_verbs'], complete=opts['complete'])
-            name = ((m if st == structure else f'{m} ({st} structure)') + (' (oracle verb)' if orc else '')
+            row = 'ours_oracle_verb' if orc else 'ours_no_verb' if m == 'no_verb' else m   # `vsr_cic.tables.TABLE1_METHODS`
+            name = ((row if st == structure else f'{row} ({st} structure)')
                     + (' (sinkhorn S-level)' if pl == 'sinkhorn' else ''))
             counts = split_counts(exs, recs)
-            for sub, res in subset_results(preds, n_frames, metrics, control, srl).items():
-                rows.append({'method': name, 'proposals': prop, 'captions': sub, 'preset': info.get('preset', preset),
-                             'structure': st, 'planner': pl if st == 'ssp' else None, **counts, 'n': res['n'],
+            for sub, res in subset_scores(preds, None, n_frames, srl=srl, metrics=metrics, control=control).items():
+                rows.append({'method': name, 'grounding': sets, 'verbs': sub, 'preset': info.get('preset', preset),
+                             'structure': st, 'planner': pl if st == 'ssp' else None, **counts, 'n': res['n_captions'],
                              'planner_fallback': m == 'no_verb' and st == 'ssp' and pl == 'verb',
                              'checkpoint': str(d), 'options': opts, **{k: res.get(k) for k in TABLE1_COLS}})
-                if progress: progress(f"{name:28s} {prop:4s} {sub:10s} n={res['n']} " + _fmt(res, TABLE1_COLS))
+                if progress: progress(f"{name:28s} {sets:4s} {sub:5s} n={res['n_captions']} " + _fmt(res, TABLE1_COLS))
             keep = ('caption_id', 'caption', 'structure', 'gt_structure')
-            samples[f'{name}/{prop}'] = [{k: p[k] for k in keep} | {'gt': ' '.join(p['gt'])} for p in preds[:5]]
+            samples[f'{name}/{sets}'] = [{k: p[k] for k in keep} | {'gt': ' '.join(p['gt'])} for p in preds[:5]]
     return {'rows': rows, 'n_test': len(preds), 'beam': beam, 'structure': structure, 'preset': preset,
             'samples': samples,
             'skipped': skipped,

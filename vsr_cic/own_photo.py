@@ -4,17 +4,32 @@
 
 # %% ../nbs/26_own_photo.ipynb #689d2fb0
 from __future__ import annotations
-import argparse, difflib, hashlib, io, json, os, shutil, subprocess, sys, time
+import argparse, dataclasses, difflib, hashlib, io, json, os, shutil, subprocess, sys, time
 from pathlib import Path
 from typing import Mapping, Sequence
 import numpy as np, torch
 from .vsr import VSR, as_vsrs
-from .data import BACKGROUND, load_dataset, write_dataset
+from .data import BACKGROUND, load_dataset, write_dataset, corpus_subset
 from .features import SCENE_CLASS, load_image, feature_kind_of, scene_context_of
-from .photo_proposals import photo_proposals, WithPhotos
+from .photo_proposals import photo_proposals, WithPhotos, read_photo_json
 from .guards import (UnsafeInput, regular_file, short, finite_number, bounded, bounded_arg, read_json_file,
                             write_sidecar, fingerprint_problems, bundle_fingerprint)
-from .box_words import resolve_box_word, class_words, set_words, known_verb_lemma, close_verbs, is_place_role, PLACE_CLASSES
+from .box_words import (resolve_box_word, class_words, set_words, known_verb_lemma, close_verbs, is_place_role, PLACE_CLASSES,
+                               BoxWordsPipeline)
+from .core import repo_root, shared_data_dir, seed_everything
+from .pipeline import Pipeline
+from .verbs import load_verb_predictor, VerbDataset, evaluate_verbs, train_verbs
+from .vsr_suggest import VerbStats, suggest_vsrs
+from .metrics import evaluate_captions
+from .decoding import slot_word_limit, slot_end_mask
+from .runs import best_ckpt, read_model, model_file
+from .train import Job, load_checkpoint
+from .photos import pipeline_predictions
+from .readers import concat_records, read_coco
+from .flickr import read_multi30k
+from .build import build
+from .train_planners import train_gsrl, train_planner
+from .captioning import train_captioner
 
 # %% auto #0
 __all__ = ['MAX_SIDE', 'MIN_BOX', 'MAX_PICTURE_BYTES', 'BEAM', 'MAX_BEAM', 'MAX_SUGGEST', 'DROP_KEYS', 'PhotoInputError',
@@ -166,7 +181,6 @@ def known_verbs(models)->set[str]:
 # %% ../nbs/26_own_photo.ipynb #217f1b06
 def photo_verbs(vsrs:Sequence[VSR], known)->tuple[list[VSR], list[str]]:
     "VSRs with each verb as a known lemma (`riding` → `ride`, with a note); `PhotoInputError` naming close known verbs for an unknown one"
-    import dataclasses
     out, notes = [], []
     for v in vsrs:
         lem = known_verb_lemma(v.verb, known)
@@ -230,9 +244,6 @@ def load_photo_models(path=None,         # a bundle folder (None: the package's 
                       box_words:bool=True, # decode with `vsr_cic.box_words` (each box named with its words, once; no object without a box)
                      )->PhotoModels:
     "Load a photo-model bundle written by `export_photo_models`"
-    from vsr_cic.pipeline import Pipeline
-    from vsr_cic.verbs import load_verb_predictor
-    from vsr_cic.vsr_suggest import VerbStats
     d = Path(path) if path is not None else models_dir()
     if not (d/'meta.json').exists():
         raise FileNotFoundError(f"no photo models in {d} (no meta.json): train them with vsr_cic.own_photo.train_photo_models")
@@ -253,7 +264,6 @@ def load_photo_models(path=None,         # a bundle folder (None: the package's 
         pipe.cap_slot_words(dec['slot_word_limit'], no_end)
     pipe.data = WithPhotos(load_dataset(d/'data'), {})
     if box_words:
-        from vsr_cic.box_words import BoxWordsPipeline
         pipe = BoxWordsPipeline.of(pipe)
     return PhotoModels(pipe, load_verb_predictor(d/'verbs', device), VerbStats.load(d/'verb_stats.json'), meta, d)
 
@@ -292,10 +302,8 @@ def prepare_photo(models:PhotoModels, picture, boxes:Sequence[Mapping], max_side
 # %% ../nbs/26_own_photo.ipynb #c12c7a02
 def suggest_photo_vsrs(models:PhotoModels, photo:Mapping, k:int)->list[tuple[VSR, float]]:
     "The top-k suggested VSRs of a `prepare_photo` result, one per verb: the verb classifier on its boxes, role sets and counts"
-    from vsr_cic.vsr_suggest import suggest_vsrs
     pp, pipe = photo['seen'], models.pipe
-    props = {'feats': np.asarray(pp['features']), 'boxes': pp['boxes'], 'cls_prob': pp['cls_prob'], 'sets': pp['sets']}
-    cands = suggest_vsrs(props, 3 * k, models.verbs, models.stats, gsrl=pipe.gsrl, gsrl_vocab=pipe.vocabs.get('gsrl'),
+    cands = suggest_vsrs(pp, 3 * k, models.verbs, models.stats, gsrl=pipe.gsrl, gsrl_vocab=pipe.vocabs.get('gsrl'),
                          max_per_verb=1)
     cls = [pp['classes'][s[0]] for s in pp['sets']]
     n_box, place = sum(c != SCENE_CLASS for c in cls), any(c in PLACE_CLASSES for c in cls)
@@ -359,10 +367,10 @@ def main(argv:Sequence[str]|None=None)->int:
         bj = Path(a.boxes) if a.boxes else Path(a.picture).with_suffix('.json')
         if not os.path.lexists(bj):
             raise PhotoInputError(f"no boxes file {short(str(bj))}: pass --boxes my.json (see README, 'Your own photo')")
-        spec = read_json_file(bj, 'boxes file')
-        boxes = spec.get('boxes') if isinstance(spec, Mapping) else spec
+        spec = read_photo_json(bj, 'boxes file', bare_boxes=True)
+        boxes = spec.get('boxes')
         if not isinstance(boxes, list): raise PhotoInputError(f"{bj}: expected {{'boxes': [...]}} or a list of boxes")
-        vsrs = a.vsr or ([] if a.suggest else [spec.get('vsr')] if isinstance(spec, Mapping) and spec.get('vsr') else [])
+        vsrs = a.vsr or ([] if a.suggest else [spec.get('vsr')] if spec.get('vsr') else [])
         if not vsrs and not a.suggest: raise PhotoInputError("nothing to caption: give --vsr 'verb: ROLES' or --suggest N")
         if a.suggest < 0: raise PhotoInputError(f"--suggest must be >= 0, got {a.suggest}")
         models = load_photo_models(a.models)
@@ -386,7 +394,6 @@ DROP_KEYS = ('opt', 'optim', 'optimizer', 'sched', 'scheduler', 'loop', 'rng', '
 
 def slim_checkpoint(src, dst, half:bool=True)->Path:
     "A checkpoint without its optimizer and loop state, its float weights as float16 (`half`)"
-    from vsr_cic.train import load_checkpoint
     ck = load_checkpoint(src)
     out = {k: v for k, v in ck.items() if k not in DROP_KEYS}
     if half: out['model'] = {k: v.half() if torch.is_floating_point(v) else v for k, v in ck['model'].items()}
@@ -396,7 +403,6 @@ def slim_checkpoint(src, dst, half:bool=True)->Path:
 
 def _git_commit()->str|None:
     try:
-        from vsr_cic.core import repo_root
         root = repo_root() or Path.cwd()
         c = subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
         dirty = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no'], cwd=root, capture_output=True,
@@ -406,9 +412,6 @@ def _git_commit()->str|None:
 
 def validation_scores(models:PhotoModels, beam:int=BEAM)->dict:
     "Scores of a bundle on its shipped validation sample: captions (GSRL + SSP, and annotated grounding) and verbs"
-    from vsr_cic.photos import pipeline_predictions
-    from vsr_cic.metrics import evaluate_captions
-    from vsr_cic.verbs import VerbDataset, evaluate_verbs
     data, out = models.pipe.data.base, {}
     for name, g, s in (('ours', 'gsrl', 'ssp'), ('ours_gt', 'gt', 'gt')):
         pipe = models.pipe.plain() if hasattr(models.pipe, 'plain') else models.pipe   # the models' own decoding
@@ -441,11 +444,6 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
                         n_val:int=300,        # validation captions shipped (and scored)
                         half:bool=True, beam:int=BEAM, extra:Mapping|None=None)->dict:
     "Write a photo-model bundle with its fingerprint, provenance and validation scores into `dest`; returns its meta"
-    from vsr_cic.runs import best_ckpt, read_model, model_file
-    from vsr_cic.pipeline import Pipeline
-    from vsr_cic.decoding import slot_word_limit, slot_end_mask
-    from vsr_cic.vsr_suggest import VerbStats
-    from vsr_cic.train import load_checkpoint
     run = Path(run_dir); dest = Path(dest) if dest is not None else models_dir()
     train_dir = run/'data'/'train'
     parts = [('gsrl', 'gsrl'), ('planner', 'slevel_transformer'), ('planner', 'rlevel'), ('verbs', 'verbs')]
@@ -495,16 +493,10 @@ def export_photo_models(run_dir,              # `train_photo_models`' out_dir (g
 # %% ../nbs/26_own_photo.ipynb #4a16400f20
 def _photo_train_data(train_path:Path, data_dir, corpora:Sequence[str], n_distractors:int, scene_context:float, seed:int)->Path:
     "`train_photo_models`' training dataset: `data_dir` (cut to `corpora` when it holds others), or one built from the shared caption corpora"
-    from vsr_cic.core import shared_data_dir
-    from vsr_cic.build import build
-    from vsr_cic.readers import concat_records
-    from vsr_cic.data import corpus_subset
     if data_dir is not None:
         have = {im.split(':', 1)[0] for im in load_dataset(data_dir).images if ':' in im}
         train_path = corpus_subset(data_dir, train_path, list(corpora)) if have - set(corpora) else Path(data_dir)
     elif not (train_path/'meta.json').exists():
-        from vsr_cic.readers import read_coco
-        from vsr_cic.flickr import read_multi30k
         sd = shared_data_dir()
         if sd is None: raise FileNotFoundError("train_photo_models: no ../shared/data (or $VSR_CIC_SHARED) with the caption corpora")
         readers = {'coco': lambda: read_coco(sd/'coco_captions'/'captions_val2017.json'),
@@ -524,11 +516,6 @@ def train_photo_models(out_dir='runs/photo_models',
                        export_to=None,       # a bundle folder to export to (None: none; `models_dir()` for the package's)
                        command:str='')->dict:
     "Train the photo models (GSRL, planners, captioner, verb classifier) on real captions with class features"
-    from vsr_cic.core import seed_everything
-    from vsr_cic.train import Job
-    from vsr_cic.train_planners import train_gsrl, train_planner
-    from vsr_cic.captioning import train_captioner
-    from vsr_cic.verbs import train_verbs
     t0, out = time.time(), Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(seed)

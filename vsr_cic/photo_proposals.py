@@ -10,13 +10,13 @@ from typing import Mapping, Sequence
 import numpy as np
 from .vsr import VERB
 from .data import load_dataset, write_dataset, group_proposals, FEATURE_FILE
-from .guards import inside, regular_file, h5_array, UnsafeInput
+from .guards import inside, regular_file, h5_array, UnsafeInput, read_json_file
 from .features import (SCENE_CLASS, MAX_PHOTO_BOXES, RegionFeaturizer, load_image, feature_kind_of, class_probs, class_features,
                               scene_context, scene_context_of, check_picture_boxes)
 
 # %% auto #0
 __all__ = ['SAMPLE_PHOTOS', 'PHOTO_SPLIT', 'scene_caption', 'add_scene_region', 'sample_photo', 'photo_proposals', 'WithPhotos',
-           'load_photo_spec']
+           'read_photo_json', 'load_photo_spec']
 
 # %% ../nbs/06a_photo_proposals.ipynb #00000005
 def _scene_row(C:int)->np.ndarray: # -> (1, C + 1)
@@ -179,6 +179,16 @@ class WithPhotos:
         return [i for i, r in self.images.items() if split is None or r['split'] == split]
     def __repr__(self): return f"WithPhotos({self.path}, photos={list(self.photos)})"
 
+# %% ../nbs/06a_photo_proposals.ipynb #786f7400
+def read_photo_json(path, what:str='photo spec',
+                    bare_boxes:bool=False)->dict: # a JSON list is the boxes (`vsr_caption_photo --boxes`)
+    "The own-photo JSON of a file (`image`, `boxes`, `vsr`) as a dict, read by `guards.read_json_file` (bounded; `UnsafeInput` otherwise)"
+    spec = read_json_file(path, what)
+    if bare_boxes and isinstance(spec, list): spec = {'boxes': spec}
+    if not isinstance(spec, Mapping): raise ValueError(f"{what} {str(path)!r}: must be a JSON object, got {type(spec).__name__}")
+    return dict(spec)
+
+
 # %% ../nbs/06a_photo_proposals.ipynb #786f7479
 def load_photo_spec(spec, # a dict, a .json path, or (hdf5 path, image id, picture path)
                     classes:Sequence[str]|None=None, # the model's classes (needed for HDF5 cls_prob)
@@ -207,9 +217,7 @@ def load_photo_spec(spec, # a dict, a .json path, or (hdf5 path, image id, pictu
     base, where = None, 'photo spec'
     if not isinstance(spec, Mapping):
         base, where = Path(spec).parent, str(spec)
-        try: spec = json.loads(regular_file(spec, 'photo spec').read_text(encoding='utf-8'))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e: raise ValueError(f"{where}: not UTF-8 JSON ({e})") from None
-        if not isinstance(spec, Mapping): raise ValueError(f"{where}: must be a JSON object, got {type(spec).__name__}")
+        spec = read_photo_json(spec)
     for k in ('image', 'boxes'):
         if k not in spec: raise KeyError(f"{where} needs {k!r} (got keys {sorted(spec)[:8]})")
     if not isinstance(spec['boxes'], list) or len(spec['boxes']) > MAX_PHOTO_BOXES:

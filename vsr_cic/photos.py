@@ -12,6 +12,10 @@ from .data import load_dataset, frame_structure
 from .loader import vsrs_in_caption_order
 from .pipeline import Pipeline
 from .photo_proposals import SAMPLE_PHOTOS, sample_photo, photo_proposals, WithPhotos, load_photo_spec
+from .features import load_image, feature_kind_of, scene_context_of
+from .core import repo_root
+from .runs import model_file
+from .decoding import slot_end_mask
 
 # %% auto #0
 __all__ = ['TEXT_IN', 'pipeline_predictions', 'photo_figure', 'save_small_png', 'run_dataset', 'photo_pipeline', 'photo_preview',
@@ -112,8 +116,6 @@ def save_small_png(fig, path, max_bytes:int=300_000, dpi:int=80)->Path:
 # %% ../nbs/24_photos.ipynb #00000016
 def run_dataset(run:Path)->Path|None:
     "The dataset a real_photos run trained its captioner on (its run_config.json), relative paths tried from here and from the checkout"
-    import json
-    from vsr_cic.core import repo_root
     rc = run/'captioner'/'run_config.json'
     if not rc.exists(): return None
     d = Path(json.loads(rc.read_text())['data'])
@@ -129,7 +131,6 @@ def photo_pipeline(run_dir,                 # a real_photos.ipynb out_dir
     "(Pipeline, WithPhotos, '') with the photo added, or (None, None, why) when the run's models or data are missing"
     from PIL import Image
     run = Path(run_dir)
-    from vsr_cic.runs import model_file
     need = [run/'gsrl'/'gsrl', run/'planner'/'slevel_transformer', model_file(run/'captioner')]
     missing = [str(p) for p in need if not p.exists()]
     if missing: return None, None, f"no models trained on real photos in {run} (missing {', '.join(missing)})"
@@ -212,7 +213,6 @@ def photo_refs(captions_json)->dict[str, list[str]]:
 # %% ../nbs/24_photos.ipynb #06dd74f5
 def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     "(Pipeline over the run's held-out photos, '') or (None, why) when the run is missing"
-    from vsr_cic.decoding import slot_end_mask
     run = Path(run_dir)
     need = [
         run / "gsrl" / "gsrl",
@@ -241,7 +241,6 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
 # %% ../nbs/24_photos.ipynb #06dd7401
 def own_photo(pipe, spec, image_id:str='my_photo')->dict:
     "Add a user's photo (`load_photo_spec` input) to a pipeline's data; returns its proposals dict"
-    from vsr_cic.features import load_image, feature_kind_of, scene_context_of
     meta = pipe.data.meta
     pic, boxes, names, _ = load_photo_spec(spec, meta['classes'])
     pp = photo_proposals(load_image(pic), boxes, names, meta['classes'], image_id, feature_kind=feature_kind_of(meta),

@@ -392,15 +392,21 @@ def write_results_page(metrics_json, md_path, title:str, intro:str='')->Path:
     return md
 
 # %% ../nbs/25b_tables.ipynb #0000aa05
-WORLD_VERBS = {'all': 'all', 'one-verb': 'one', 'multi-verb': 'multi'}   # `evaluate`'s caption subsets -> the pages' `verbs`
+WORLD_VERBS = {'all': 'all', 'one-verb': 'one', 'multi-verb': 'multi'}   # `captions` of `evaluate` files from before #42 -> `verbs`
+
+def _evaluate_row(r:Mapping)->dict:
+    "An `evaluate_table1` row; one of a file written before #42 (`proposals`, `captions`, `no_verb`, `ours (oracle verb)`) in today's words"
+    if 'proposals' not in r: return dict(r)
+    return {**r, 'method': _PAPER_NAMES.get(r['method'], r['method']), 'grounding': r['proposals'].lower(),
+            'verbs': WORLD_VERBS[r['captions']]}
 
 def world_results(ev:Mapping, # an `evaluate` run's metrics.json on a synthetic world (`experiments.evaluate_table1`'s result)
                   run:Mapping|None=None, # `run_info` of the run that made it
                   source:str='metrics.json')->tuple[dict, str]: # where `ev` is, named in the intro
     "An `evaluate` run in `results_page`'s form: (metrics with Table 1 rows of `test_set` 'world', the page's intro)"
-    rows = [{'test_set': 'world', 'method': _PAPER_NAMES.get(r['method'], r['method']), 'grounding': r['proposals'].lower(),
-             'preset': r.get('preset', ev.get('preset')), 'verbs': WORLD_VERBS[r['captions']], 'n_captions': r['n'],
-             **{c: r.get(c) for c in TABLE1_COLS}} for r in ev['rows']]
+    rows = [{'test_set': 'world', 'method': r['method'], 'grounding': r['grounding'],
+             'preset': r.get('preset', ev.get('preset')), 'verbs': r['verbs'], 'n_captions': r['n'],
+             **{c: r.get(c) for c in TABLE1_COLS}} for r in map(_evaluate_row, ev['rows'])]
     fixed = ('preset', 'beam', 'structure', 'n_test', 'dataset')
     intro = (f"From `{source}`: " + ', '.join(f'{k} {ev[k]!r}' for k in fixed if k in ev) + '. Values in %. Unplanned '
              f"captions per row: {sorted({r.get('unplanned', 0) for r in ev['rows']})}; rows planned with a fallback "

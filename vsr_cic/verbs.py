@@ -35,11 +35,12 @@ def image_verbs(data,                 # a loaded dataset (`vsr_cic.data.load_dat
     return out
 
 # %% ../nbs/18_verbs.ipynb #088ef441
-def proposal_input(proposals:dict,     # `feats` (P, D), `cls_prob` (P, C), as `Dataset.features` returns
+def proposal_input(proposals:dict,     # an image's `features` (P, D) (`vsr_cic.pipeline.image_proposals`), or a feature
+                                       # record's `feats` (`Dataset.features`), and `cls_prob` (P, C)
                    with_cls:bool=True, # append the detector's class probabilities to every proposal
                   )->np.ndarray:       # (P, D) or (P, D + C) float32
     "The classifier's per-proposal input"
-    f = np.asarray(proposals['feats'], np.float32)
+    f = np.asarray(proposals['features'] if 'features' in proposals else proposals['feats'], np.float32)
     return np.concatenate([f, np.asarray(proposals['cls_prob'], np.float32)], 1) if with_cls else f
 
 # %% ../nbs/18_verbs.ipynb #00000008
@@ -190,7 +191,7 @@ class VerbPredictor:
         return torch.from_numpy(proposal_input(proposals, self.with_cls))[None]                                   # (1, P, D)
     @torch.no_grad()
     def predict(self, proposals:dict)->dict:
-        "verb -> p(v | I) for one image (`feats`, `cls_prob` as in the dataset)"
+        "verb -> p(v | I) for one image (`proposal_input`'s; `box_descriptor`'s for a box classifier)"
         x = self._input(proposals).to(self.device)
         p = self._probs(self.model.to(self.device)(x))[0].cpu().numpy()                       # (V,)
         return {v: float(p[i]) for i, v in enumerate(self.vocab.itos) if i >= len(self.vocab.specials)}

@@ -16,7 +16,7 @@ from .vsr import VSR, Vocab, ROLES, ROLE_VOCAB, normalize_role
 from .data import load_dataset, caption_vsrs
 from .verbs import load_verb_predictor, train_verbs
 from .loader import build_vocabs
-from .pipeline import image_proposals as pipeline_image
+from .pipeline import image_proposals
 from .diversity import div_n, self_cider, best_of_k
 from .metrics import java_available, EMPTY
 from .scoring import diversity_captions
@@ -24,8 +24,8 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['MAX_ENUM_ROLES', 'COUNT_THRESHOLD', 'SUGGESTED', 'lexicon_roles', 'VerbStats', 'sample_role_sets', 'gsrl_inputs',
-           'role_counts', 'suggest_vsrs', 'proposal_arrays', 'evaluate_suggestions', 'obtain_verb_predictor',
-           'suggested_captions', 'score_caption_sets', 'evaluate_suggested_diversity']
+           'role_counts', 'suggest_vsrs', 'evaluate_suggestions', 'obtain_verb_predictor', 'suggested_captions',
+           'score_caption_sets', 'evaluate_suggested_diversity']
 
 # %% ../nbs/22a_vsr_suggest.ipynb #00000006
 def lexicon_roles(path:str|os.PathLike|None='auto', # a .json / .json.gz lexicon; 'auto': the copy shipped in the package; None: none
@@ -149,7 +149,7 @@ def gsrl_inputs(proposals:dict, sets:list|None=None, with_cls:bool=False,
     "(1, D) global feature and (1, N, D) proposal-set features of one image, as GSRL was trained on them"
     sets = sets if sets is not None else proposals.get('sets')
     if not sets: raise ValueError("gsrl_inputs: the image has no proposal 'sets'")
-    f = np.asarray(proposals['feats'], np.float32)
+    f = np.asarray(proposals['features'], np.float32)
     if with_cls: f = np.concatenate([f, np.asarray(proposals['cls_prob'], np.float32)], 1)
     sf = np.stack([f[list(s)[:max_regions]].mean(0) for s in sets])                   # (N, D)
     return torch.from_numpy(f.mean(0))[None], torch.from_numpy(sf)[None]
@@ -169,7 +169,7 @@ def role_counts(verb:str, roles, stats:VerbStats, proposals:dict|None=None,
     if gsrl is not None and roles and verb in gsrl_vocab:
         if proposals is None:
             raise ValueError(f"role_counts: counting {verb!r} roles with a GSRL needs the image's proposals")
-        D = np.asarray(proposals['feats']).shape[1]
+        D = np.asarray(proposals['features']).shape[1]
         C = np.asarray(proposals['cls_prob']).shape[1]
         fd = gsrl.cfg.feat_dim
         if fd not in (D, D + C):
@@ -187,7 +187,7 @@ def role_counts(verb:str, roles, stats:VerbStats, proposals:dict|None=None,
     return counts
 
 # %% ../nbs/22a_vsr_suggest.ipynb #00000014
-def suggest_vsrs(proposals:dict,          # one image: `feats` (P, D), `boxes`, `cls_prob` (P, C), `sets` (lists of proposal indices)
+def suggest_vsrs(proposals:dict,          # one image (`vsr_cic.pipeline.image_proposals`): `features` (P, D), `boxes`, `cls_prob` (P, C), `sets`
                  k:int,                   # how many VSRs
                  verb_model,              # `vsr_cic.verbs.VerbPredictor` or `FrequencyPrior` (`.predict(proposals)`)
                  stats:VerbStats,
@@ -216,11 +216,6 @@ def suggest_vsrs(proposals:dict,          # one image: `feats` (P, D), `boxes`, 
         out.append((VSR(v, [(r, n[r]) for r in roles]), float(score)))
     return out
 
-# %% ../nbs/22a_vsr_suggest.ipynb #00000017
-def proposal_arrays(data, image_id:str)->dict:
-    "An image's proposals as `suggest_vsrs` takes them: `feats`, `boxes`, `cls_prob` and its `sets`"
-    return {**data.features(image_id), 'sets': data.images[image_id]['sets']}
-
 # %% ../nbs/22a_vsr_suggest.ipynb #2dc5f53c
 def evaluate_suggestions(data, verb_model, stats:VerbStats, split:str='test', k:int=5, gsrl=None, **kw)->dict:
     "hit_verb / hit_roles / hit_exact @k of `suggest_vsrs` against the VSRs of each image's captions"
@@ -229,7 +224,7 @@ def evaluate_suggestions(data, verb_model, stats:VerbStats, split:str='test', k:
         if data.images[c['image_id']]['split'] == split: gold[c['image_id']].update(caption_vsrs(c))
     hits = Counter()
     for iid, g in gold.items():
-        sug = [v for v, _ in suggest_vsrs(proposal_arrays(data, iid), k, verb_model, stats, gsrl, **kw)]
+        sug = [v for v, _ in suggest_vsrs(image_proposals(data, iid), k, verb_model, stats, gsrl, **kw)]
         hits['verb'] += bool({v.verb for v in sug} & {v.verb for v in g})
         hits["roles"] += bool(
             {(v.verb, tuple(r for r, _ in v.roles)) for v in sug}
@@ -274,10 +269,8 @@ def suggested_captions(pipe,                  # a `vsr_cic.pipeline.Pipeline` wi
     "Captions of each image's top suggested VSRs, with no ground truth: suggest → GSRL → SSP → captioner"
     out = {}
     for iid in image_ids:
-        img = pipeline_image(data, iid)
-        props = {'feats': img['features'].numpy(), 'cls_prob': img['cls_prob'].numpy(), 'boxes': img['boxes'].numpy(),
-                 'sets': img['sets']}
-        sug = suggest_vsrs(props, -(-k // per_vsr), verb_model, stats, gsrl=pipe.gsrl,
+        img = image_proposals(data, iid)
+        sug = suggest_vsrs(img, -(-k // per_vsr), verb_model, stats, gsrl=pipe.gsrl,
                            gsrl_vocab=pipe.vocabs.get('gsrl'),
                            seed=seed, max_per_verb=max_per_verb)
         caps = []

@@ -13,11 +13,11 @@ import ipywidgets as W
 from fastcore.basics import patch
 from .vsr import VSR, VSRError, VERB, ROLES, ROLE_MEANINGS, parse_subrole, subrole_names
 from .viz import draw_grounding, caption_html, structure_html
-from .vsr_suggest import VerbStats, suggest_vsrs, proposal_arrays
+from .vsr_suggest import VerbStats, suggest_vsrs
 from .verbs import load_verb_predictor, FrequencyPrior, VerbDataset
 from .loader import build_vocabs, frame_roles, save_vocabs
 from .data import caption_vsrs, frame_structure
-from .pipeline import runs_root, pipeline_from_runs
+from .pipeline import runs_root, pipeline_from_runs, image_proposals
 from .train_planners import train_gsrl, train_slevel, train_rlevel, has_features, SSP_LR
 from .core import repo_root
 from .guards import reports_errors, safe_name, PICTURE_SUFFIXES, atomic_write, read_json_file, sidecar_path
@@ -117,7 +117,7 @@ def suggester(data,                       # the loaded dataset (statistics, prop
     stats = VerbStats.from_data(data, lexicon=None)
     gsrl = getattr(pipeline, 'gsrl', None)
     gv = pipeline.vocabs.get('gsrl') if gsrl is not None else None
-    def suggest(image_id:str)->list: return suggest_vsrs(proposal_arrays(data, image_id), k, model, stats, gsrl=gsrl,
+    def suggest(image_id:str)->list: return suggest_vsrs(image_proposals(data, image_id), k, model, stats, gsrl=gsrl,
                                                          gsrl_vocab=gv)
     return suggest, (suggest_note(why) if isinstance(model, FrequencyPrior) else '')
 
