@@ -217,6 +217,40 @@ def _decode_options(info:dict, preset:str)->dict:
     "The decoding switches a captioner was trained with (checkpoints before the presets: `preset`'s)"
     return info.get('options') or preset_options(preset)
 
+# %% ../nbs/23_experiments.ipynb #028441fd
+def _no_verb_planner_ok(nv_dir, needed:bool, allow_fallback:bool)->bool:
+    "Whether `nv_dir` holds the verb-blind S-level planner; FileNotFoundError when `needed` without it and no fallback"
+    ok = nv_dir is not None and (Path(nv_dir)/'slevel_transformer').exists()
+    if needed and not ok and not allow_fallback:
+        raise FileNotFoundError(f"evaluate_table1: 'Ours w/o verb' is planned by a planner that never sees the verb "
+                                f"(train_planner(use_verb=False)); ckpt_dirs['planner_no_verb'] = {nv_dir!r} holds no "
+                                f"slevel_transformer. Train it, leave 'no_verb' out of `methods`, or pass "
+                                f"allow_planner_fallback=True to plan it with the verb-aware planner (row planner_fallback)")
+    return ok
+
+
+# %% ../nbs/23_experiments.ipynb #fdadfd7d
+def _table1_settings(m:str, structure:str, planner:str, gt_rows:bool, oracle:bool, sinkhorn:bool)->list[tuple]:
+    "(grounding, structure, oracle verb, planner) of each decoding of captioner `m` in `evaluate_table1`"
+    out = [('gsrl', structure, False, planner), ('gt', structure, False, planner)]
+    if m == 'ours' and structure != 'gt' and gt_rows: out += [('gsrl', 'gt', False, planner), ('gt', 'gt', False, planner)]
+    if m == 'ours' and oracle: out += [('gsrl', structure, True, planner), ('gt', structure, True, planner)]   # paper's grey rows
+    if m == 'ours' and sinkhorn: out += [('gsrl', structure, False, 'sinkhorn'), ('gt', structure, False, 'sinkhorn')]
+    return out
+
+
+# %% ../nbs/23_experiments.ipynb #85623f2a
+def _subset_rows(name:str, grounding:str, before:dict, after:dict, # a decoding's fields, before and after `n`
+                 scores:dict, progress=None)->list[dict]:
+    "Table 1 rows of one decoding: one per verb subset of `scores`, with its `n` and `TABLE1_COLS`"
+    rows = []
+    for sub, res in scores.items():
+        rows.append({'method': name, 'grounding': grounding, 'verbs': sub, **before, 'n': res['n_captions'], **after,
+                     **{k: res.get(k) for k in TABLE1_COLS}})
+        if progress: progress(f"{name:28s} {grounding:4s} {sub:5s} n={res['n_captions']} " + _fmt(res, TABLE1_COLS))
+    return rows
+
+
 # %% ../nbs/23_experiments.ipynb #47c57cd4
 def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, limit:int|None=None,
                     methods=None, structure:str='ssp', metrics:bool=True, control:bool=True, srl='spacy',
@@ -235,12 +269,7 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
     if not caps: raise FileNotFoundError(f"evaluate_table1: no captioner model.pt in {ckpt_dirs}")
     path = resolve_data(data_dir)                                  # None -> the built-in world
     nv_dir = ckpt_dirs.get('planner_no_verb')
-    nv_ok = nv_dir is not None and (Path(nv_dir)/'slevel_transformer').exists()
-    if 'no_verb' in caps and structure == 'ssp' and not nv_ok and not allow_planner_fallback:
-        raise FileNotFoundError(f"evaluate_table1: 'Ours w/o verb' is planned by a planner that never sees the verb "
-                                f"(train_planner(use_verb=False)); ckpt_dirs['planner_no_verb'] = {nv_dir!r} holds no "
-                                f"slevel_transformer. Train it, leave 'no_verb' out of `methods`, or pass "
-                                f"allow_planner_fallback=True to plan it with the verb-aware planner (row planner_fallback)")
+    nv_ok = _no_verb_planner_ok(nv_dir, 'no_verb' in caps and structure == 'ssp', allow_planner_fallback)
     cache, planned, pipes, rows, samples, skipped = {}, {}, {}, [], {}, {}
     for m, d in caps.items():
         net, voc, info = load_captioner(d, device)
@@ -260,15 +289,7 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
         opts = _decode_options(info, preset)
         recs = cd.records('test')
         n_frames = {cid: len(r['frames']) for cid, r in recs.items()}
-        settings = [('gsrl', structure, False, planner), ('gt', structure, False, planner)]
-        if m == 'ours' and structure != 'gt' and gt_rows:
-            settings += [('gsrl', 'gt', False, planner), ('gt', 'gt', False, planner)]
-        # paper's grey rows
-        if m == 'ours' and oracle:
-            settings += [('gsrl', structure, True, planner), ('gt', structure, True, planner)]
-        if 'sinkhorn' in pipes and m == 'ours':   # supp. §F at caption level
-            settings += [('gsrl', structure, False, 'sinkhorn'), ('gt', structure, False, 'sinkhorn')]
-        for sets, st, orc, pl in settings:   # sets: the grounding
+        for sets, st, orc, pl in _table1_settings(m, structure, planner, gt_rows, oracle, 'sinkhorn' in pipes):   # sets: the grounding
             key = (pl, sets, st, id(cd))
             if key not in planned:
                 planned[key] = planned_examples(cd.splits['test'], pipes[pl], sets, st, allow_unplanned=allow_unplanned)
@@ -279,18 +300,15 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
             row = 'ours_oracle_verb' if orc else 'ours_no_verb' if m == 'no_verb' else m   # `vsr_cic.tables.TABLE1_METHODS`
             name = ((row if st == structure else f'{row} ({st} structure)')
                     + (' (sinkhorn S-level)' if pl == 'sinkhorn' else ''))
-            counts = split_counts(exs, recs)
-            for sub, res in subset_scores(preds, None, n_frames, srl=srl, metrics=metrics, control=control).items():
-                rows.append({'method': name, 'grounding': sets, 'verbs': sub, 'preset': info.get('preset', preset),
-                             'structure': st, 'planner': pl if st == 'ssp' else None, **counts, 'n': res['n_captions'],
-                             'planner_fallback': m == 'no_verb' and st == 'ssp' and pl == 'verb',
-                             'checkpoint': str(d), 'options': opts, **{k: res.get(k) for k in TABLE1_COLS}})
-                if progress: progress(f"{name:28s} {sets:4s} {sub:5s} n={res['n_captions']} " + _fmt(res, TABLE1_COLS))
+            before = {'preset': info.get('preset', preset), 'structure': st, 'planner': pl if st == 'ssp' else None,
+                      **split_counts(exs, recs)}
+            after = {'planner_fallback': m == 'no_verb' and st == 'ssp' and pl == 'verb', 'checkpoint': str(d), 'options': opts}
+            scores = subset_scores(preds, None, n_frames, srl=srl, metrics=metrics, control=control)
+            rows += _subset_rows(name, sets, before, after, scores, progress)
             keep = ('caption_id', 'caption', 'structure', 'gt_structure')
             samples[f'{name}/{sets}'] = [{k: p[k] for k in keep} | {'gt': ' '.join(p['gt'])} for p in preds[:5]]
     return {'rows': rows, 'n_test': len(preds), 'beam': beam, 'structure': structure, 'preset': preset,
-            'samples': samples,
-            'skipped': skipped,
+            'samples': samples, 'skipped': skipped,
             'dataset': str(path), 'components': {'gsrl': str(ckpt_dirs['gsrl']), 'planner': str(ckpt_dirs['planner']),
                                                  'planner_no_verb': str(nv_dir) if nv_ok else None}}
 
