@@ -28,6 +28,7 @@ from .vsr import Vocab
 from .rlevel import RLevelPlanner
 from .baselines import make_captioner
 from .runs import has_model, save_model
+from .protocol import chosen_dir
 
 
 # %% auto #0
@@ -49,13 +50,13 @@ def default_ckpt_dirs(root='.')->dict:
 
 # %% ../nbs/23_experiments.ipynb #6c5a4c1b
 def available_captioners(ckpt_dirs:dict)->dict:
-    "method -> the first of its folders that holds a `model.pt`"
+    "method -> the first of its folders that holds a `model.pt` (a protocol folder: its sweep's winner, `protocol.chosen_dir`)"
     out = {}
     for m in METHODS:
         ds = ckpt_dirs.get(m, [])
         for d in [ds] if isinstance(ds, (str, Path)) else ds:
-            if has_model(d):
-                out[m] = Path(d)
+            if has_model(chosen_dir(d)):
+                out[m] = chosen_dir(d)
                 break
     return out
 
