@@ -166,8 +166,7 @@ def test_export_cells_are_a_definition_each():
 
 # issue 42: being split — export cells still over MAX_CELL_LINES, by the name they define; shrink-only, never grow
 LONG_CELLS_OK = {'VSRPicker', 'VSRExplorer', 'OwnPhotoPanel',   # nbs/31_widgets.ipynb: its engineer splits them
-                 'evaluate_table1',                            # nbs/23_experiments.ipynb: being rewritten
-                 'fit', 'beam_search'}                         # nbs/15_train.ipynb, nbs/13a_decoding.ipynb: not split yet
+                 'evaluate_table1'}                            # nbs/23_experiments.ipynb: being rewritten
 
 def _long_cells(cells)->list:
     "(name defined, lines) of each export cell source in `cells` over MAX_CELL_LINES lines"
