@@ -287,6 +287,73 @@ def _backtrack(steps:list, traces:list, bps:list, score:torch.Tensor, length_nor
     return Decoded(**best, score=ranked[:, 0], trace={key: v[:, 0] for key, v in trs.items()},
                    beams=seq['words'], beam_scores=ranked, score_history=seq['running'])
 
+# %% ../nbs/13a_decoding.ipynb #58732a95
+def _beam_start(model:ControllableCaptioner, ctx:SlotContext, # `ctx`: the encoded batch, expanded to B·k rows
+                B:int, k:int, no_repeat:bool)->tuple:
+    "The search's first (B·k) rows: state, pointer, previous word, done, fresh, word history (`no_repeat`, else None), and (B, k) scores with only beam 0 live"
+    dev = ctx.device
+    state = model.init_state(ctx)
+    ptr = torch.zeros(B * k, dtype=torch.long, device=dev)
+    prev = torch.full((B * k,), model.bos_id, dtype=torch.long, device=dev)
+    done = torch.zeros(B * k, dtype=torch.bool, device=dev)
+    fresh = torch.ones(B * k, dtype=torch.bool, device=dev)                    # the current sub-role has no word yet
+    # each beam's last words (`no_repeat`)
+    hist = torch.full((B * k, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None
+    score = torch.full((B, k), float('-inf'), device=dev, dtype=ctx.global_feat.dtype)
+    score[:, 0] = 0.  # only beam 0 is live at t=0
+    return state, ptr, prev, done, fresh, hist, score
+
+# %% ../nbs/13a_decoding.ipynb #95dcc96f
+def _drop_finished(done:torch.Tensor,      # (Bw·k,) finished beams of the working set
+                   ptr:torch.Tensor,       # (Bw·k,) their sub-role pointers
+                   score:torch.Tensor,     # (Bw, k) their running scores
+                   img:torch.Tensor,       # (Bw,) the working set's images (indices into the batch)
+                   ptr_all:torch.Tensor, score_all:torch.Tensor, # (B·k,), (B, k): frozen values, written in place
+                  )->torch.Tensor|None:    # working-set positions of the images to keep; None: keep all
+    "`compact`: once at most `COMPACT_AT` of the working set still searches, freeze the finished images' pointers and scores and say which images stay"
+    Bw, k = score.shape
+    live = ~done.view(Bw, k).all(1)  # (Bw,) images with a beam still searching
+    n_live = int(live.sum())
+    if not 0 < n_live <= COMPACT_AT * Bw: return None
+    gone = (~live).nonzero()[:, 0]
+    ptr_all.view(-1, k)[img[gone]], score_all[img[gone]] = ptr.view(Bw, k)[gone], score[gone]
+    return live.nonzero()[:, 0]
+
+# %% ../nbs/13a_decoding.ipynb #1be9ad60
+def _spread(x:torch.Tensor,    # (Bw·k, …) a step's values for the working set
+            fill,              # the dropped images' rows: a value, or a (B·k, …) tensor of frozen values
+            img:torch.Tensor,  # (Bw,) the working set's images
+            B:int, k:int)->torch.Tensor: # (B·k, …)
+    "A step's working-set values at their places in the whole batch"
+    if img.shape[0] == B: return x
+    out = fill.clone() if isinstance(fill, torch.Tensor) else torch.full((B * k, *x.shape[1:]), fill,
+                                                                         dtype=x.dtype, device=x.device)
+    out[(img[:, None] * k + torch.arange(k, device=img.device)).view(-1)] = x
+    return out
+
+# %% ../nbs/13a_decoding.ipynb #743a73e7
+def _spread_parents(beam_ix:torch.Tensor, img:torch.Tensor, B:int)->torch.Tensor:
+    "A step's parent beams (Bw, k) as (B, k): each beam of a dropped image is its own parent"
+    if img.shape[0] == B: return beam_ix
+    k = beam_ix.shape[1]
+    out = torch.arange(k, device=img.device).expand(B, k).clone()
+    out[img] = beam_ix
+    return out
+
+# %% ../nbs/13a_decoding.ipynb #85b9bde4
+def _chosen_logp(wl:torch.Tensor, gl:torch.Tensor, # (Bw·k, V), (Bw·k, 2) this step's log-probs per parent row
+                 src:torch.Tensor,                 # (Bw·k,) each new beam's parent row
+                 w:torch.Tensor, g:torch.Tensor,   # (Bw·k,) its word and gate
+                 done:torch.Tensor,                # (Bw·k,) finished parent rows
+                 eos_id:int)->tuple:
+    "The new beams' word and gate log-probs (0 after `<eos>`; no gate log-prob beside `<eos>`) and which of them had already ended"
+    wlp = wl[src].gather(1, w[:, None])[:, 0]
+    glp = gl[src].gather(1, g[:, None])[:, 0]
+    was_done = done[src]
+    glp = torch.where((w == eos_id) | was_done, torch.zeros_like(glp), glp)
+    wlp = torch.where(was_done, torch.zeros_like(wlp), wlp)
+    return wlp, glp, was_done
+
 # %% ../nbs/13a_decoding.ipynb #be7b4d9e
 @torch.no_grad()
 def beam_search(model:ControllableCaptioner,
@@ -303,63 +370,35 @@ def beam_search(model:ControllableCaptioner,
     ctx0 = model.encode(**controls)
     B, k, dev = ctx0.batch_size, beam_size, ctx0.device
     ctx = ctx0.expand(k)                                                          # (B·k, …)
-    state = model.init_state(ctx)
-    ptr = torch.zeros(B * k, dtype=torch.long, device=dev)
-    prev = torch.full((B * k,), model.bos_id, dtype=torch.long, device=dev)
-    done = torch.zeros(B * k, dtype=torch.bool, device=dev)
-    fresh = torch.ones(B * k, dtype=torch.bool, device=dev)                    # the current sub-role has no word yet
-    # each beam's last words (`no_repeat`)
-    hist = torch.full((B * k, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None
-    score = torch.full((B, k), float('-inf'), device=dev, dtype=ctx0.global_feat.dtype)
-    score[:, 0] = 0.  # only beam 0 is live at t=0
+    state, ptr, prev, done, fresh, hist, score = _beam_start(model, ctx, B, k, no_repeat)
     last, rows = ctx.n_slots - 1, torch.arange(B, device=dev)[:, None] * k      # (B·k,), (B, 1)
     # the working set: images still in the batch (all of them until `compact` drops finished ones)
     img, ar_k = torch.arange(B, device=dev), torch.arange(k, device=dev)
     ptr_all, score_all = ptr.clone(), score.clone()                              # frozen values of dropped images
-    def full(x, fill, Bw):  # a step's (Bw·k, …) values -> (B·k, …)
-        if Bw == B: return x
-        out = fill.clone() if isinstance(fill, torch.Tensor) else torch.full((B * k, *x.shape[1:]), fill,
-                                                                             dtype=x.dtype, device=dev)
-        out[(img[:, None] * k + ar_k).view(-1)] = x
-        return out
+    full = lambda x, fill: _spread(x, fill, img, B, k)                           # (Bw·k, …) -> (B·k, …)
     steps, traces, bps = [], [], []
     for _ in range(max_len):
-        Bw = img.shape[0]
-        if compact and Bw > 1:
-            live = ~done.view(Bw, k).all(1)  # (Bw,) images with a beam still searching
-            n_live = int(live.sum())
-            if 0 < n_live <= COMPACT_AT * Bw:
-                gone = (~live).nonzero()[:, 0]
-                ptr_all.view(B, k)[img[gone]], score_all[img[gone]] = ptr.view(Bw, k)[gone], score[gone]
-                keep = live.nonzero()[:, 0]
-                sel = (keep[:, None] * k + ar_k).view(-1)
-                ctx, state = ctx.select(sel), tuple(s_[sel] for s_ in state)
-                ptr, prev, done, fresh, last, score = ptr[sel], prev[sel], done[sel], fresh[sel], last[sel], score[keep]
-                if hist is not None: hist = hist[sel]
-                img, Bw = img[keep], n_live
-                rows = torch.arange(Bw, device=dev)[:, None] * k
+        keep = _drop_finished(done, ptr, score, img, ptr_all, score_all) if compact and img.shape[0] > 1 else None
+        if keep is not None:                                                     # drop the finished images' rows
+            sel = (keep[:, None] * k + ar_k).view(-1)
+            ctx, state, img, score = ctx.select(sel), tuple(s_[sel] for s_ in state), img[keep], score[keep]
+            ptr, prev, done, fresh, last = ptr[sel], prev[sel], done[sel], fresh[sel], last[sel]
+            if hist is not None: hist = hist[sel]
+            rows = torch.arange(img.shape[0], device=dev)[:, None] * k
         wl, gl, state, tr = constrained_step(
             model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None, hist, no_unk, fresh
         )  # (Bw·k, V), (Bw·k, 2)
         score, beam_ix, w, g = _beam_topk(wl, gl, done, score, model)
         src = (rows + beam_ix).view(-1)                                           # (Bw·k,) parent rows
-        wlp = wl[src].gather(1, w[:, None])[:, 0]
-        glp = gl[src].gather(1, g[:, None])[:, 0]
-        was_done = done[src]
-        glp = torch.where((w == model.eos_id) | was_done, torch.zeros_like(glp), glp)
-        wlp = torch.where(was_done, torch.zeros_like(wlp), wlp)
+        wlp, glp, was_done = _chosen_logp(wl, gl, src, w, g, done, model.eos_id)
         state, ptr, fresh = tuple(s[src] for s in state), ptr[src], fresh[src]
         if hist is not None: hist = torch.cat([hist[src, 1:], w[:, None]], 1)
-        steps.append(dict(words=full(w, model.pad_id, Bw), slots=full(ptr, ptr_all, Bw), gates=full(g, STAY, Bw),
-                          word_logp=full(wlp, 0., Bw), gate_logp=full(glp, 0., Bw), mask=full(~was_done, False, Bw),
-                          running=full(score.reshape(-1), score_all.view(-1), Bw)))
-        traces.append({k_: full(v[src].masked_fill(was_done.view(-1, *[1] * (v.dim() - 1)), 0.), 0., Bw)
+        steps.append(dict(words=full(w, model.pad_id), slots=full(ptr, ptr_all), gates=full(g, STAY),
+                          word_logp=full(wlp, 0.), gate_logp=full(glp, 0.), mask=full(~was_done, False),
+                          running=full(score.reshape(-1), score_all.view(-1))))
+        traces.append({k_: full(v[src].masked_fill(was_done.view(-1, *[1] * (v.dim() - 1)), 0.), 0.)
                        for k_, v in tr.items()})
-        if Bw == B: bps.append(beam_ix)
-        else:
-            b_ = ar_k.expand(B, k).clone()
-            b_[img] = beam_ix
-            bps.append(b_)
+        bps.append(_spread_parents(beam_ix, img, B))
         nxt = torch.minimum(ptr + g, last[src])
         fresh, ptr, prev = nxt != ptr, nxt, w
         done = was_done | (w == model.eos_id)

@@ -397,6 +397,56 @@ def _evaluate(model, eval_fn, st:LoopState, monitor:str|None, mode:str, patience
     if patience is not None and st.bad_epochs >= patience: st.done = True
     return False
 
+# %% ../nbs/15_train.ipynb #5326f4c1
+def _save_checkpoint(tag:str, st:LoopState, net, opt, sched, ckpt_dir:Path|None, main:bool, ws:int,
+                     extra_state:Callable[[], dict]|None, saved:dict):
+    "`ckpt_dir/{tag}.pt` and history.json from rank 0 (every rank calls it: the RNG states are gathered); `saved['last']` notes the step of `last.pt`"
+    if ckpt_dir is None: return
+    rngs = gather_obj(rng_state()) if ws > 1 else None         # a collective: every rank saves at the same points
+    if not main: return
+    atomic_save({'model': net.state_dict(), 'opt': opt.state_dict(), 'sched': sched.state_dict() if sched else None,
+                 'loop': asdict(st), 'rng': rng_state(), 'rng_ranks': rngs, 'world_size': ws,
+                 **(extra_state() if extra_state else {})}, ckpt_dir/f'{tag}.pt')
+    if tag == 'last': saved['last'] = st.step
+    _write_history(ckpt_dir/'history.json', st.history)
+
+# %% ../nbs/15_train.ipynb #4f44d269
+def _stop_non_finite(desc:str, st:LoopState, ws:int, ckpt_dir:Path|None, what:str, value):
+    "Raise `NonFiniteLoss` naming what went non-finite, where, and the last good checkpoint"
+    raise NonFiniteLoss(f"{desc}: {what} is {value} at epoch {st.epoch+1}, batch {st.batch}, step {st.step}"
+                        f"{f' (mean over {ws} ranks)' if ws > 1 else ''}; stopped before the optimiser step, "
+                        f"the last good checkpoint is {ckpt_dir and ckpt_dir/'last.pt'}")
+
+# %% ../nbs/15_train.ipynb #1a4e8627
+def _batch_step(batch, model, net, opt, step_fn, amp_ctx, st:LoopState, stop, sync:bool, clip:float|None, ws:int,
+                check:bool, # check that the ranks' weights agree after the update (`check_in_sync`)
+                desc:str)->dict:
+    "One batch: `step_fn` under autocast, its loss averaged over ranks (non-finite: `stop`), the update, the counters and the history; the logged values"
+    dist = ws > 1
+    with amp_ctx(): out = step_fn(batch)
+    loss = out['loss']
+    lval = loss.detach().float()
+    if dist:  # one all-reduce: the logged mean, and a NaN anywhere stops every rank
+        lval = lval.clone()
+        torch.distributed.all_reduce(lval)
+        lval /= ws
+    if not torch.isfinite(lval).all(): stop('loss', lval.item() if lval.numel() == 1 else lval.tolist())
+    _update(model, net, opt, loss, sync, clip, stop)
+    if check: check_in_sync(net, desc)  # once per call: catches a DDP step that bypassed forward
+    st.batch, st.step = st.batch + 1, st.step + 1
+    logs = {k: (v.item() if torch.is_tensor(v) else v) for k, v in out.items()}
+    if dist: logs['loss'] = lval.item()
+    st.history.append({'kind': 'step', 'epoch': st.epoch, 'step': st.step, **logs})
+    return logs
+
+# %% ../nbs/15_train.ipynb #cff2c459
+def _end_epoch(model, st:LoopState, sched, eval_fn, monitor:str|None, mode:str, patience:int|None, save):
+    "After an epoch: the counters, the scheduler step, validation and early stopping (`best.pt` when it improves), `last.pt`"
+    st.epoch, st.batch = st.epoch + 1, 0
+    if sched is not None: sched.step()
+    if eval_fn is not None and _evaluate(model, eval_fn, st, monitor, mode, patience): save('best')
+    save('last')
+
 # %% ../nbs/15_train.ipynb #96fb925d
 def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable], sampler:EpochBatchSampler,
         step_fn:Callable[[object], dict], opt:torch.optim.Optimizer, epochs:int,
@@ -426,21 +476,8 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
     st = _resume(net, opt, sched, ckpt_dir, main) if resume and ckpt_dir is not None else LoopState()
     saved = {'last': st.step if st.step or (ckpt_dir is not None and (ckpt_dir/'last.pt').exists()) else None}
     if sync: broadcast_module(net)                              # one model: rank 0's (DDP does this when wrapping)
-
-    def save(tag):
-        if ckpt_dir is None: return
-        rngs = gather_obj(rng_state()) if dist else None           # a collective: every rank saves at the same points
-        if not main: return
-        atomic_save({'model': net.state_dict(), 'opt': opt.state_dict(), 'sched': sched.state_dict() if sched else None,
-                     'loop': asdict(st), 'rng': rng_state(), 'rng_ranks': rngs, 'world_size': ws,
-                     **(extra_state() if extra_state else {})}, ckpt_dir/f'{tag}.pt')
-        if tag == 'last': saved['last'] = st.step
-        _write_history(ckpt_dir/'history.json', st.history)
-
-    def stop(what, value):
-        raise NonFiniteLoss(f"{desc}: {what} is {value} at epoch {st.epoch+1}, batch {st.batch}, step {st.step}"
-                            f"{f' (mean over {ws} ranks)' if dist else ''}; stopped before the optimiser step, "
-                            f"the last good checkpoint is {ckpt_dir and ckpt_dir/'last.pt'}")
+    save = lambda tag: _save_checkpoint(tag, st, net, opt, sched, ckpt_dir, main, ws, extra_state, saved)
+    stop = lambda what, value: _stop_non_finite(desc, st, ws, ckpt_dir, what, value)
 
     steps_here = 0
     try:
@@ -450,30 +487,15 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
             bar = tqdm(_epoch_batches(loader_fn, sampler), total=len(sampler), desc=f'{desc} epoch {st.epoch+1}/{epochs}',
                        disable=not (progress and main), leave=False)
             for batch in bar:
-                with amp_ctx(): out = step_fn(batch)
-                loss = out['loss']
-                lval = loss.detach().float()
-                if dist:  # one all-reduce: the logged mean, and a NaN anywhere stops every rank
-                    lval = lval.clone()
-                    torch.distributed.all_reduce(lval)
-                    lval /= ws
-                if not torch.isfinite(lval).all(): stop('loss', lval.item() if lval.numel() == 1 else lval.tolist())
-                _update(model, net, opt, loss, sync, clip, stop)
-                if dist and steps_here == 0:
-                    check_in_sync(net, desc)  # once per call: catches a DDP step that bypassed forward
-                st.batch, st.step, steps_here = st.batch + 1, st.step + 1, steps_here + 1
-                logs = {k: (v.item() if torch.is_tensor(v) else v) for k, v in out.items()}
-                if dist: logs['loss'] = lval.item()
-                st.history.append({'kind': 'step', 'epoch': st.epoch, 'step': st.step, **logs})
+                logs = _batch_step(batch, model, net, opt, step_fn, amp_ctx, st, stop, sync, clip, ws,
+                                   dist and steps_here == 0, desc)
+                steps_here += 1
                 bar.set_postfix({k: f'{v:.4g}' for k, v in logs.items() if isinstance(v, float)})
                 if ckpt_every and st.step % ckpt_every == 0: save('last')
                 if stop_after is not None and steps_here >= stop_after:
                     save('last')
                     return st
-            st.epoch, st.batch = st.epoch + 1, 0
-            if sched is not None: sched.step()
-            if eval_fn is not None and _evaluate(model, eval_fn, st, monitor, mode, patience): save('best')
-            save('last')
+            _end_epoch(model, st, sched, eval_fn, monitor, mode, patience, save)
     except KeyboardInterrupt:                                   # Ctrl-C: say what is on disk and how to go on
         raise TrainingInterrupted(_interrupted(desc, st, ckpt_dir, saved['last'])) from None
     return st
