@@ -10,8 +10,13 @@ from typing import Mapping, Sequence
 import numpy as np
 from .guards import UnsafeInput, md_text, safe_name, short, read_json_file, atomic_write, regular_file
 from .pipeline import Pipeline
-from .photos import pipeline_predictions
+from .photos import pipeline_predictions, merge_identical_regions
 from .scoring import mean_sd, markdown_table, subset_scores, orderings, PAPER_TABLE1, TABLE1_COLS, TABLE1_FLOORS
+from .core import git_commit
+from .metrics import bigrams
+from .data import load_dataset
+from .decoding import slot_word_limit, slot_end_mask
+from .protocol import trained_as, chosen_dir, decoding_for, collapse_repeats, val_curve, selection
 
 # %% auto #0
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', 'CAPTIONER_SETTINGS', 'ROW_RECORD_KEYS', 'STAGES',
@@ -50,7 +55,6 @@ def table1_runs(out, # the run folder: captioners in out/table1/<method>/seed<k>
     "(method, seed, captioner folder, preset) for each Table 1 decoding of a run"
     if bad := [m for m in methods if m not in TABLE1_METHODS]:
         raise ValueError(f"unknown Table 1 methods {bad}: choose from {list(TABLE1_METHODS)}")
-    from vsr_cic.protocol import trained_as, chosen_dir   # the captioner a row decodes: the sweep's winner of its folder
     runs = [(m, int(s), chosen_dir(Path(out)/'table1'/trained_as(m, preset)/f'seed{s}'), preset) for s in seeds for m in methods]
     return runs + ([('ours', int(ours_preset[0]), chosen_dir(ours_preset[1]), 'ours')] if ours_preset else [])
 
@@ -59,7 +63,6 @@ def slot_capped(pipe:Pipeline, train_data, # a pipeline; its captioner's trainin
                 max_slot_words='auto', # words per sub-role before the gate must shift: 'auto' (its 90 % quantile), an int, or None (off)
                 slot_end_rule:bool=True)->tuple[Pipeline, int|None]: # a sub-role at its limit waits while its phrase is open
     "(`pipe` with `SlotWordCap` over its captioner, the limit) -- captioners without sub-roles are left as they are"
-    from vsr_cic.decoding import slot_word_limit, slot_end_mask
     if max_slot_words is None or not getattr(pipe.captioner, 'has_gate', True): return pipe, None
     limit = slot_word_limit(train_data) if max_slot_words == 'auto' else int(max_slot_words)
     no_end = slot_end_mask(train_data, pipe.vocabs['captioner']) if slot_end_rule else None
@@ -75,7 +78,6 @@ def table1_pipe(run, # a real-language run folder: gsrl/, planner/, planner_no_v
     p = Pipeline.from_run(run, device, captioner=cap_dir, planner=planner, data_dir=Path(run)/'data'/'train')
     p.joint_grounding = joint_grounding
     if preset is not None:
-        from vsr_cic.protocol import decoding_for
         rules = decoding_for(preset)
         max_slot_words, slot_end_rule = rules['max_slot_words'], rules['slot_end_rule']
     return slot_capped(p, train_data if train_data is not None else p.data, max_slot_words, slot_end_rule)[0]
@@ -89,7 +91,6 @@ def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) 
                        **kw, # `pipeline_predictions` options for every row (no_repeat, no_unk): only with by_preset=False
                       )->list[dict]:
     "One JSON-ready record per (method, seed, preset, test set, grounding): its predictions and failures"
-    from vsr_cic.protocol import decoding_for, collapse_repeats
     if by_preset and kw: raise ValueError(f"decoding options {sorted(kw)} are the presets' (TABLE1_DECODING): pass by_preset=False to override them")
     out = []
     for m, s, cap_dir, pre in runs:
@@ -146,8 +147,6 @@ def table1_scores(records:Sequence[Mapping], # `table1_predictions` (and `floor_
 def run_targets(run, # a real-language run folder (nbs/experiments/real_captions.ipynb's out_dir)
                 corpus_limit:int=300)->dict: # the corpora's test split: its first N captions too (0: the photos only)
     "{test set: dataset} a run's Table 1 captions: its held-out photos (as the models see them) and its corpus test split"
-    from vsr_cic.data import load_dataset
-    from vsr_cic.photos import merge_identical_regions
     run = Path(run)
     out = {'photos': merge_identical_regions(load_dataset(run/'photos'/'scene'))}
     if corpus_limit:
@@ -161,7 +160,6 @@ _RUN_CACHE = {}
 def run_row_predictions(run, method:str, seed:int, cap_dir, beam:int=5, corpus_limit:int=300, preset:str='paper',
                         device='cpu')->tuple[list, float]:
     "(`table1_predictions` records, seconds) of one (method, seed) of a run, as the notebook decodes them; one per worker process"
-    from vsr_cic.data import load_dataset
     key = (str(run), corpus_limit)
     if key not in _RUN_CACHE: _RUN_CACHE[key] = load_dataset(Path(run)/'data'/'train'), run_targets(run, corpus_limit)
     train, targets = _RUN_CACHE[key]
@@ -178,7 +176,6 @@ STAGES = ('xe', 'rl')
 
 def _best_epoch(history)->int|None:
     "The first epoch with the best validation CIDEr-D of a stage's `history.json` (None: no file, no evaluation)"
-    from vsr_cic.protocol import val_curve, selection   # one reader of the histories: the protocol's
     h = Path(history)
     return (selection([e for e in val_curve(h.parent.parent.parent) if e['stage'] == h.parent.name]) or {}).get('epoch')
 
@@ -212,7 +209,6 @@ def captioner_records(runs:Sequence[tuple])->dict: # `table1_runs`: (method, see
 # %% ../nbs/25b_tables.ipynb #t1ref02
 def training_bigrams(data)->set:
     "Every bigram of a dataset's training-split captions, lower-cased: the bigrams `unseen_bigram_rate` counts as seen"
-    from vsr_cic.metrics import bigrams
     return {g for c in data.captions if data.images[c['image_id']]['split'] == 'train' for g in bigrams([w.lower() for w in c['tokens']])}
 
 # %% ../nbs/25b_tables.ipynb #t1ref001
@@ -301,7 +297,6 @@ def table1_markdown(rows:Sequence[Mapping], verbs:str='all',
 # %% ../nbs/25b_tables.ipynb #0000aa06
 def run_info(command:str|None=None)->dict:
     "Which commit, machine and date produced a run (for `metrics.json` and the generated results pages)"
-    from vsr_cic.core import git_commit
     return {'commit': git_commit(), 'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
             'machine': f"{platform.machine()}, {os.cpu_count()} CPU cores, {platform.system()} {platform.release()}",
             'python': platform.python_version(), 'command': command}

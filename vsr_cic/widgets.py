@@ -21,6 +21,8 @@ from .pipeline import runs_root, pipeline_from_runs, image_proposals
 from .train_planners import train_gsrl, train_slevel, train_rlevel, has_features, SSP_LR
 from .core import repo_root
 from .guards import reports_errors, safe_name, PICTURE_SUFFIXES, atomic_write, read_json_file, sidecar_path
+from .own_photo import load_photo_models, PhotoInputError, MAX_PICTURE_BYTES, read_picture, box_record, MIN_BOX, save_photo_json, caption_photo, BEAM, prepare_photo, suggest_photo_vsrs
+from .box_words import verb_roles, class_words
 
 # %% auto #0
 __all__ = ['GROUNDING_DPI', 'MAX_COUNT', 'SUGGEST_K', 'QUICK_TRAIN', 'QUICK_LABELS', 'QUICK_S_PER_1K_CAPTIONS', 'PYPLOT_LOCK',
@@ -631,7 +633,6 @@ def own_items_html(items:Sequence[tuple[str, str]])->str:
 # %% ../nbs/31_widgets.ipynb #94a12cad
 def roles_line(vsrs)->str:
     "HTML: the roles of each VSR's verb from the shipped PropBank lexicon ('roles of ride: ARG0 rider, ARG1 steed')"
-    from vsr_cic.box_words import verb_roles
     out = []
     for v in vsrs:
         r = verb_roles(v.verb)
@@ -695,13 +696,11 @@ class OwnPhotoPanel(W.VBox):
 @patch(as_prop=True)
 def models(self:OwnPhotoPanel):
     if self._models is None:
-        from vsr_cic.own_photo import load_photo_models
         self._models = load_photo_models(device=self.device)
     return self._models
 
 @patch
 def _fail(self:OwnPhotoPanel, e:Exception):
-    from vsr_cic.own_photo import PhotoInputError
     msg = str(e) if isinstance(e, (PhotoInputError, ValueError, FileNotFoundError, KeyError)) else f'{type(e).__name__}: {e}'
     if len(msg) > 400: msg = f'{msg[:400]}… ({len(msg):,} characters)'
     self.error.value = f'<div style="color:#b00020">⚠ {html.escape(msg)}</div>'
@@ -719,7 +718,6 @@ def report_error(self:OwnPhotoPanel, e:Exception):
 @patch
 @reports_errors
 def _on_upload(self:OwnPhotoPanel, ch):
-    from vsr_cic.own_photo import MAX_PICTURE_BYTES
     files = ch['new']
     if not files: return
     f = files[0]
@@ -734,7 +732,6 @@ def _on_upload(self:OwnPhotoPanel, ch):
 @reports_errors
 def open_picture(self:OwnPhotoPanel, picture, label:str|None=None):
     "Show a picture (path) for drawing; its `<stem>.json` boxes are loaded when present"
-    from vsr_cic.own_photo import read_picture
     from PIL import Image as PILImage
     try:
         p = Path(str(picture)).expanduser()
@@ -757,10 +754,8 @@ def open_picture(self:OwnPhotoPanel, picture, label:str|None=None):
 @patch
 def _open_boxes(self:OwnPhotoPanel, p:Path, shown:Path, scale:float, notes:list):
     import json
-    from vsr_cic.own_photo import box_record, PhotoInputError
     self.note.value = ''.join(f'<div style="color:#b26a00">ⓘ {html.escape(n)}</div>' for n in notes)
     self._ok()
-    from vsr_cic.box_words import class_words
     cs = tuple(self.models.box_classes)                    # the classes, then the words the captions use for them
     self.cls.options = cs + tuple(sorted(set(class_words(cs)) - set(cs)))
     boxes = []
@@ -809,15 +804,12 @@ def _on_select(self:OwnPhotoPanel, ch):
 @patch
 def boxes_list(self:OwnPhotoPanel)->list[dict]:
     "The drawn boxes as {'class', 'box'} in the shown picture's pixels"
-    from vsr_cic.own_photo import box_record
-    from vsr_cic.own_photo import MIN_BOX
     recs = [box_record(x, f"box {i + 1}") for i, x in enumerate(self.bbox.bboxes)]
     return [{'class': c, 'box': b} for c, b in recs if b[2] - b[0] >= MIN_BOX and b[3] - b[1] >= MIN_BOX]   # a click (no drag) is no box
 
 @patch
 @reports_errors
 def _on_boxes(self:OwnPhotoPanel, ch):
-    from vsr_cic.own_photo import save_photo_json
     if self.picture is None or (ch is not None and self._opening): return
     # a click without a drag leaves a zero-size box in the widget (a drag starts as one, so it is never removed here:
     # removing it mid-drag loses the drag); `boxes_list` leaves it out of the list, the saved JSON and the captions
@@ -831,7 +823,6 @@ def _on_boxes(self:OwnPhotoPanel, ch):
 
 @patch
 def _save(self:OwnPhotoPanel, boxes:list, vsr:str|None):
-    from vsr_cic.own_photo import save_photo_json
     try:
         js = save_photo_json(self.picture, boxes, vsr, self.scale)
         self.saved.value = f'<div style="color:#666; overflow-wrap:anywhere">saved to <code>{html.escape(str(js))}</code></div>'
@@ -841,7 +832,6 @@ def _save(self:OwnPhotoPanel, boxes:list, vsr:str|None):
 # captions
 @patch
 def _run(self:OwnPhotoPanel, vsrs:str|None, suggest:int=0):
-    from vsr_cic.own_photo import caption_photo, BEAM
     img = self.bbox.image
     return caption_photo(self.models, img, self.boxes_list(), vsrs, suggest, beam=self.beam or BEAM, max_side=None)
 
@@ -849,7 +839,6 @@ def _run(self:OwnPhotoPanel, vsrs:str|None, suggest:int=0):
 def _suggest(self:OwnPhotoPanel):
     self.suggestions.children = ()
     if not self.k_suggest or not self.bbox.bboxes or any(not b.get('label') for b in self.bbox.bboxes): return
-    from vsr_cic.own_photo import prepare_photo, suggest_photo_vsrs
     try: sug = suggest_photo_vsrs(self.models, prepare_photo(self.models, self.bbox.image, self.boxes_list(), None),
                                   self.k_suggest)
     except Exception: return                               # the caption button says what is wrong
@@ -866,7 +855,6 @@ def _suggest(self:OwnPhotoPanel):
 @reports_errors
 def caption(self:OwnPhotoPanel, vsr_text:str):
     "Caption the photo with a VSR text (several separated by `;`); shows the caption, its grounding and structure"
-    from vsr_cic.own_photo import PhotoInputError
     if self.picture is None:
         self._fail(PhotoInputError('no picture yet: upload a photo or give its path')); return
     if not (vsr_text or '').strip():
