@@ -20,14 +20,14 @@ __all__ = ['TEST_METRICS', 'TABLE1_COLS', 'PAPER_TABLE1', 'PHOTO_METRICS', 'TABL
 TEST_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1', 'R_SR2')
 TABLE1_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1', 'R_SR2')
 
-PAPER_TABLE1 = {(m, p): row[i] for i, p in enumerate(('GSRL', 'GT')) for m, *row in (
+PAPER_TABLE1 = {(m, g): row[i] for i, g in enumerate(('gsrl', 'gt')) for m, *row in (   # (method, grounding): Table 1's names
     # paper Table 1, COCO Entities (%): method, (B4, M, R, C, S, R_V, R_SR1, R_SR2) with GSRL proposals, then with GT ones
     ('c_lstm', (12.5, 19.1, 41.4, 126.5, 31.5, 29.6, 20.7, 14.3), (14.6, 21.1, 44.3, 148.2, 36.3, 29.7, 20.7, 14.2)),
     ('c_updn', (13.4, 19.9, 42.3, 135.7, 32.9, 30.4, 21.1, 13.5), (16.5, 22.9, 46.7, 170.0, 40.4, 30.5, 21.3, 13.6)),
     ('sct', (12.4, 19.0, 42.1, 127.6, 34.6, 28.7, 19.5, 14.8), (18.1, 24.4, 50.3, 191.3, 47.4, 29.4, 20.1, 15.3)),
-    ('no_verb', (13.4, 19.2, 42.8, 129.5, 34.7, 30.4, 21.0, 15.9), (20.1, 24.3, 52.8, 199.5, 47.3, 30.6, 21.0, 16.2)),
+    ('ours_no_verb', (13.4, 19.2, 42.8, 129.5, 34.7, 30.4, 21.0, 15.9), (20.1, 24.3, 52.8, 199.5, 47.3, 30.6, 21.0, 16.2)),
     ('ours', (16.0, 23.2, 47.1, 162.8, 35.7, 81.3, 54.3, 36.3), (23.1, 28.0, 55.6, 235.1, 48.9, 71.2, 47.8, 34.2)),
-    ('ours (oracle verb)', (17.5, 24.0, 49.0, 184.3, 35.7, 96.8, 64.5, 43.6), (25.4, 28.8, 57.8, 265.0, 49.8, 88.0, 59.2, 42.5)),
+    ('ours_oracle_verb', (17.5, 24.0, 49.0, 184.3, 35.7, 96.8, 64.5, 43.6), (25.4, 28.8, 57.8, 265.0, 49.8, 88.0, 59.2, 42.5)),
 )}
 
 def mean_sd(xs:list)->tuple:

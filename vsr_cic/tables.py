@@ -38,8 +38,8 @@ FLOOR_PRESET = '—'                     # a floor's `preset`: it has no trainin
 
 # The paper's Table 1 (%, COCO Entities, single reference; `vsr_cic.scoring.PAPER_TABLE1`) by our row names
 _PAPER_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1', 'R_SR2')
-_PAPER_NAMES = {'no_verb': 'ours_no_verb', 'ours (oracle verb)': 'ours_oracle_verb'}
-PAPER_BY_ROW = {(_PAPER_NAMES.get(m, m), p.lower()): dict(zip(_PAPER_COLS, v)) for (m, p), v in PAPER_TABLE1.items()}
+_OLD_ROW_NAMES = {'no_verb': 'ours_no_verb', 'ours (oracle verb)': 'ours_oracle_verb'}   # `evaluate` rows written before issue 42 (`_evaluate_row`)
+PAPER_BY_ROW = {k: dict(zip(_PAPER_COLS, v)) for k, v in PAPER_TABLE1.items()}
 
 # %% ../nbs/25b_tables.ipynb #0000000b
 def method_predictions(pipe:Pipeline, data, split:str|None, grounding:str, beam:int, oracle:bool=False,
@@ -392,7 +392,7 @@ WORLD_VERBS = {'all': 'all', 'one-verb': 'one', 'multi-verb': 'multi'}   # `capt
 def _evaluate_row(r:Mapping)->dict:
     "An `evaluate_table1` row; one of a file written before #42 (`proposals`, `captions`, `no_verb`, `ours (oracle verb)`) in today's words"
     if 'proposals' not in r: return dict(r)
-    return {**r, 'method': _PAPER_NAMES.get(r['method'], r['method']), 'grounding': r['proposals'].lower(),
+    return {**r, 'method': _OLD_ROW_NAMES.get(r['method'], r['method']), 'grounding': r['proposals'].lower(),
             'verbs': WORLD_VERBS[r['captions']]}
 
 def world_results(ev:Mapping, # an `evaluate` run's metrics.json on a synthetic world (`experiments.evaluate_table1`'s result)
