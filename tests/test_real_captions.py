@@ -263,13 +263,17 @@ def test_split_run_decode_here_score_there(nb_run, tmp_path):
     spec = importlib.util.spec_from_file_location('gpu_rl', Path(__file__).parents[1]/'bench'/'gpu'/'gpu_real_language.py')
     g = importlib.util.module_from_spec(spec); spec.loader.exec_module(g)
     g.pack(out, tmp_path/'rl.tar.xz')
-    g.decode(tmp_path/'rl.tar.xz', tmp_path/'box', seeds=[0, 1], hidden=16, dropout=0.3, epochs_xe=1,
+    grid = {'a': {'lr_xe': 3e-3, 'dropout': 0.3}, 'b': {'lr_xe': 1e-3, 'dropout': 0.3}}   # the protocol's sweep, two settings
+    g.decode(tmp_path/'rl.tar.xz', tmp_path/'box', seeds=[0, 1], hidden=16, epochs_xe=1, epochs_rl=1, grid=grid,
              methods=['sct', 'ours', 'ours_oracle_verb'], train_deadline=900, decode_deadline=900, corpus_limit=3,
              workers=2, work=tmp_path/'work')
     log = json.loads((tmp_path/'box'/'gpu_log.json').read_text())
     assert not log.get('decode_errors') and not log['decode_unfinished'], log
     assert set(log['train']) == {'sct/seed0', 'ours/seed0', 'sct/seed1', 'ours/seed1'}
-    assert all(t['done'] and not t['cut_at_deadline'] and len(t['val_by_epoch']) == 1 for t in log['train'].values()), log['train']
+    for t in log['train'].values():   # the sweep's winner went on: one XE epoch, then one self-critical epoch
+        assert t['done'] and not t['cut_at_deadline'] and t['chosen'] in grid and t['settings'] == grid[t['chosen']], t
+        assert [(e['stage'], e['epoch']) for e in t['val_by_epoch']] == [('xe', 1), ('rl', 1)], t
+        assert set(t['sweep_val_CIDEr-D']) == set(grid), t
     m = g.score(out, tmp_path/'box'/'predictions.json.gz', tmp_path/'scored', publish_to=None)
     got = {(r['test_set'], r['method'], r['grounding'], r['verbs']) for r in m['table1']}
     for meth in ('sct', 'ours', 'ours_oracle_verb'):
@@ -278,4 +282,4 @@ def test_split_run_decode_here_score_there(nb_run, tmp_path):
     for r in m['table1']:
         assert r['seeds'] == [0, 1] and 'CIDEr-D_sd' in r and math.isfinite(r['CIDEr-D'])   # two seeds pooled: mean ± sd
     assert len(m['table1_per_seed']) == 2 * len(m['table1'])
-    assert m['settings']['hidden'] == 16 and m['table1_settings']['seeds'] == [0, 1]
+    assert m['settings']['hidden'] == 16 and m['table1_settings']['seeds'] == [0, 1] and m['settings']['epochs_rl'] == 1

@@ -12,7 +12,7 @@ from .train import run_jobs
 
 # %% auto #0
 __all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'decoding_for', 'collapse_repeats', 'trained_as', 'val_curve',
-           'selection', 'sweep_choice', 'chosen_dir', 'train_table1']
+           'selection', 'sweep_choice', 'chosen_dir', 'sweep_jobs', 'choose', 'train_table1']
 
 # %% ../nbs/16a_protocol.ipynb #p0000005
 SWEEP_GRID = {   # the validation sweep every Table 1 method gets (lr_xe, dropout)
@@ -99,6 +99,36 @@ def _run_all(kws:Sequence[dict], workers:int, threads:int, progress)->list[float
         t = time.time(); train_captioner(**kw); took.append(round(time.time() - t, 1))
     return took
 
+# %% ../nbs/16a_protocol.ipynb #ac388c1c
+def _checked_grid(grid:Mapping, sweep_epochs:int)->tuple[dict, bool]:
+    "(the grid as {name: settings}, whether there is a sweep: several settings and sweep_epochs > 0)"
+    grid = {str(n): dict(v) for n, v in dict(grid).items()}
+    if not grid: raise ValueError("grid is empty: give at least one setting")
+    return grid, len(grid) > 1 and int(sweep_epochs) > 0
+
+def sweep_jobs(jobs:Mapping, # {method folder: `train_captioner` arguments of its full schedule}
+               grid:Mapping=SWEEP_GRID, sweep_epochs:int=1)->list[dict]:
+    "`train_captioner` arguments of the sweep: each folder × each setting, `sweep_epochs` XE epochs ([] without a sweep)"
+    grid, sweep = _checked_grid(grid, sweep_epochs)
+    return [{**kw, **grid[n], 'out_dir': str(Path(d)/'sweep'/n), 'epochs_xe': int(sweep_epochs), 'epochs_rl': 0,
+             'test_split': 'none'} for d, kw in jobs.items() for n in grid] if sweep else []
+
+
+# %% ../nbs/16a_protocol.ipynb #2e751468
+def choose(d, # a method folder whose sweep runs are done
+           kw:Mapping, # its full schedule's `train_captioner` arguments
+           grid:Mapping=SWEEP_GRID, sweep_epochs:int=1)->tuple[dict, dict]:
+    "(the choice record, written to d/choice.json; the winner's full-schedule `train_captioner` arguments)"
+    grid, sweep = _checked_grid(grid, sweep_epochs)
+    curves = {n: val_curve(Path(d)/'sweep'/n) for n in grid} if sweep else {}   # read once: the choice and its record
+    chosen, vals = sweep_choice(curves, int(sweep_epochs)) if sweep else (next(iter(grid)), {})
+    choice = {'chosen': chosen, 'settings': grid[chosen], 'val_CIDEr-D': vals, 'sweep_epochs': int(sweep_epochs) if sweep else 0,
+              'curves': curves}
+    Path(d).mkdir(parents=True, exist_ok=True)
+    (Path(d)/'choice.json').write_text(json.dumps(choice, indent=1))
+    return choice, {**kw, **grid[chosen], 'out_dir': str(Path(d)/'sweep'/chosen)}
+
+
 # %% ../nbs/16a_protocol.ipynb #p0000018
 def train_table1(jobs:Mapping, # {method folder: `train_captioner` arguments of its full schedule (epochs_xe, epochs_rl, …)}
                  grid:Mapping=SWEEP_GRID, # {setting name: arguments it overrides}: every method gets the same
@@ -106,23 +136,15 @@ def train_table1(jobs:Mapping, # {method folder: `train_captioner` arguments of 
                  workers:int=2, threads:int=1, progress=print,
                  also:Sequence[dict]=())->dict: # other `train_captioner` runs to train in the same pool, first (no sweep)
     "The sweep, the choice on validation and the full schedule for every method folder; what was chosen and what it cost"
-    grid = {str(n): dict(v) for n, v in dict(grid).items()}
-    if not grid: raise ValueError("grid is empty: give at least one setting")
-    names, sweep = list(grid), len(grid) > 1 and int(sweep_epochs) > 0
+    grid, sweep = _checked_grid(grid, sweep_epochs)
     out = {'grid': grid, 'sweep_epochs': int(sweep_epochs) if sweep else 0, 'choices': {}, 'seconds': {}}
-    kws = [{**kw, **grid[n], 'out_dir': str(Path(d)/'sweep'/n), 'epochs_xe': int(sweep_epochs), 'epochs_rl': 0,
-            'test_split': 'none'} for d, kw in jobs.items() for n in names] if sweep else []
+    kws = sweep_jobs(jobs, grid, sweep_epochs)
     took = _run_all(list(also) + kws, workers, threads, progress)
     out['seconds']['also'], out['seconds']['sweep'] = took[:len(also)], took[len(also):]
     finals = []
     for d, kw in jobs.items():
-        curves = {n: val_curve(Path(d)/'sweep'/n) for n in names} if sweep else {}   # read once: the choice and its record
-        chosen, vals = sweep_choice(curves, int(sweep_epochs)) if sweep else (names[0], {})
-        choice = {'chosen': chosen, 'settings': grid[chosen], 'val_CIDEr-D': vals, 'sweep_epochs': out['sweep_epochs'],
-                  'curves': curves}
-        Path(d).mkdir(parents=True, exist_ok=True)
-        (Path(d)/'choice.json').write_text(json.dumps(choice, indent=1))
+        choice, final = choose(d, kw, grid, sweep_epochs)
         out['choices'][str(d)] = {k: choice[k] for k in ('chosen', 'settings', 'val_CIDEr-D')}
-        finals.append({**kw, **grid[chosen], 'out_dir': str(Path(d)/'sweep'/chosen)})
+        finals.append(final)
     out['seconds']['full'] = _run_all(finals, workers, threads, progress)
     return out

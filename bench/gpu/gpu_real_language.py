@@ -9,11 +9,13 @@ A GPU box has no Java and no spaCy, and only 64 MiB travel to it, so the work is
                README block (`vsr_cic.tables.publish`).
 
   python bench/gpu/gpu_real_language.py pack runs/rl_def .gpu/rl.tar.xz
-  python bench/gpu/gpu_real_language.py decode .gpu/rl.tar.xz $OUT --seeds 0 1 2 --hidden 512 --epochs_xe 4   # GPU box
+  python bench/gpu/gpu_real_language.py decode .gpu/rl.tar.xz $OUT --seeds 0 1 2 --hidden 512 --epochs_xe 4 --epochs_rl 1   # GPU box
   python bench/gpu/gpu_real_language.py score runs/rl_def OUT/predictions.json.gz runs/rl_gpu --name real_language_gpu
 
 The same shared parts (one data build, one GSRL, one planner of each kind) serve every captioner, as in
-`nbs/experiments/real_captions.ipynb`; only the captioners' width, dropout, epochs and seeds differ from the CPU run.
+`nbs/experiments/real_captions.ipynb`, and every captioner is trained by the same protocol (`vsr_cic.protocol`: the
+validation sweep, the choice on validation CIDEr-D, XE then self-critical; `paper` training and decoding); only the
+captioners' width, epochs and seeds differ from the CPU run.
 """
 import argparse, gzip, json, os, platform, shutil, sys, tarfile, time
 from pathlib import Path
@@ -37,13 +39,24 @@ def pack(run, dest):
     print(f'{dest}: {dest.stat().st_size / 2**20:.1f} MiB')
 
 
-def _val_curve(cap_dir):
-    "Validation CIDEr-D after each finished XE epoch (the fit history)"
-    f = Path(cap_dir)/'ckpt'/'xe'/'history.json'
-    return [h['CIDEr-D'] for h in json.loads(f.read_text()) if h['kind'] == 'eval'] if f.exists() else []
+def _epochs_done(cap_dir)->dict:
+    "{'xe': n, 'rl': m}: the epochs a captioner run finished (its validated epochs)"
+    from vsr_cic.protocol import val_curve
+    c = val_curve(cap_dir)
+    return {st: sum(e['stage'] == st for e in c) for st in ('xe', 'rl')}
 
-def _epochs_done(cap_dir)->int:
-    return len(_val_curve(cap_dir))
+
+def _run_jobs(kws, deadline):
+    "`train_captioner` on every kwargs at once, each in its own process, until `deadline` seconds: (jobs, those cut)"
+    from vsr_cic.captioning import train_captioner
+    from vsr_cic.train import Job
+    t = time.time()
+    jobs = [Job(train_captioner, kw, 1) for kw in kws]
+    while any(j.proc.is_alive() for j in jobs) and time.time() - t < deadline: time.sleep(2)
+    cut = []
+    for j, kw in zip(jobs, kws):                              # past the deadline: stop, keep the finished epochs
+        if j.proc.is_alive(): j.proc.terminate(); j.proc.join(); cut.append(kw)
+    return jobs, cut
 
 
 def _write(out, records, log):
@@ -53,14 +66,19 @@ def _write(out, records, log):
 
 def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, lr_xe=3e-3,
            methods=('c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours', 'ours_oracle_verb'), train_deadline=330.,
-           decode_deadline=150., beam=5, corpus_limit=300, workers=None, work='/tmp/rl_gpu_run'):
-    "Train every captioner of every seed at once (GPU if there is one), then decode every row on the CPU cores"
+           decode_deadline=150., beam=5, corpus_limit=300, workers=None, work='/tmp/rl_gpu_run',
+           epochs_rl=1, grid=None, sweep_epochs=1, sweep_share=0.4):
+    """Train every captioner of every seed at once (GPU if there is one) by Table 1's protocol (`vsr_cic.protocol`: the
+    validation sweep `grid` (None: `SWEEP_GRID`; a one-setting grid: `lr_xe`/`dropout` as given), the choice on
+    validation CIDEr-D, then XE + self-critical), then decode every row on the CPU cores. The sweep gets
+    `sweep_share` of `train_deadline`, the winners the rest"""
     workers = workers or os.cpu_count()
     import multiprocessing as mp
     import torch
-    from vsr_cic.captioning import train_captioner
     from vsr_cic.train import Job
+    from vsr_cic.captioning import train_captioner
     from vsr_cic.tables import TABLE1_METHODS, table1_runs
+    from vsr_cic.protocol import SWEEP_GRID, PRESET_TRAINING, sweep_jobs, choose, trained_as, val_curve
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds, methods = [int(x) for x in seeds], list(methods)
     t0, log = time.time(), {'machine': {'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
@@ -70,38 +88,43 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
     run = work_folder(work)                  # emptied only when it holds our marker: never a user's folder
     extract_archive(packed, run)             # files and folders only, inside `run`, size-capped (`data` filter)
     log['unpack_s'] = round(time.time() - t0, 1)
-    trained = list(dict.fromkeys('ours' if TABLE1_METHODS[m].get('oracle') else m for m in methods))
+    trained = list(dict.fromkeys(trained_as(m, 'paper') for m in methods))   # the oracle decodes Ours; w/o verb may share SCT's
     dev = 'cuda' if torch.cuda.is_available() else 'cpu'
-    kws = [dict(data_dir=str(run/'data'/'train'), out_dir=str(run/'table1'/m/f'seed{s}'), model=TABLE1_METHODS[m]['model'],
-                preset='paper', seed=s, epochs_xe=epochs_xe, epochs_rl=0, batch_size=64, lr_xe=lr_xe, lr_decay=0.8,
-                hidden=hidden, dropout=dropout, min_freq=5, beam=3, device=dev, region_words=True, precompute=True,
-                threads=1, progress=False, metrics=False, control=False) for s in seeds for m in trained]
-    names = [f'{m}/seed{s}' for s in seeds for m in trained]
+    grid = SWEEP_GRID if grid is None else grid
+    if len(grid) <= 1: grid = {'given': dict(lr_xe=lr_xe, dropout=dropout, **dict(next(iter(grid.values()), {})))}
+    folders = {str(run/'table1'/m/f'seed{s}'): dict(
+        data_dir=str(run/'data'/'train'), model=TABLE1_METHODS[m]['model'], preset='paper', **PRESET_TRAINING['paper'],
+        seed=s, epochs_xe=epochs_xe, epochs_rl=epochs_rl, batch_size=64, lr_decay=0.8, hidden=hidden, min_freq=5, beam=3,
+        device=dev, precompute=True, threads=1, progress=False, metrics=False, control=False) for s in seeds for m in trained}
+    names = {d: f'{Path(d).parent.name}/{Path(d).name}' for d in folders}
     t = time.time()
-    jobs = [Job(train_captioner, kw, 1) for kw in kws]
-    while any(j.proc.is_alive() for j in jobs) and time.time() - t < train_deadline: time.sleep(2)
-    train, cut = {}, []
-    for j, kw, name in zip(jobs, kws, names):                 # past the deadline: stop, keep the finished epochs
-        if j.proc.is_alive(): j.proc.terminate(); j.proc.join(); cut.append((kw, name))
-    finals = []
-    for kw, name in cut:          # resume with epochs_xe = the epochs it finished: no more steps, the best epoch kept
+    _, sweep_cut = _run_jobs(sweep_jobs(folders, grid, sweep_epochs), train_deadline * sweep_share)
+    choices, finals = {}, {}
+    for d, kw in folders.items():     # the choice on validation CIDEr-D (a setting cut before its first epoch has none)
+        try: choices[d], finals[d] = choose(d, kw, grid, sweep_epochs)
+        except ValueError as e: print(f'{names[d]}: no choice ({e})', flush=True)
+    jobs, cut = _run_jobs(list(finals.values()), train_deadline - (time.time() - t))
+    for kw in cut:                    # resume with the epochs it finished: no more steps, the best epoch kept
         try:
             n = _epochs_done(Path(kw['out_dir']))
-            if n: finals.append(Job(train_captioner, {**kw, 'epochs_xe': n}, 1))
-        except Exception as e: print(f'{name}: not finalised ({e!r})', flush=True)
-    for f in finals:
-        f.proc.join(120)
-        if f.proc.is_alive(): f.proc.terminate()
-    for j, kw, name in zip(jobs, kws, names):
-        d = Path(kw['out_dir'])
-        m = json.loads((d/'metrics.json').read_text()) if (d/'metrics.json').exists() else None
-        train[name] = {'done': (d/'model.pt').exists(), 'exitcode': j.proc.exitcode,
-                       'cut_at_deadline': any(n == name for _, n in cut), 'val_by_epoch': _val_curve(d),
-                       **{k: (m or {}).get(k) for k in ('val', 'epochs', 'train_seconds')}}
+            if n['xe']:
+                f = Job(train_captioner, {**kw, 'epochs_xe': n['xe'], 'epochs_rl': n['rl']}, 1); f.proc.join(120)
+                if f.proc.is_alive(): f.proc.terminate()
+        except Exception as e: print(f"{kw['out_dir']}: not finalised ({e!r})", flush=True)
+    train = {}
+    for d, kw in finals.items():
+        f = Path(kw['out_dir'])
+        m = json.loads((f/'metrics.json').read_text()) if (f/'metrics.json').exists() else None
+        train[names[d]] = {'done': (f/'model.pt').exists(), 'chosen': choices[d]['chosen'],
+                           'settings': choices[d]['settings'], 'sweep_val_CIDEr-D': choices[d]['val_CIDEr-D'],
+                           'cut_at_deadline': kw in cut, 'val_by_epoch': val_curve(f),
+                           **{k: (m or {}).get(k) for k in ('val', 'epochs', 'train_seconds')}}
+    log['sweep_cut'] = [k['out_dir'] for k in sweep_cut]
     log['train_wall_s'], log['train'] = round(time.time() - t, 1), train
     print(json.dumps(log, indent=1), flush=True)
-    log['settings'] = {'seeds': seeds, 'hidden': hidden, 'dropout': dropout, 'epochs_xe': epochs_xe, 'lr_xe': lr_xe,
-                       'methods': methods, 'beam': beam, 'corpus_test_limit': corpus_limit, 'device': dev}
+    log['settings'] = {'seeds': seeds, 'hidden': hidden, 'epochs_xe': epochs_xe, 'epochs_rl': epochs_rl, 'grid': grid,
+                       'sweep_epochs': sweep_epochs, 'methods': methods, 'beam': beam, 'corpus_test_limit': corpus_limit,
+                       'device': dev, 'preset': 'paper'}
     units = [(str(run), m, s, str(d), beam, corpus_limit) for m, s, d, _ in table1_runs(run, methods, seeds)
              if (Path(d)/'model.pt').exists()]
     t, records, took = time.time(), [], {}
@@ -151,8 +174,9 @@ def score(run, predictions, out, name='real_language_gpu', title='', command='',
                                    f"scored on {info['machine']}",
                 'gpu_run': {k: log.get(k) for k in ('train_wall_s', 'decode_wall_s', 'wall_s')}},
         'settings': {**{k: cpu['settings'][k] for k in ('corpora', 'n_captions', 'min_freq', 'region_words')},
-                     'epochs_xe': st['epochs_xe'], 'epochs_rl': 0, 'hidden': st['hidden'], 'dropout': st['dropout'],
-                     'lr_xe': st['lr_xe'], 'beam': st['beam'], 'seed': st['seeds']},
+                     'epochs_xe': st['epochs_xe'], 'epochs_rl': st['epochs_rl'], 'hidden': st['hidden'],
+                     'sweep_grid': st['grid'], 'sweep_epochs': st['sweep_epochs'], 'beam': st['beam'], 'seed': st['seeds'],
+                     'chosen': {n: t.get('settings') for n, t in log['train'].items()}},
         'test': cpu['test'], 'training_captions': cpu.get('training_captions'),
         'shared_from': {'run': str(run), 'commit': (cpu.get('run') or {}).get('commit'),
                         'components': cpu.get('components')},
@@ -176,7 +200,9 @@ if __name__ == '__main__':
     p = sub.add_parser('decode'); p.add_argument('packed'); p.add_argument('out')
     p.add_argument('--seeds', type=int, nargs='+', default=[0, 1, 2]); p.add_argument('--hidden', type=int, default=512)
     p.add_argument('--dropout', type=float, default=0.5); p.add_argument('--epochs_xe', type=int, default=4)
-    p.add_argument('--lr_xe', type=float, default=3e-3)
+    p.add_argument('--lr_xe', type=float, default=3e-3, help='with --no_sweep: the one setting (with --dropout)')
+    p.add_argument('--epochs_rl', type=int, default=1); p.add_argument('--sweep_epochs', type=int, default=1)
+    p.add_argument('--no_sweep', action='store_true', help="no validation sweep: every captioner trains with --lr_xe/--dropout")
     p.add_argument('--methods', nargs='+', default=['c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours', 'ours_oracle_verb'])
     p.add_argument('--train_deadline', type=float, default=330); p.add_argument('--decode_deadline', type=float, default=150)
     p.add_argument('--beam', type=int, default=5); p.add_argument('--corpus_limit', type=int, default=300, help="the corpora's test split: its first N captions too (0: the photos only)")
@@ -188,5 +214,6 @@ if __name__ == '__main__':
     if a.cmd == 'pack': pack(a.run, a.dest)
     elif a.cmd == 'decode':
         decode(a.packed, a.out, a.seeds, a.hidden, a.dropout, a.epochs_xe, a.lr_xe, a.methods, a.train_deadline,
-               a.decode_deadline, a.beam, a.corpus_limit, a.workers, a.work)
+               a.decode_deadline, a.beam, a.corpus_limit, a.workers, a.work, a.epochs_rl, {} if a.no_sweep else None,
+               a.sweep_epochs)
     else: score(a.run, a.predictions, a.out, a.name, a.title, ' '.join(['python bench/gpu/gpu_real_language.py'] + sys.argv[1:]))
