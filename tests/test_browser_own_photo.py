@@ -41,11 +41,22 @@ def _photo(folder:Path)->Path:
     return p
 
 
+def _idle(page):
+    "Wait for the kernel to finish what the last change asked (naming a box runs the verb classifier's suggestions)"
+    page.wait_for_timeout(300)
+    page.locator('.jp-StatusBar-TextItem', has_text='Idle').first.wait_for(timeout=WAIT_MS)
+
+
 def _draw(page, img, x1, y1, x2, y2, n:int):
-    "Drag a box on the picture, in fractions of its shown size; wait for the kernel to list it as box n (as a hand would)"
+    "Drag a box on the picture, in fractions of its shown size, once the kernel is idle (a hand takes that long); wait for the kernel to list it as box n"
+    _idle(page)
     b = img.bounding_box()
     page.mouse.move(b['x'] + x1 * b['width'], b['y'] + y1 * b['height'])
+    rects = "() => document.querySelectorAll('.vsr-own-bbox svg rect').length"
+    before = page.evaluate(rects)
     page.mouse.down()
+    page.wait_for_function(f"() => ({rects})() > {before}", timeout=WAIT_MS)   # the new box is drawn (its drag wired), then moved:
+    page.wait_for_timeout(200)                                                 # on a loaded CPU the browser lags the mouse
     page.mouse.move(b['x'] + (x1 + x2) / 2 * b['width'], b['y'] + (y1 + y2) / 2 * b['height'], steps=4)
     page.mouse.move(b['x'] + x2 * b['width'], b['y'] + y2 * b['height'], steps=4)
     page.mouse.up()
