@@ -247,7 +247,7 @@ def _subset_rows(name:str, grounding:str, before:dict, after:dict, # a decoding'
     rows = []
     for sub, res in scores.items():
         rows.append({'method': name, 'grounding': grounding, 'verbs': sub, **before, 'n': res['n_captions'], **after,
-                     **{k: res.get(k) for k in TABLE1_COLS}})
+                     **{k: res.get(k) for k in TABLE1_COLS + ('attached', 'has_verb')}})   # has_verb: captions that speak a verb
         if progress: progress(f"{name:28s} {grounding:4s} {sub:5s} n={res['n_captions']} " + _fmt(res, TABLE1_COLS))
     return rows
 
