@@ -401,7 +401,8 @@ def world_results(ev:Mapping, # an `evaluate` run's metrics.json on a synthetic 
     "An `evaluate` run in `results_page`'s form: (metrics with Table 1 rows of `test_set` 'world', the page's intro)"
     rows = [{'test_set': 'world', 'method': r['method'], 'grounding': r['grounding'],
              'preset': r.get('preset', ev.get('preset')), 'verbs': r['verbs'], 'n_captions': r['n'],
-             **{c: r.get(c) for c in TABLE1_COLS}} for r in map(_evaluate_row, ev['rows'])]
+             **{c: r.get(c) for c in TABLE1_COLS},
+             **{c: r[c] for c in ('attached', 'has_verb') if r.get(c) is not None}} for r in map(_evaluate_row, ev['rows'])]   # rows since #40
     fixed = ('preset', 'beam', 'structure', 'n_test', 'dataset')
     intro = (f"From `{source}`: " + ', '.join(f'{k} {ev[k]!r}' for k in fixed if k in ev) + '. Values in %. Unplanned '
              f"captions per row: {sorted({r.get('unplanned', 0) for r in ev['rows']})}; rows planned with a fallback "
