@@ -91,7 +91,7 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
     trained = list(dict.fromkeys(trained_as(m, 'paper') for m in methods))   # the oracle decodes Ours; w/o verb may share SCT's
     dev = 'cuda' if torch.cuda.is_available() else 'cpu'
     grid = SWEEP_GRID if grid is None else grid
-    if len(grid) <= 1: grid = {'given': dict(lr_xe=lr_xe, dropout=dropout, **dict(next(iter(grid.values()), {})))}
+    if len(grid) <= 1: grid = {'given': {'lr_xe': lr_xe, 'dropout': dropout, **dict(next(iter(grid.values()), {}))}}   # a given setting wins
     folders = {str(run/'table1'/m/f'seed{s}'): dict(
         data_dir=str(run/'data'/'train'), model=TABLE1_METHODS[m]['model'], preset='paper', **PRESET_TRAINING['paper'],
         seed=s, epochs_xe=epochs_xe, epochs_rl=epochs_rl, batch_size=64, lr_decay=0.8, hidden=hidden, min_freq=5, beam=3,
