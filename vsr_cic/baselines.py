@@ -19,9 +19,9 @@ from .metrics import bigrams
 
 # %% auto #0
 __all__ = ['SLOT_KEYS', 'CAPTIONERS', 'VERB_W', 'CLASS_W', 'CONSENSUS_K', 'CLASS_COUNT_CAP', 'drop_verb_slots', 'NoVerbCaptioner',
-           'SCTCaptioner', 'pool_grounded', 'CUpDnCaptioner', 'CLSTMCaptioner', 'captioner_options', 'make_captioner',
-           'caption_keys', 'grounding_keys', 'key_score', 'RetrievalIndex', 'retrieval_predictions', 'image_classes',
-           'BlindIndex', 'retrieval_blind']
+           'SCTCaptioner', 'pool_grounded', 'grounded_mean', 'CUpDnCaptioner', 'CLSTMCaptioner', 'captioner_options',
+           'make_captioner', 'caption_keys', 'grounding_keys', 'key_score', 'RetrievalIndex', 'retrieval_predictions',
+           'image_classes', 'BlindIndex', 'retrieval_blind']
 
 # %% ../nbs/14_baselines.ipynb #00000006
 SLOT_KEYS = ('regions', 'region_mask', 'slot_role', 'slot_is_verb', 'slot_sub', 'slot_verb', 'allowed_words')
@@ -87,13 +87,21 @@ def pool_grounded(ctx:SlotContext)->SlotContext:
                        global_feat=ctx.global_feat, n_slots=torch.ones(B, dtype=torch.long, device=dev),
                        slot_map=torch.zeros(B, K, dtype=torch.long, device=dev))
 
+def grounded_mean(p:SlotContext)->torch.Tensor:
+    "(B, D) mean of a `pool_grounded` context's regions (zeros for a sample with none)"
+    m = p.region_mask[:, 0].to(p.regions.dtype)                            # (B, K·R)
+    return (p.regions[:, 0] * m[..., None]).sum(1) / m.sum(1, keepdim=True).clamp(min=1)
+
 # %% ../nbs/14_baselines.ipynb #0f24355b
 class CUpDnCaptioner(RoleShiftCaptioner):
     "C-UpDn: two-layer top-down captioner with adaptive attention over all grounded regions (Anderson et al. 2018)"
     def __init__(self, vocab_size:int, feat_dim:int, **cfg):
         for k in ('use_roles', 'use_gate', 'n_verbs', 'verb_shift'): cfg.pop(k, None)
         super().__init__(vocab_size, feat_dim, use_roles=False, use_gate=False, **cfg)
-    def prepare(self, ctx:SlotContext)->SlotContext: return super().prepare(pool_grounded(ctx))
+    def prepare(self, ctx:SlotContext)->SlotContext:
+        p = pool_grounded(ctx)
+        p['global_feat'] = grounded_mean(p)          # v̄: the mean of the regions it attends to, as in UpDn
+        return super().prepare(p)
     def map_slots(self, slot_idx:torch.Tensor, ctx:SlotContext)->torch.Tensor: return torch.zeros_like(slot_idx).long()
 
 # %% ../nbs/14_baselines.ipynb #0000000e
@@ -110,9 +118,7 @@ class CLSTMCaptioner(ControllableCaptioner):
 
     def prepare(self, ctx:SlotContext)->SlotContext:
         p = pool_grounded(ctx)
-        m = p.region_mask[:, 0].to(p.regions.dtype)                       # (B, K·R)
-        mean = (p.regions[:, 0] * m[..., None]).sum(1) / m.sum(1, keepdim=True).clamp(min=1)   # (B, D)
-        p['pooled'] = self.img(mean)                                       # (B, E)
+        p['pooled'] = self.img(grounded_mean(p))                           # (B, E)
         return p
 
     def map_slots(self, slot_idx:torch.Tensor, ctx:SlotContext)->torch.Tensor: return torch.zeros_like(slot_idx).long()
