@@ -1,6 +1,6 @@
 """End-to-end pipeline (GSRL -> SSP -> merge -> captioner) on a tiny world with tiny untrained models, and papermill
 smoke runs of the Table 1 / Table 2 experiment notebooks (evaluate.ipynb, diversity.ipynb) on tiny checkpoints"""
-import json, time
+import json, subprocess, sys, time
 import pytest
 import torch
 from conftest import ROOT, run_notebook, tiny_world
@@ -95,6 +95,15 @@ def test_evaluate_notebook(tiny, tmp_path):
     assert len({round(r['CIDEr-D'], 9) for k, r in rows.items() if k[1:] == ('gt', 'all')}) > 1
     for (meth, g, v), r in rows.items():   # table.md is rendered from these rows
         if v == 'all': assert f"| {meth} | {g} | all | {r['n']} |" in table and f"{100 * r['CIDEr-D']:.1f}" in table
+    # the oracle and Ours rows' every caption, for bench/real_language_oracle_check.py; not in metrics.json
+    preds = json.loads((tmp_path/'run'/'table1_predictions.json').read_text())
+    assert set(preds) == {f'{r}/{g}' for r in ('ours', 'ours_oracle_verb') for g in ('gsrl', 'gt')} and 'predictions' not in m
+    assert [p['caption_id'] for p in preds['ours/gsrl']] == [p['caption_id'] for p in preds['ours_oracle_verb/gsrl']]
+    assert len(preds['ours/gsrl']) == rows[('ours', 'gsrl', 'all')]['n'] == 6
+    p = subprocess.run([sys.executable, str(ROOT/'bench'/'real_language_oracle_check.py'), str(tmp_path/'run')], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    summary = json.loads(p.stdout.splitlines()[0])
+    assert summary['n'] == 6 and summary['test_set'] == 'world test split' and 0 <= summary['R_V_oracle'] <= 1
     print(f'smoke run: {time.time() - t0:.1f} s')   # reported, not asserted: speed belongs to bench/
 
 

@@ -263,6 +263,7 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
                                                        # (`planned_examples`; counted as `unplanned`) instead of raising
                     allow_planner_fallback:bool=False, # without ckpt_dirs['planner_no_verb'], plan "w/o verb" with the
                                                        # verb-aware planner (row `planner_fallback`) instead of raising
+                    keep_predictions=(),               # rows whose every prediction is returned ('predictions': {row/sets: [...]})
                     progress=print)->dict:
     "Table 1: {'rows': [...], 'n_test': …} for every available captioner × grounding (GSRL, GT sets) × verb subset"
     caps = available_captioners(ckpt_dirs)
@@ -271,14 +272,12 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
     path = resolve_data(data_dir)                                  # None -> the built-in world
     nv_dir = ckpt_dirs.get('planner_no_verb')
     nv_ok = _no_verb_planner_ok(nv_dir, 'no_verb' in caps and structure == 'ssp', allow_planner_fallback)
-    cache, planned, pipes, rows, samples, skipped = {}, {}, {}, [], {}, {}
+    cache, planned, pipes, rows, samples, skipped, kept = {}, {}, {}, [], {}, {}, {}
     for m, d in caps.items():
         net, voc, info = load_captioner(d, device)
         cd = _caption_data(path, getattr(net, 'verb_shift', '') == 'one_word', cache)
         if cd.vocab['words'].itos != voc['words'].itos:
-            skipped[m] = (
-                f"{d}/vocab/words_vocab.json differs from the vocabulary of {path} (trained on {info.get('data')})"
-            )
+            skipped[m] = f"{d}/vocab/words_vocab.json differs from the vocabulary of {path} (trained on {info.get('data')})"
             if progress: progress(f"skipping {m}: {skipped[m]}")
             continue
         planner = 'no_verb' if m == 'no_verb' and nv_ok else 'verb'
@@ -308,8 +307,9 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
             rows += _subset_rows(name, sets, before, after, scores, progress)
             keep = ('caption_id', 'caption', 'structure', 'gt_structure')
             samples[f'{name}/{sets}'] = [{k: p[k] for k in keep} | {'gt': ' '.join(p['gt'])} for p in preds[:5]]
+            if name in keep_predictions: kept[f'{name}/{sets}'] = json.loads(json.dumps(preds, default=str))
     return {'rows': rows, 'n_test': len(preds), 'beam': beam, 'structure': structure, 'preset': preset,
-            'samples': samples, 'skipped': skipped,
+            'samples': samples, 'skipped': skipped, **({'predictions': kept} if keep_predictions else {}),
             'dataset': str(path), 'components': {'gsrl': str(ckpt_dirs['gsrl']), 'planner': str(ckpt_dirs['planner']),
                                                  'planner_no_verb': str(nv_dir) if nv_ok else None}}
 
