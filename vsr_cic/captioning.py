@@ -52,7 +52,7 @@ __all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'C
            'CaptionData', 'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn', 'prepare_batch',
            'controls_of', 'gt_sequences', 'static_shape', 'xe_step_fn', 'CiderReward', 'scst_step_fn', 'slot_names',
            'oracle_verb_words', 'decode_split', 'format_sample', 'plot_curves', 'TrainSettings', 'train_settings',
-           'train_captioner', 'train_settings_parser', 'train_captioner_cli']
+           'trained_commit', 'train_captioner', 'train_settings_parser', 'train_captioner_cli']
 
 # %% ../nbs/16_captioning.ipynb #00000005
 LR_XE, LR_RL = 5e-4, 5e-5    # supp. §D
@@ -633,6 +633,15 @@ def _select(r:_Run, xe_best, rl_best)->tuple:
                preset=j.preset, options=r.opts)
     return best_val, stage
 
+# %% ../nbs/16_captioning.ipynb #71c835ed
+def trained_commit(out:Path, epochs:dict, stage:str)->str:
+    "The commit that trained the run in `out`: its metrics.json's when resuming changed neither the epochs nor the pick, else this one"
+    f = Path(out)/'metrics.json'
+    try: old = json.loads(f.read_text()) if f.exists() else {}
+    except ValueError: old = {}
+    same = old.get('epochs') == epochs and old.get('selected') == stage and old.get('commit')
+    return old['commit'] if same else git_commit()
+
 # %% ../nbs/16_captioning.ipynb #1da43e01
 def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_seconds:float, model_cfg:dict,
                      t_start:float)->dict:
@@ -661,7 +670,8 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
     metrics_out = {'model': j.model, 'preset': j.preset, 'options': r.opts, 'epochs': {'xe': n_xe, 'rl': n_rl},
                    'train_seconds': round(train_seconds, 1),
                    'stage_seconds': {k: round(v, 1) for k, v in r.spent.items()},
-                   'total_seconds': round(time.time() - t_start, 1), 'selected': stage, 'commit': git_commit(),
+                   'total_seconds': round(time.time() - t_start, 1), 'selected': stage,
+                   'commit': trained_commit(out, {'xe': n_xe, 'rl': n_rl}, stage),
                    'val': {'CIDEr-D': None if best_val == float('-inf') else best_val},
                    'test': test, 'test_split': j.test_split, 'beam': j.beam, 'n_test': len(preds), 'config': config,
                    'dataset': str(r.path)}
