@@ -76,3 +76,5 @@ def test_checks_can_fail(tmp_path):
     finally: sys.path.remove(str(ROOT/'bench'))
     p = subprocess.run([sys.executable, str(ROOT/'bench'/'real_language_oracle_check.py'), str(tmp_path)], capture_output=True, text=True)
     assert p.returncode == 1 and 'not a finished real_captions run' in p.stderr
+    p = subprocess.run([sys.executable, str(ROOT/'bench'/'table1_attention_check.py'), str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 1 and 'not a finished real_captions run' in p.stderr

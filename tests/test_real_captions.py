@@ -179,6 +179,22 @@ def test_table1_rows(nb_run):
     assert (out/'planner_no_verb'/'slevel_transformer').exists()
 
 
+def test_run_checks(nb_run, tmp_path):
+    "The bench checks read a finished run: where its Table 1 captioners attend, and the oracle row caption by caption"
+    import subprocess, sys
+    from conftest import ROOT
+    out, m, _ = nb_run
+    p = subprocess.run([sys.executable, str(ROOT/'bench'/'table1_attention_check.py'), str(out), '--n', '32', '--out', str(tmp_path/'a.json')],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads((tmp_path/'a.json').read_text())['rows']
+    assert set(rows) == {'c_updn/seed0', 'sct/seed0', 'ours/seed0'} and all(0 <= r['alpha_v'] <= 1 and r['n'] > 0 for r in rows.values())
+    p = subprocess.run([sys.executable, str(ROOT/'bench'/'real_language_oracle_check.py'), str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout.splitlines()[0])
+    assert s['n'] > 0 and s['oracle_loses_verb'] + s['oracle_gains_verb'] <= s['n']
+
+
 def test_notebook(nb_run):
     "metrics.json holds every method and metric"
     out, m, _ = nb_run

@@ -1,0 +1,47 @@
+"""Where Table 1's trained captioners look: the mean attention weight on the visual sentinel (alpha_v, the adaptive
+attention's "look at nothing" slot) when each sweep winner of a finished real_captions run is teacher-forced on the
+first N validation captions of the run's corpus. 1.0 means the regions are never attended. Nothing is trained; no
+test split is read.
+
+Usage: python bench/table1_attention_check.py RUN_DIR [--methods c_updn sct ours] [--n 256] [--out FILE]"""
+import argparse, json, sys
+from pathlib import Path
+
+ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+ap.add_argument('run_dir', help='a finished real_captions run folder (with table1/<method>/seed<k>/choice.json)')
+ap.add_argument('--methods', nargs='+', default=['c_updn', 'sct', 'ours'], help='captioners with an adaptive attention')
+ap.add_argument('--n', type=int, default=256, help='validation captions')
+ap.add_argument('--out', default=None, help='also write the result here')
+a = ap.parse_args()
+run = Path(a.run_dir)
+if not (run/'table1').is_dir() or not (run/'data'/'train').is_dir():
+    sys.exit(f"{run}: not a finished real_captions run (no table1/ or data/train/)")
+
+import torch
+from vsr_cic.pipeline import load_captioner
+from vsr_cic.captioning import caption_data, prepare_batch
+from vsr_cic.captioner import caption_inputs
+
+res, cds = {}, {}
+for m in a.methods:
+    for d in sorted((run/'table1'/m).glob('seed*')):
+        if not (d/'choice.json').exists(): continue
+        win = d/'sweep'/json.loads((d/'choice.json').read_text())['chosen']
+        net, voc, info = load_captioner(win)
+        cfg = info.get('config') or {}
+        key = (cfg.get('min_freq', 5), getattr(net, 'verb_shift', '') == 'one_word')
+        if key not in cds: cds[key] = caption_data(run/'data'/'train', splits=('train', 'val'), min_freq=key[0],
+                                                   verb_one_word=key[1], ungrounded='fill')
+        ds = cds[key].splits['val']
+        n = min(a.n, len(ds)); tot = cnt = 0.
+        net.eval()
+        with torch.no_grad():
+            for i in range(0, n, 64):
+                inp = caption_inputs(prepare_batch(ds.collate([ds[j] for j in range(i, min(i + 64, n))]), 'cpu'))
+                av = net(**inp, return_trace=True)[-1]['alpha_v']                    # (B, T-1)
+                live = inp['words'][:, 1:av.shape[1] + 1] != net.pad_id
+                tot += av[live].sum().item(); cnt += live.sum().item()
+        res[f'{m}/{d.name}'] = {'chosen': win.name, 'alpha_v': round(tot / cnt, 3), 'n': n}
+        print(m, d.name, res[f'{m}/{d.name}'], flush=True)
+out = {'run': str(run), 'what': 'mean attention on the visual sentinel over validation words (teacher forcing)', 'rows': res}
+if a.out: Path(a.out).parent.mkdir(parents=True, exist_ok=True); Path(a.out).write_text(json.dumps(out, indent=1))
