@@ -634,10 +634,11 @@ def _select(r:_Run, xe_best, rl_best)->tuple:
     return best_val, stage
 
 # %% ../nbs/16_captioning.ipynb #71c835ed
-def trained_commit(out:Path, epochs:dict, stage:str)->str:
+def trained_commit(out:Path, epochs:dict, stage:str,
+                   resumed:bool=True)->str: # False: the run was trained from scratch in this call (`resume=False`)
     "The commit that trained the run in `out`: its metrics.json's when resuming changed neither the epochs nor the pick, else this one"
     f = Path(out)/'metrics.json'
-    try: old = json.loads(f.read_text()) if f.exists() else {}
+    try: old = json.loads(f.read_text()) if f.exists() and resumed else {}
     except ValueError: old = {}
     same = old.get('epochs') == epochs and old.get('selected') == stage and old.get('commit')
     return old['commit'] if same else git_commit()
@@ -671,7 +672,7 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
                    'train_seconds': round(train_seconds, 1),
                    'stage_seconds': {k: round(v, 1) for k, v in r.spent.items()},
                    'total_seconds': round(time.time() - t_start, 1), 'selected': stage,
-                   'commit': trained_commit(out, {'xe': n_xe, 'rl': n_rl}, stage),
+                   'commit': trained_commit(out, {'xe': n_xe, 'rl': n_rl}, stage, j.resume),
                    'val': {'CIDEr-D': None if best_val == float('-inf') else best_val},
                    'test': test, 'test_split': j.test_split, 'beam': j.beam, 'n_test': len(preds), 'config': config,
                    'dataset': str(r.path)}
