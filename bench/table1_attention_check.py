@@ -28,10 +28,11 @@ for m in a.methods:
         if not (d/'choice.json').exists(): continue
         win = d/'sweep'/json.loads((d/'choice.json').read_text())['chosen']
         net, voc, info = load_captioner(win)
-        cfg = info.get('config') or {}
-        key = (cfg.get('min_freq', 5), getattr(net, 'verb_shift', '') == 'one_word')
+        cfg = json.loads((win/'metrics.json').read_text())['config']            # the run's min_freq and ungrounded rule
+        key = (cfg['min_freq'], cfg['ungrounded'], getattr(net, 'verb_shift', '') == 'one_word')
         if key not in cds: cds[key] = caption_data(run/'data'/'train', splits=('train', 'val'), min_freq=key[0],
-                                                   verb_one_word=key[1], ungrounded='fill')
+                                                   ungrounded=key[1], verb_one_word=key[2])
+        if cds[key].vocab['words'].itos != voc['words'].itos: sys.exit(f"{win}: its vocabulary is not the run data's")
         ds = cds[key].splits['val']
         n = min(a.n, len(ds)); tot = cnt = 0.
         net.eval()

@@ -307,7 +307,7 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
             rows += _subset_rows(name, sets, before, after, scores, progress)
             keep = ('caption_id', 'caption', 'structure', 'gt_structure')
             samples[f'{name}/{sets}'] = [{k: p[k] for k in keep} | {'gt': ' '.join(p['gt'])} for p in preds[:5]]
-            if name in keep_predictions: kept[f'{name}/{sets}'] = json.loads(json.dumps(preds, default=str))
+            if name in keep_predictions: kept[f'{name}/{sets}'] = preds
     return {'rows': rows, 'n_test': len(preds), 'beam': beam, 'structure': structure, 'preset': preset,
             'samples': samples, 'skipped': skipped, **({'predictions': kept} if keep_predictions else {}),
             'dataset': str(path), 'components': {'gsrl': str(ckpt_dirs['gsrl']), 'planner': str(ckpt_dirs['planner']),
