@@ -94,9 +94,10 @@ def grounded_mean(p:SlotContext)->torch.Tensor:
 
 # %% ../nbs/14_baselines.ipynb #0f24355b
 class CUpDnCaptioner(RoleShiftCaptioner):
-    "C-UpDn: two-layer top-down captioner with adaptive attention over all grounded regions (Anderson et al. 2018)"
+    "C-UpDn: two-layer top-down captioner attending over all grounded regions (Anderson et al. 2018)"
     def __init__(self, vocab_size:int, feat_dim:int, **cfg):
         for k in ('use_roles', 'use_gate', 'n_verbs', 'verb_shift'): cfg.pop(k, None)
+        cfg.setdefault('visual_sentinel', False)     # Anderson et al.'s top-down attention: regions only
         super().__init__(vocab_size, feat_dim, use_roles=False, use_gate=False, **cfg)
     def prepare(self, ctx:SlotContext)->SlotContext:
         p = pool_grounded(ctx)

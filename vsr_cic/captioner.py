@@ -285,14 +285,17 @@ def caption_loss(word_logp:torch.Tensor, # (B, T-1, V) predictions of words[:, 1
 # %% ../nbs/13_captioner.ipynb #00000018
 class SentinelAttention(nn.Module):
     "Region scores shared by AdaptiveAttn_a (sub-role sentinel → shift gate) and AdaptiveAttn_b (visual sentinel → context)"
-    def __init__(self, feat_dim:int, hidden:int, att:int):
+    def __init__(self, feat_dim:int, hidden:int, att:int,
+                 visual_sentinel:bool=True): # False: c_t attends to the regions only (top-down attention, Anderson et al.)
         super().__init__()
+        self.visual_sentinel = visual_sentinel
         self.W_sr = nn.Linear(feat_dim, att)               # regions → attention space
         self.W_g = nn.Linear(hidden, att, bias=False)      # query h¹_t
         self.W_sg = nn.Linear(hidden, att, bias=False)     # sub-role sentinel
-        self.W_ss = nn.Linear(hidden, att, bias=False)     # visual sentinel
         self.w_h = nn.Linear(att, 1, bias=False)
-        self.sent_to_feat = nn.Linear(hidden, feat_dim)    # sr^v_t in feature space for c_t
+        if visual_sentinel:
+            self.W_ss = nn.Linear(hidden, att, bias=False)     # visual sentinel
+            self.sent_to_feat = nn.Linear(hidden, feat_dim)    # sr^v_t in feature space for c_t
 
     def project(self, regions:torch.Tensor)->torch.Tensor: return self.W_sr(regions)   # (..., R, D) -> (..., R, A)
 
@@ -306,10 +309,14 @@ class SentinelAttention(nn.Module):
         "Context c_t (B, D), gate log-probs (B, 2) and the attention trace"
         q = self.W_g(h1)                                                            # (B, A)
         z_r = self.w_h(torch.tanh(reg_proj + q[:, None]))[..., 0].masked_fill(~mask, MASK_LOGIT)  # (B, R)
-        z_v = self.w_h(torch.tanh(self.W_ss(sr_v) + q))                             # (B, 1)
-        att = torch.softmax(torch.cat([z_r, z_v], 1), 1)                            # (B, R+1)
-        a_r, a_v = att[:, :-1], att[:, -1]
-        c = a_v[:, None] * self.sent_to_feat(sr_v) + (a_r[..., None] * regions).sum(1)  # (B, D)
+        if self.visual_sentinel:
+            z_v = self.w_h(torch.tanh(self.W_ss(sr_v) + q))                         # (B, 1)
+            att = torch.softmax(torch.cat([z_r, z_v], 1), 1)                        # (B, R+1)
+            a_r, a_v = att[:, :-1], att[:, -1]
+            c = a_v[:, None] * self.sent_to_feat(sr_v) + (a_r[..., None] * regions).sum(1)  # (B, D)
+        else:                                                                       # top-down: regions only
+            a_r = torch.softmax(z_r, 1)
+            a_v, c = torch.zeros_like(a_r[:, 0]), (a_r[..., None] * regions).sum(1)
         if sr_g is None:
             gate = torch.stack([torch.zeros_like(a_v), torch.full_like(a_v, float('-inf'))], 1)
         else:
@@ -342,6 +349,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
                  verb_shift:str='gate',     # 'gate' | 'one_word', see above
                  feat_proj:int|None=None,  # width d of a learned linear map on regions and f̄, once per batch (None: raw D)
                  region_words:bool=False,  # addition: W c_t added to the dropped h²_t before FC_b (names the attended region)
+                 visual_sentinel:bool=True, # AdaptiveAttn_b's visual sentinel in c_t (False: regions only; C-UpDn)
                  **ids):                    # pad_id, bos_id, eos_id
         super().__init__(vocab_size, feat_dim, verb_shift=verb_shift, **ids)
         self.hidden, self.use_roles, self.has_gate = hidden, use_roles, use_gate
@@ -359,7 +367,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
         self.lstm1, self.lstm2 = nn.LSTMCell(x_dim, hidden), nn.LSTMCell(hidden + d, hidden)
         self.W_ig, self.W_hg = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)  # sub-role sentinel gate
         self.W_is, self.W_hs = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)   # visual sentinel gate
-        self.attn = SentinelAttention(d, hidden, att)
+        self.attn = SentinelAttention(d, hidden, att, visual_sentinel)
         self.drop, self.out = nn.Dropout(dropout), nn.Linear(hidden, vocab_size)   # FC_b
         self.region_words = nn.Linear(d, hidden, bias=False) if region_words else None
 
