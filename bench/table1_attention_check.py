@@ -1,15 +1,18 @@
-"""Where Table 1's trained captioners look: the mean attention weight on the visual sentinel (alpha_v, the adaptive
-attention's "look at nothing" slot) when each sweep winner of a finished real_captions run is teacher-forced on the
-first N validation captions of the run's corpus. 1.0 means the regions are never attended. Nothing is trained; no
-test split is read.
+"""Where Table 1's trained captioners look, and whether they listen to their control at all. For each sweep winner of a
+finished real_captions run, on the first N validation captions of the run's corpus:
+- alpha_v: the mean attention weight on the visual sentinel (the adaptive attention's "look at nothing" slot) under
+  teacher forcing. 1.0 means the regions are never attended; None: the model has no visual sentinel (C-UpDn's
+  top-down attention, C-LSTM's none).
+- distinct: how many different captions greedy decoding says for the N controls (1: one caption for every control).
+Nothing is trained; no test split is read.
 
-Usage: python bench/table1_attention_check.py RUN_DIR [--methods c_updn sct ours] [--n 256] [--out FILE]"""
+Usage: python bench/table1_attention_check.py RUN_DIR [--methods c_lstm c_updn sct ours] [--n 256] [--out FILE]"""
 import argparse, json, sys
 from pathlib import Path
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 ap.add_argument('run_dir', help='a finished real_captions run folder (with table1/<method>/seed<k>/choice.json)')
-ap.add_argument('--methods', nargs='+', default=['c_updn', 'sct', 'ours'], help='captioners with an adaptive attention')
+ap.add_argument('--methods', nargs='+', default=['c_lstm', 'c_updn', 'sct', 'ours'], help="Table 1's trained captioners")
 ap.add_argument('--n', type=int, default=256, help='validation captions')
 ap.add_argument('--out', default=None, help='also write the result here')
 a = ap.parse_args()
@@ -19,7 +22,7 @@ if not (run/'table1').is_dir() or not (run/'data'/'train').is_dir():
 
 import torch
 from vsr_cic.pipeline import load_captioner
-from vsr_cic.captioning import caption_data, prepare_batch
+from vsr_cic.captioning import caption_data, prepare_batch, decode_split
 from vsr_cic.captioner import caption_inputs
 
 res, cds = {}, {}
@@ -28,7 +31,8 @@ for m in a.methods:
         if not (d/'choice.json').exists(): continue
         win = d/'sweep'/json.loads((d/'choice.json').read_text())['chosen']
         net, voc, info = load_captioner(win)
-        cfg = json.loads((win/'metrics.json').read_text())['config']            # the run's min_freq and ungrounded rule
+        mj = json.loads((win/'metrics.json').read_text())
+        cfg, opts = mj['config'], mj.get('options', {})                         # the run's min_freq and ungrounded rule
         key = (cfg['min_freq'], cfg['ungrounded'], getattr(net, 'verb_shift', '') == 'one_word')
         if key not in cds: cds[key] = caption_data(run/'data'/'train', splits=('train', 'val'), min_freq=key[0],
                                                    ungrounded=key[1], verb_one_word=key[2])
@@ -36,13 +40,18 @@ for m in a.methods:
         ds = cds[key].splits['val']
         n = min(a.n, len(ds)); tot = cnt = 0.
         net.eval()
+        sentinel = getattr(getattr(net, 'attn', None), 'visual_sentinel', False)
         with torch.no_grad():
-            for i in range(0, n, 64):
+            for i in range(0, n if sentinel else 0, 64):
                 inp = caption_inputs(prepare_batch(ds.collate([ds[j] for j in range(i, min(i + 64, n))]), 'cpu'))
                 av = net(**inp, return_trace=True)[-1]['alpha_v']                    # (B, T-1)
                 live = inp['words'][:, 1:av.shape[1] + 1] != net.pad_id
                 tot += av[live].sum().item(); cnt += live.sum().item()
-        res[f'{m}/{d.name}'] = {'chosen': win.name, 'alpha_v': round(tot / cnt, 3), 'n': n}
+        said = decode_split(net, cds[key], 'val', beam=1, limit=n, constrain=opts.get('constrain_verbs', True),
+                            complete=opts.get('complete', False))                   # greedy, as validation decodes
+        res[f'{m}/{d.name}'] = {'chosen': win.name, 'alpha_v': round(tot / cnt, 3) if sentinel else None,
+                                'distinct': len({' '.join(p['tokens']) for p in said}), 'n': n}
         print(m, d.name, res[f'{m}/{d.name}'], flush=True)
-out = {'run': str(run), 'what': 'mean attention on the visual sentinel over validation words (teacher forcing)', 'rows': res}
+out = {'run': str(run), 'what': 'mean attention on the visual sentinel over validation words (teacher forcing; None: no '
+       'visual sentinel); distinct greedy captions over the n validation controls', 'rows': res}
 if a.out: Path(a.out).parent.mkdir(parents=True, exist_ok=True); Path(a.out).write_text(json.dumps(out, indent=1))

@@ -188,7 +188,10 @@ def test_run_checks(nb_run, tmp_path):
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     rows = json.loads((tmp_path/'a.json').read_text())['rows']
-    assert set(rows) == {'c_updn/seed0', 'sct/seed0', 'ours/seed0'} and all(0 <= r['alpha_v'] <= 1 and r['n'] > 0 for r in rows.values())
+    assert set(rows) == {'c_lstm/seed0', 'c_updn/seed0', 'sct/seed0', 'ours/seed0'} and all(r['n'] > 0 for r in rows.values())
+    assert all(0 <= r['alpha_v'] <= 1 for k, r in rows.items() if k in ('sct/seed0', 'ours/seed0'))    # adaptive attention
+    assert rows['c_updn/seed0']['alpha_v'] is None and rows['c_lstm/seed0']['alpha_v'] is None       # top-down / none
+    assert all(1 <= r['distinct'] <= r['n'] for r in rows.values())
     p = subprocess.run([sys.executable, str(ROOT/'bench'/'real_language_oracle_check.py'), str(out)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout.splitlines()[0])
