@@ -618,6 +618,7 @@ def _train_rl(r:_Run, used:int):
              stop_after=None if j.stop_after is None else j.stop_after - used, desc=f'{j.model} SCST',
              **_fit_options(r))
     r.clock('rl', t1)
+    r.stepped = getattr(r, 'stepped', 0) + max(rl.step - s1, 0)   # optimiser steps this call made (`trained_commit`)
     return rl
 
 # %% ../nbs/16_captioning.ipynb #1da43eee
@@ -635,11 +636,15 @@ def _select(r:_Run, xe_best, rl_best)->tuple:
 
 # %% ../nbs/16_captioning.ipynb #71c835ed
 def trained_commit(out:Path, epochs:dict, stage:str,
-                   resumed:bool=True)->str: # False: the run was trained from scratch in this call (`resume=False`)
-    "The commit that trained the run in `out`: its metrics.json's when resuming changed neither the epochs nor the pick, else this one"
+                   resumed:bool=True,    # False: the run was trained from scratch in this call (`resume=False`)
+                   trained:bool|None=None, # whether this call made any optimiser step (None: judged by epochs and pick)
+                  )->str:
+    "The commit that trained the run in `out`: its metrics.json's when resuming trained nothing (or changed neither the epochs nor the pick), else this one"
     f = Path(out)/'metrics.json'
     try: old = json.loads(f.read_text()) if f.exists() and resumed else {}
     except ValueError: old = {}
+    if trained is False and old.get('commit'): return old['commit']   # e.g. a shorter sweep call on a finished winner
+    if trained: return git_commit()
     same = old.get('epochs') == epochs and old.get('selected') == stage and old.get('commit')
     return old['commit'] if same else git_commit()
 
@@ -672,7 +677,8 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
                    'train_seconds': round(train_seconds, 1),
                    'stage_seconds': {k: round(v, 1) for k, v in r.spent.items()},
                    'total_seconds': round(time.time() - t_start, 1), 'selected': stage,
-                   'commit': trained_commit(out, {'xe': n_xe, 'rl': n_rl}, stage, j.resume),
+                   'commit': trained_commit(out, {'xe': n_xe, 'rl': n_rl}, stage, j.resume,
+                                            trained=bool(getattr(r, 'stepped', 1))),
                    'val': {'CIDEr-D': None if best_val == float('-inf') else best_val},
                    'test': test, 'test_split': j.test_split, 'beam': j.beam, 'n_test': len(preds), 'config': config,
                    'dataset': str(r.path)}
@@ -692,6 +698,7 @@ def train_captioner(*args, **kwargs)->dict:
     r = _open_run(job, model_cfg)
     result = {'model': job.model, 'out_dir': str(r.out), 'interrupted': None}
     xe, used = _train_xe(r)
+    r.stepped = used                                                   # optimiser steps this call made
     if not xe.done and xe.epoch < job.epochs_xe: return {**result, 'interrupted': 'xe', 'step': xe.step}
     rl_hist, rl_best = [], None
     if job.epochs_rl > 0:
