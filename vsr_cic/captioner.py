@@ -292,10 +292,10 @@ class SentinelAttention(nn.Module):
         self.W_sr = nn.Linear(feat_dim, att)               # regions → attention space
         self.W_g = nn.Linear(hidden, att, bias=False)      # query h¹_t
         self.W_sg = nn.Linear(hidden, att, bias=False)     # sub-role sentinel
+        # (creation order kept as before: a seeded model's initial weights do not change with the option)
+        if visual_sentinel: self.W_ss = nn.Linear(hidden, att, bias=False)         # visual sentinel
         self.w_h = nn.Linear(att, 1, bias=False)
-        if visual_sentinel:
-            self.W_ss = nn.Linear(hidden, att, bias=False)     # visual sentinel
-            self.sent_to_feat = nn.Linear(hidden, feat_dim)    # sr^v_t in feature space for c_t
+        if visual_sentinel: self.sent_to_feat = nn.Linear(hidden, feat_dim)    # sr^v_t in feature space for c_t
 
     def project(self, regions:torch.Tensor)->torch.Tensor: return self.W_sr(regions)   # (..., R, D) -> (..., R, A)
 
