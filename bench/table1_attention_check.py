@@ -42,7 +42,7 @@ for m in a.methods:
         net.eval()
         sentinel = getattr(getattr(net, 'attn', None), 'visual_sentinel', False)
         with torch.no_grad():
-            for i in range(0, n if sentinel else 0, 64):
+            for i in range(0, n, 64) if sentinel else ():                         # no sentinel: nothing to weigh
                 inp = caption_inputs(prepare_batch(ds.collate([ds[j] for j in range(i, min(i + 64, n))]), 'cpu'))
                 av = net(**inp, return_trace=True)[-1]['alpha_v']                    # (B, T-1)
                 live = inp['words'][:, 1:av.shape[1] + 1] != net.pad_id

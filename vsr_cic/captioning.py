@@ -481,6 +481,7 @@ class _Run:
     net: torch.nn.Module
     say: object            # print on rank 0 with progress, else nothing
     spent: dict            # training seconds per stage (accumulated over resumed calls)
+    stepped: int = 0       # optimiser steps this call made, both stages (`trained_commit`)
     @property
     def main(self)->bool: return self.env.rank == 0
     def clock(self, stage:str, t:float):
@@ -618,7 +619,7 @@ def _train_rl(r:_Run, used:int):
              stop_after=None if j.stop_after is None else j.stop_after - used, desc=f'{j.model} SCST',
              **_fit_options(r))
     r.clock('rl', t1)
-    r.stepped = getattr(r, 'stepped', 0) + max(rl.step - s1, 0)   # optimiser steps this call made (`trained_commit`)
+    r.stepped += max(rl.step - s1, 0)
     return rl
 
 # %% ../nbs/16_captioning.ipynb #1da43eee
@@ -678,7 +679,7 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
                    'stage_seconds': {k: round(v, 1) for k, v in r.spent.items()},
                    'total_seconds': round(time.time() - t_start, 1), 'selected': stage,
                    'commit': trained_commit(out, {'xe': n_xe, 'rl': n_rl}, stage, j.resume,
-                                            trained=bool(getattr(r, 'stepped', 1))),
+                                            trained=r.stepped > 0),
                    'val': {'CIDEr-D': None if best_val == float('-inf') else best_val},
                    'test': test, 'test_split': j.test_split, 'beam': j.beam, 'n_test': len(preds), 'config': config,
                    'dataset': str(r.path)}
@@ -698,7 +699,7 @@ def train_captioner(*args, **kwargs)->dict:
     r = _open_run(job, model_cfg)
     result = {'model': job.model, 'out_dir': str(r.out), 'interrupted': None}
     xe, used = _train_xe(r)
-    r.stepped = used                                                   # optimiser steps this call made
+    r.stepped = used
     if not xe.done and xe.epoch < job.epochs_xe: return {**result, 'interrupted': 'xe', 'step': xe.step}
     rl_hist, rl_best = [], None
     if job.epochs_rl > 0:
