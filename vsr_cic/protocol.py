@@ -12,7 +12,7 @@ from .train import run_jobs
 
 # %% auto #0
 __all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'decoding_for', 'collapse_repeats', 'trained_as', 'val_curve',
-           'selection', 'sweep_choice', 'chosen_dir', 'sweep_jobs', 'choose', 'train_table1']
+           'selection', 'sweep_choice', 'chosen_dir', 'swept', 'sweep_jobs', 'choose', 'train_table1']
 
 # %% ../nbs/16a_protocol.ipynb #p0000005
 SWEEP_GRID = {   # the validation sweep every Table 1 method gets (lr_xe, dropout)
@@ -106,12 +106,20 @@ def _checked_grid(grid:Mapping, sweep_epochs:int)->tuple[dict, bool]:
     if not grid: raise ValueError("grid is empty: give at least one setting")
     return grid, len(grid) > 1 and int(sweep_epochs) > 0
 
+def swept(run_dir, sweep_epochs:int)->bool:
+    "Whether a sweep run already has the validation scores of its first `sweep_epochs` XE epochs (it has nothing left to train)"
+    return sum(e['stage'] == 'xe' and e['epoch'] <= int(sweep_epochs) for e in val_curve(run_dir)) >= int(sweep_epochs)
+
 def sweep_jobs(jobs:Mapping, # {method folder: `train_captioner` arguments of its full schedule}
                grid:Mapping=SWEEP_GRID, sweep_epochs:int=1)->list[dict]:
-    "`train_captioner` arguments of the sweep: each folder × each setting, `sweep_epochs` XE epochs ([] without a sweep)"
+    "`train_captioner` arguments of the sweep: each folder × each setting, `sweep_epochs` XE epochs ([] without a sweep); settings already `swept` are left out"
     grid, sweep = _checked_grid(grid, sweep_epochs)
+    # A rerun must not call a finished winner with the sweep's shorter schedule: that call trains nothing but
+    # re-selects its checkpoint among the first `sweep_epochs` XE epochs and rewrites model.pt and metrics.json
+    # (the full-schedule call after it put them back, and an interrupted rerun left the XE-only model behind).
     return [{**kw, **grid[n], 'out_dir': str(Path(d)/'sweep'/n), 'epochs_xe': int(sweep_epochs), 'epochs_rl': 0,
-             'test_split': 'none'} for d, kw in jobs.items() for n in grid] if sweep else []
+             'test_split': 'none'} for d, kw in jobs.items() for n in grid
+            if not swept(Path(d)/'sweep'/n, sweep_epochs)] if sweep else []
 
 
 # %% ../nbs/16a_protocol.ipynb #2e751468
