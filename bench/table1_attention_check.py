@@ -4,6 +4,10 @@ finished real_captions run, on the first N validation captions of the run's corp
   teacher forcing. 1.0 means the regions are never attended; None: the model has no visual sentinel (C-UpDn's
   top-down attention, C-LSTM's none).
 - distinct: how many different captions greedy decoding says for the N controls (1: one caption for every control).
+- nll: teacher-forced word NLL (nats per word) of the validation captions under their own control (`own`), with the
+  grounded regions of another caption of the batch (`other_regions`: how much the regions are used), and with the
+  words fed back taken from another caption (`other_words`: how much the caption so far is used). A model that
+  listens to its regions loses under `other_regions`; a positional language model loses nothing.
 Nothing is trained; no test split is read.
 
 Usage: python bench/table1_attention_check.py RUN_DIR [--methods c_lstm c_updn sct ours] [--n 256] [--out FILE]"""
@@ -23,7 +27,7 @@ if not (run/'table1').is_dir() or not (run/'data'/'train').is_dir():
 import torch
 from vsr_cic.pipeline import load_captioner
 from vsr_cic.captioning import caption_data, prepare_batch, decode_split
-from vsr_cic.captioner import caption_inputs
+from vsr_cic.captioner import caption_inputs, UNK_ID
 
 res, cds = {}, {}
 for m in a.methods:
@@ -40,6 +44,21 @@ for m in a.methods:
         ds = cds[key].splits['val']
         n = min(a.n, len(ds)); tot = cnt = 0.
         net.eval()
+        nll = {'own': [0., 0], 'other_regions': [0., 0], 'other_words': [0., 0]}
+        with torch.no_grad():
+            for i in range(0, n, 64):
+                inp = caption_inputs(prepare_batch(ds.collate([ds[j] for j in range(i, min(i + 64, n))]), 'cpu'))
+                B = inp['words'].shape[0]
+                if B < 2: continue
+                other = torch.roll(torch.arange(B), 1)                               # each caption gets its neighbour's
+                w, tgt = inp['words'], inp['words'][:, 1:]
+                live = tgt != net.pad_id
+                fed = torch.where(w[other] != net.pad_id, w[other], torch.full_like(w, UNK_ID))  # the neighbour's words (<unk> past its end)
+                fed[:, 0] = w[:, 0]
+                for k, over in (('own', {}), ('other_words', {'words': fed}),
+                                ('other_regions', {x: inp[x][other] for x in ('regions', 'region_mask', 'global_feat')})):
+                    wl = net(**{**inp, **over})[0]                                   # (B, T-1, V) log-probs
+                    nll[k][0] -= wl.gather(2, tgt[..., None])[..., 0][live].sum().item(); nll[k][1] += live.sum().item()
         sentinel = getattr(getattr(net, 'attn', None), 'visual_sentinel', False)
         with torch.no_grad():
             for i in range(0, n, 64) if sentinel else ():                         # no sentinel: nothing to weigh
@@ -50,8 +69,10 @@ for m in a.methods:
         said = decode_split(net, cds[key], 'val', beam=1, limit=n, constrain=opts.get('constrain_verbs', True),
                             complete=opts.get('complete', False))                   # greedy, as validation decodes
         res[f'{m}/{d.name}'] = {'chosen': win.name, 'alpha_v': round(tot / cnt, 3) if sentinel else None,
-                                'distinct': len({' '.join(p['tokens']) for p in said}), 'n': n}
+                                'distinct': len({' '.join(p['tokens']) for p in said}), 'n': n,
+                                'nll': {k: round(v / c, 3) for k, (v, c) in nll.items() if c}}
         print(m, d.name, res[f'{m}/{d.name}'], flush=True)
 out = {'run': str(run), 'what': 'mean attention on the visual sentinel over validation words (teacher forcing; None: no '
-       'visual sentinel); distinct greedy captions over the n validation controls', 'rows': res}
+       'visual sentinel); distinct greedy captions over the n validation controls; teacher-forced word NLL '
+       'under its own control, another caption\'s regions, another caption\'s fed words', 'rows': res}
 if a.out: Path(a.out).parent.mkdir(parents=True, exist_ok=True); Path(a.out).write_text(json.dumps(out, indent=1))
