@@ -147,12 +147,16 @@ def train_table1(jobs:Mapping, # {method folder: `train_captioner` arguments of 
     grid, sweep = _checked_grid(grid, sweep_epochs)
     out = {'grid': grid, 'sweep_epochs': int(sweep_epochs) if sweep else 0, 'choices': {}, 'seconds': {}}
     kws = sweep_jobs(jobs, grid, sweep_epochs)
-    took = _run_all(list(also) + kws, workers, threads, progress)
-    out['seconds']['also'], out['seconds']['sweep'] = took[:len(also)], took[len(also):]
+    early = list(also) if kws else []     # nothing left to sweep (a rerun): `also` trains beside the full schedules
+    took = _run_all(early + kws, workers, threads, progress)
+    out['seconds']['sweep'] = took[len(early):]
     finals = []
     for d, kw in jobs.items():
         choice, final = choose(d, kw, grid, sweep_epochs)
         out['choices'][str(d)] = {k: choice[k] for k in ('chosen', 'settings', 'val_CIDEr-D')}
         finals.append(final)
-    out['seconds']['full'] = _run_all(finals, workers, threads, progress)
+    late = [] if kws else list(also)
+    took_full = _run_all(late + finals, workers, threads, progress)
+    out['seconds']['also'] = took[:len(early)] if early else took_full[:len(late)]
+    out['seconds']['full'] = took_full[len(late):]
     return out
