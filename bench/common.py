@@ -65,3 +65,30 @@ def table(title:str, rows:list[dict], cols:list[str]|None=None)->str:
 
 def dump(obj, path):
     p = Path(path); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(json.dumps(obj, indent=1, default=str)); return p
+
+def swapped_nll(net, ds, n:int, swaps=('other_regions', 'other_words'), batch:int=64)->dict:
+    """Teacher-forced word NLL (nats per word) of a captioner on the first `n` captions of a `CaptionDataset`, under
+    their own control ('own') and with one input taken from the next caption of the batch: 'other_regions' (the
+    grounded regions: how much the control is used), 'other_words' (the words fed back, `<unk>` past the other's end:
+    how much the caption so far is used). A model that ignores an input loses nothing when it is swapped."""
+    import torch
+    from vsr_cic.captioning import prepare_batch
+    from vsr_cic.captioner import caption_inputs, UNK_ID
+    tot = {k: [0., 0] for k in ('own', *swaps)}
+    net.eval()
+    with torch.no_grad():
+        for i in range(0, min(n, len(ds)), batch):
+            inp = caption_inputs(prepare_batch(ds.collate([ds[j] for j in range(i, min(i + batch, n, len(ds)))]), 'cpu'))
+            B = inp['words'].shape[0]
+            if B < 2: continue
+            other = torch.roll(torch.arange(B), 1)                                   # each caption gets its neighbour's
+            w, tgt = inp['words'], inp['words'][:, 1:]
+            live = tgt != net.pad_id
+            fed = torch.where(w[other] != net.pad_id, w[other], torch.full_like(w, UNK_ID))
+            fed[:, 0] = w[:, 0]
+            over = {'own': {}, 'other_words': {'words': fed},
+                    'other_regions': {x: inp[x][other] for x in ('regions', 'region_mask', 'global_feat')}}
+            for k in tot:
+                wl = net(**{**inp, **over[k]})[0]                                    # (B, T-1, V) log-probs
+                tot[k][0] -= wl.gather(2, tgt[..., None])[..., 0][live].sum().item(); tot[k][1] += live.sum().item()
+    return {k: round(v / c, 3) for k, (v, c) in tot.items() if c}

@@ -27,7 +27,9 @@ if not (run/'table1').is_dir() or not (run/'data'/'train').is_dir():
 import torch
 from vsr_cic.pipeline import load_captioner
 from vsr_cic.captioning import caption_data, prepare_batch, decode_split
-from vsr_cic.captioner import caption_inputs, UNK_ID
+from vsr_cic.captioner import caption_inputs
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import swapped_nll
 
 res, cds = {}, {}
 for m in a.methods:
@@ -44,21 +46,7 @@ for m in a.methods:
         ds = cds[key].splits['val']
         n = min(a.n, len(ds)); tot = cnt = 0.
         net.eval()
-        nll = {'own': [0., 0], 'other_regions': [0., 0], 'other_words': [0., 0]}
-        with torch.no_grad():
-            for i in range(0, n, 64):
-                inp = caption_inputs(prepare_batch(ds.collate([ds[j] for j in range(i, min(i + 64, n))]), 'cpu'))
-                B = inp['words'].shape[0]
-                if B < 2: continue
-                other = torch.roll(torch.arange(B), 1)                               # each caption gets its neighbour's
-                w, tgt = inp['words'], inp['words'][:, 1:]
-                live = tgt != net.pad_id
-                fed = torch.where(w[other] != net.pad_id, w[other], torch.full_like(w, UNK_ID))  # the neighbour's words (<unk> past its end)
-                fed[:, 0] = w[:, 0]
-                for k, over in (('own', {}), ('other_words', {'words': fed}),
-                                ('other_regions', {x: inp[x][other] for x in ('regions', 'region_mask', 'global_feat')})):
-                    wl = net(**{**inp, **over})[0]                                   # (B, T-1, V) log-probs
-                    nll[k][0] -= wl.gather(2, tgt[..., None])[..., 0][live].sum().item(); nll[k][1] += live.sum().item()
+        nll = swapped_nll(net, ds, n)
         sentinel = getattr(getattr(net, 'attn', None), 'visual_sentinel', False)
         with torch.no_grad():
             for i in range(0, n, 64) if sentinel else ():                         # no sentinel: nothing to weigh
@@ -70,7 +58,7 @@ for m in a.methods:
                             complete=opts.get('complete', False))                   # greedy, as validation decodes
         res[f'{m}/{d.name}'] = {'chosen': win.name, 'alpha_v': round(tot / cnt, 3) if sentinel else None,
                                 'distinct': len({' '.join(p['tokens']) for p in said}), 'n': n,
-                                'nll': {k: round(v / c, 3) for k, (v, c) in nll.items() if c}}
+                                'nll': nll}
         print(m, d.name, res[f'{m}/{d.name}'], flush=True)
 out = {'run': str(run), 'what': 'mean attention on the visual sentinel over validation words (teacher forcing; None: no '
        'visual sentinel); distinct greedy captions over the n validation controls; teacher-forced word NLL '

@@ -21,9 +21,9 @@ a = ap.parse_args()
 src = Path(a.run_dir)/'table1'/a.method/f'seed{a.seed}'/'sweep'/a.setting
 if not (src/'metrics.json').exists(): sys.exit(f"{src}: no finished sweep run there (metrics.json missing)")
 
-import torch
-from vsr_cic.captioning import train_captioner, caption_data, prepare_batch
-from vsr_cic.captioner import caption_inputs
+from vsr_cic.captioning import train_captioner, caption_data
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import swapped_nll
 from vsr_cic.pipeline import load_captioner
 
 cfg = json.loads((src/'metrics.json').read_text())['config']
@@ -38,21 +38,13 @@ kw.update(model=json.loads((src/'metrics.json').read_text())['model'], data_dir=
 t = time.time(); train_captioner(**kw); took = round(time.time() - t)
 curve = [round(e['CIDEr-D'], 4) for e in json.loads((Path(a.out)/'ckpt'/'xe'/'history.json').read_text()) if e['kind'] == 'eval']
 
-net, voc, _ = load_captioner(a.out); net.eval()                       # the kept epoch (best validation CIDEr-D)
+net, voc, _ = load_captioner(a.out)                       # the kept epoch (best validation CIDEr-D)
 cd = caption_data(data, splits=('train', 'val'), min_freq=cfg['min_freq'], ungrounded=cfg['ungrounded'],
                   verb_one_word=cfg.get('verb_shift') == 'one_word')
-ds = cd.splits['val']; tot = {'own': [0., 0], 'other_regions': [0., 0]}
-with torch.no_grad():
-    for i in range(0, min(256, len(ds)), 64):
-        inp = caption_inputs(prepare_batch(ds.collate([ds[j] for j in range(i, min(i + 64, len(ds)))]), 'cpu'))
-        other = torch.roll(torch.arange(inp['words'].shape[0]), 1)
-        tgt = inp['words'][:, 1:]; live = tgt != net.pad_id
-        for k, over in (('own', {}), ('other_regions', {x: inp[x][other] for x in ('regions', 'region_mask', 'global_feat')})):
-            wl = net(**{**inp, **over})[0]
-            tot[k][0] -= wl.gather(2, tgt[..., None])[..., 0][live].sum().item(); tot[k][1] += live.sum().item()
+nll = swapped_nll(net, cd.splits['val'], 256, swaps=('other_regions',))
 res = {'run': str(a.run_dir), 'method': a.method, 'setting': a.setting, 'seed': a.seed, 'epochs_xe': a.epochs,
        'val_CIDEr-D_by_epoch': curve, 'this_call_seconds': took,
        'train_seconds': json.loads((Path(a.out)/'train_seconds.json').read_text()).get('xe'),   # over resumed calls
-       'val_nll': {k: round(v / c, 3) for k, (v, c) in tot.items()}}
+       'val_nll': nll}
 print(json.dumps(res))
 if a.json: Path(a.json).parent.mkdir(parents=True, exist_ok=True); Path(a.json).write_text(json.dumps(res, indent=1))

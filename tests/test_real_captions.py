@@ -192,6 +192,14 @@ def test_run_checks(nb_run, tmp_path):
     assert all(0 <= r['alpha_v'] <= 1 for k, r in rows.items() if k in ('sct/seed0', 'ours/seed0'))    # adaptive attention
     assert rows['c_updn/seed0']['alpha_v'] is None and rows['c_lstm/seed0']['alpha_v'] is None       # top-down / none
     assert all(1 <= r['distinct'] <= r['n'] for r in rows.values())
+    assert all(set(r['nll']) == {'own', 'other_regions', 'other_words'} and all(v > 0 for v in r['nll'].values()) for r in rows.values())
+    win = json.loads((out/'table1'/'c_lstm'/'seed0'/'choice.json').read_text())['chosen']   # one method trained longer, validation only
+    p = subprocess.run([sys.executable, str(ROOT/'bench'/'table1_longer_schedule.py'), str(out), 'c_lstm', '--setting', win,
+                        '--epochs', '2', '--out', str(tmp_path/'longer'), '--json', str(tmp_path/'l.json')], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    lr = json.loads((tmp_path/'l.json').read_text())
+    assert len(lr['val_CIDEr-D_by_epoch']) == 2 and set(lr['val_nll']) == {'own', 'other_regions'}
+    assert json.loads((tmp_path/'longer'/'metrics.json').read_text())['n_test'] == 0   # no test split decoded
     p = subprocess.run([sys.executable, str(ROOT/'bench'/'real_language_oracle_check.py'), str(out)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout.splitlines()[0])

@@ -108,7 +108,7 @@ def _checked_grid(grid:Mapping, sweep_epochs:int)->tuple[dict, bool]:
 
 def swept(run_dir, sweep_epochs:int)->bool:
     "Whether a sweep run already has the validation scores of its first `sweep_epochs` XE epochs (it has nothing left to train)"
-    return sum(e['stage'] == 'xe' and e['epoch'] <= int(sweep_epochs) for e in val_curve(run_dir)) >= int(sweep_epochs)
+    return {e['epoch'] for e in val_curve(run_dir) if e['stage'] == 'xe'} >= set(range(1, int(sweep_epochs) + 1))
 
 def sweep_jobs(jobs:Mapping, # {method folder: `train_captioner` arguments of its full schedule}
                grid:Mapping=SWEEP_GRID, sweep_epochs:int=1)->list[dict]:
