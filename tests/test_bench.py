@@ -78,3 +78,14 @@ def test_checks_can_fail(tmp_path):
     assert p.returncode == 1 and 'not a finished real_captions run' in p.stderr
     p = subprocess.run([sys.executable, str(ROOT/'bench'/'table1_attention_check.py'), str(tmp_path)], capture_output=True, text=True)
     assert p.returncode == 1 and 'not a finished real_captions run' in p.stderr
+
+def test_bench_bucket_quick(tmp_path):
+    "bench_bucket.py runs on the built-in world, and bucketed batches carry much less padding than a plain shuffle"
+    out = tmp_path/'b.json'
+    p = subprocess.run([sys.executable, str(ROOT/'bench'/'bench_bucket.py'), '--quick', '--json', str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr[-3000:]
+    r = json.loads(out.read_text())
+    assert r['padded_len']['bucket'] < 0.8 * r['padded_len']['plain'], r['padded_len']
+    assert {(x['model'], x['stage']) for x in r['rows']} == {('ours', 'XE'), ('ours', 'SCST')}
+    assert all(x['s_per_step_plain'] > 0 and x['s_per_step_bucket'] > 0 for x in r['rows'])
+    assert 'Seconds per step' in p.stdout

@@ -392,6 +392,7 @@ class TrainSettings:
     epochs_xe: int = 5                # cross-entropy epochs (early stopping on val CIDEr-D)
     epochs_rl: int = 2                # self-critical epochs
     batch_size: int = BATCH_SIZE      # global batch, split over ranks under torchrun (supp. §D)
+    bucket: bool = False              # batches of captions of similar length (bucketing, `EpochBatchSampler`'s lengths): less padding, faster XE steps
     lr_xe: float = LR_XE              # Adam learning rate of the cross-entropy stage (supp. §D)
     lr_rl: float = LR_RL              # Adam learning rate of the self-critical stage (supp. §D)
     hidden: int = 128                 # LSTM, embedding and attention width (paper: 512)
@@ -504,6 +505,7 @@ def _run_settings(job:TrainSettings, out:Path, model_cfg:dict)->tuple[dict, dict
     run_cfg = {'model': job.model, **data_entry(data_at, out), **{k: getattr(job, k) for k in keys}, **opts,
                'lr_decay_rl': job.lr_decay_rl, 'ungrounded': job.ungrounded,
                **({'min_freq': job.min_freq} if job.min_freq != 1 else {}),
+               **({'bucket': True} if job.bucket else {}),   # (only when on: older run folders resume as they were)
                **{k: v for k, v in cfg.items() if isinstance(v, (int, float, str, bool))}}
     return opts, cfg, data_at, run_cfg
 
@@ -581,6 +583,10 @@ def _fit_options(r:_Run)->dict:
                 resume=j.resume, progress=j.progress, amp=j.amp)
 
 # %% ../nbs/16_captioning.ipynb #87f1445c
+def _lengths(r:_Run)->list[int]|None:
+    "`bucket`: each training caption's length in tokens (the sampler groups similar ones); None: a plain shuffle"
+    return [len(ex['words']) for ex in r.cd.splits['train'].examples] if r.job.bucket else None
+
 def _train_xe(r:_Run):
     "The cross-entropy stage: (fit state, optimiser steps this call made)"
     j, tr, d = r.job, r.cd.splits['train'], r.out/'ckpt'/'xe'
@@ -590,7 +596,7 @@ def _train_xe(r:_Run):
     shape = static_shape(tr) if j.capture else None  # (the run verified on a GPU; `pad_inputs(B=…)` would save the last batch's compile)
     if j.capture:
         compile_loss(r.net)  # one forward + one backward graph per step; eager again below
-    xe = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed),
+    xe = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed, lengths=_lengths(r)),
              xe_step_fn(r.net, r.dev, shape), opt,
              j.epochs_xe, ckpt_dir=d, sched=sched, eval_fn=_val_fn(r, 'XE'), stop_after=j.stop_after,
              desc=f'{j.model} XE',
@@ -614,7 +620,7 @@ def _train_rl(r:_Run, used:int):
     step = scst_step_fn(r.net, reward, r.dev, r.cd.max_len, n=j.rl_samples, cd=r.cd,
                         constrain=r.opts['constrain_verbs'], complete=r.opts['complete'],
                         shape=static_shape(tr) if j.capture else None, capture=j.capture)
-    rl = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed + 1), step,
+    rl = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed + 1, lengths=_lengths(r)), step,
              opt, j.epochs_rl, ckpt_dir=d_rl, eval_fn=_val_fn(r, 'SCST'), sched=sched,
              stop_after=None if j.stop_after is None else j.stop_after - used, desc=f'{j.model} SCST',
              **_fit_options(r))
@@ -671,7 +677,7 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
     n_rl = max([e['epoch'] for e in rl_hist if e['kind'] == 'eval'] + [0])
     keys = ('hidden', 'batch_size', 'lr_xe', 'lr_rl', 'seed', 'dropout', 'epochs_xe', 'epochs_rl', 'rl_samples',
             'verb_shift',
-            'preset', 'lr_decay_rl', 'ungrounded', 'min_freq')
+            'preset', 'lr_decay_rl', 'ungrounded', 'min_freq', 'bucket')
     config = {**{k: getattr(j, k) for k in keys}, **r.opts, 'device': str(r.dev), 'threads': j.threads, 'amp': j.amp,
               **{k: v for k, v in model_cfg.items() if isinstance(v, (int, float, str, bool))}}
     metrics_out = {'model': j.model, 'preset': j.preset, 'options': r.opts, 'epochs': {'xe': n_xe, 'rl': n_rl},

@@ -46,7 +46,9 @@ class EpochBatchSampler(Sampler):
                  seed:int=0,
                  drop_last:bool=False,
                  rank:int=0, world_size:int=1, # shard for DistributedDataParallel (see `split`)
-                 split:str='batch'):  # 'batch': every rank gets a contiguous 1/world_size of every global batch; 'stride': every world_size-th batch
+                 split:str='batch',   # 'batch': every rank gets a contiguous 1/world_size of every global batch; 'stride': every world_size-th batch
+                 lengths:Sequence[int]|None=None, # each example's length: batches of similar length (see `bucket`); None: plain shuffle
+                 pool:int=50):        # bucketing: how many batches' worth of the shuffled order is sorted by length at once
         if n <= 0: raise ValueError(f"cannot sample batches from an empty dataset (n={n})")
         if batch_size <= 0: raise ValueError(f"batch_size must be positive, got {batch_size}")
         if split not in SHARD_MODES: raise ValueError(f"split must be one of {SHARD_MODES}, got {split!r}")
@@ -58,7 +60,11 @@ class EpochBatchSampler(Sampler):
                 f"{world_size}"
             )
         self.n, self.bs, self.shuffle, self.seed, self.drop_last = n, batch_size, shuffle, seed, drop_last
+        if lengths is not None and len(lengths) != n:
+            raise ValueError(f"lengths has {len(lengths)} entries for a dataset of n={n}")
+        if pool < 1: raise ValueError(f"pool must be at least 1 batch, got {pool}")
         self.rank, self.world_size, self.split = rank, world_size, split
+        self.lengths, self.pool = None if lengths is None else [int(l) for l in lengths], pool
         self.epoch, self.start = 0, 0
 
     def set_epoch(self, epoch:int, start_batch:int=0):
@@ -71,9 +77,19 @@ class EpochBatchSampler(Sampler):
             g = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
             order = torch.randperm(self.n, generator=g).tolist()
         else: order = list(range(self.n))
+        if self.shuffle and self.lengths is not None: return self._bucketed(order, g)
         bs = [order[i:i+self.bs] for i in range(0, self.n, self.bs)]
         if self.drop_last and bs and len(bs[-1]) < self.bs: bs = bs[:-1]
         return bs
+
+    def _bucketed(self, order:list[int], g:torch.Generator)->list[list[int]]:
+        "`bucket`: the shuffled order, `pool` batches at a time sorted by length, cut into batches, the batches shuffled"
+        if self.drop_last: order = order[:len(order) - len(order) % self.bs]   # the one short batch is left out
+        span, bs = self.pool * self.bs, []
+        for i in range(0, len(order), span):
+            chunk = sorted(order[i:i+span], key=self.lengths.__getitem__)     # stable: ties keep the shuffled order
+            bs += [chunk[j:j+self.bs] for j in range(0, len(chunk), self.bs)]
+        return [bs[k] for k in torch.randperm(len(bs), generator=g).tolist()]
 
     def batches(self, epoch:int)->list[list[int]]:
         "All batches of `epoch`, for this rank"
@@ -290,11 +306,13 @@ def build_checked(factory:Callable,   # the module class or a `make_*` function
 
 # %% ../nbs/15_train.ipynb #00000010
 def sampler_for(n:int, batch_size:int, seed:int=0, shuffle:bool=True, drop_last:bool=False,
-                split:str='batch')->EpochBatchSampler:  # see EpochBatchSampler: 'batch' -> `batch_size` is the global batch
+                split:str='batch',  # see EpochBatchSampler: 'batch' -> `batch_size` is the global batch
+                lengths:Sequence[int]|None=None, pool:int=50)->EpochBatchSampler: # batches of similar length (bucketing)
     "An `EpochBatchSampler` sharded for this process's rank and world size"
     rank, ws = world()
     return EpochBatchSampler(
-        n, batch_size, shuffle=shuffle, seed=seed, drop_last=drop_last, rank=rank, world_size=ws, split=split
+        n, batch_size, shuffle=shuffle, seed=seed, drop_last=drop_last, rank=rank, world_size=ws, split=split,
+        lengths=lengths, pool=pool
     )
 
 # %% ../nbs/15_train.ipynb #00000014
