@@ -18,8 +18,9 @@ from .loader import word_slots
 # %% auto #0
 __all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'COMPACT_AT', 'SLOT_WORDS_Q', 'SLOT_END_RATE', 'SLOT_EXTRA_WORDS',
            'joint_candidates', 'joint_argmax', 'repeat_ban', 'step_scores', 'constrained_step', 'Decoded', 'ends_ok',
-           'greedy_decode', 'gumbel_noise', 'sample_decode', 'beam_search', 'verb_constraint', 'allow_final_eos',
-           'slot_word_limit', 'slot_end_mask', 'SlotWordCap', 'toy_ordering_task', 'scst_loss', 'CapturedRollouts']
+           'greedy_decode', 'gumbel_noise', 'inverse_cdf_sample', 'sample_decode', 'beam_search', 'verb_constraint',
+           'allow_final_eos', 'slot_word_limit', 'slot_end_mask', 'SlotWordCap', 'toy_ordering_task', 'scst_loss',
+           'CapturedRollouts']
 
 # %% ../nbs/13a_decoding.ipynb #00000005
 MAX_LEN = 20     # longest generated caption, `<eos>` included (official seq_len)
@@ -200,14 +201,27 @@ def gumbel_noise(*shape:int, device='cpu',
     e = torch.empty(shape, device=device).exponential_(generator=generator)
     return -torch.log(e.clamp_min(torch.finfo(e.dtype).tiny))
 
+# %% ../nbs/13a_decoding.ipynb #2403658d
+def inverse_cdf_sample(logits:torch.Tensor,        # (N, V) unnormalised log-probabilities (-inf: never drawn)
+                       u:torch.Tensor|None=None,   # (N,) uniform draws in [0, 1) (None: `torch.rand`)
+                      )->torch.Tensor:             # (N,) one index per row
+    "One draw per row from `softmax(logits)`: the first index whose cumulative probability exceeds `u` × the row's total"
+    p = torch.softmax(logits, 1)
+    c = p.cumsum(1)
+    total = c[:, -1:]
+    u = torch.rand(len(p), 1, device=p.device) if u is None else u.reshape(-1, 1).to(p.device)
+    i = torch.searchsorted(c, u * total, right=True)       # c[i-1] <= u·total < c[i]: p[i] > 0
+    # u·total may round up to the total: then the last index with mass (the first whose cumsum reaches the total)
+    return torch.minimum(i, (c < total).sum(1, keepdim=True))[:, 0]
+
 # %% ../nbs/13a_decoding.ipynb #43718f52
 def _sampler(temperature:float, noise:tuple|None=None):
-    "The `pick` of sampling: `multinomial`, or Gumbel-max with the next step's slice of `noise`"
+    "The `pick` of sampling: `inverse_cdf_sample`, or Gumbel-max with the next step's slice of `noise`"
     steps = iter(range(len(noise[0]))) if noise is not None else None
     def pick(wl, gl):
         if noise is None:
-            w = torch.multinomial(torch.softmax(wl.detach() / temperature, 1), 1)[:, 0]
-            g = torch.multinomial(torch.softmax(gl.detach() / temperature, 1), 1)[:, 0]
+            w = inverse_cdf_sample(wl.detach() / temperature)
+            g = inverse_cdf_sample(gl.detach() / temperature)
         else:
             t = next(steps)
             w = (wl.detach() / temperature + noise[0][t]).argmax(1)
