@@ -201,7 +201,7 @@ def gumbel_noise(*shape:int, device='cpu',
     e = torch.empty(shape, device=device).exponential_(generator=generator)
     return -torch.log(e.clamp_min(torch.finfo(e.dtype).tiny))
 
-# %% ../nbs/13a_decoding.ipynb #2403658d
+# %% ../nbs/13a_decoding.ipynb #824043b2
 def inverse_cdf_sample(logits:torch.Tensor,        # (N, V) unnormalised log-probabilities (-inf: never drawn)
                        u:torch.Tensor|None=None,   # (N,) uniform draws in [0, 1) (None: `torch.rand`)
                       )->torch.Tensor:             # (N,) one index per row

@@ -30,14 +30,27 @@ from vsr_cic.distributed import (
 )
 
 # %% auto #0
-__all__ = ['SHARD_MODES', 'MAX_CONFIG_INT', 'AMP_MODES', 'EpochBatchSampler', 'rng_state', 'set_rng_state', 'atomic_save',
-           'clean_partial', 'CheckpointError', 'load_checkpoint', 'load_weights', 'check_config', 'build_checked',
-           'sampler_for', 'autocast_for', 'LoopState', 'NonFiniteLoss', 'TrainingInterrupted', 'fit', 'check_inputs',
-           'plot_history', 'Job', 'cpu_seconds', 'run_jobs']
+__all__ = ['SHARD_MODES', 'MAX_CONFIG_INT', 'AMP_MODES', 'bucketed_batches', 'EpochBatchSampler', 'rng_state', 'set_rng_state',
+           'atomic_save', 'clean_partial', 'CheckpointError', 'load_checkpoint', 'load_weights', 'check_config',
+           'build_checked', 'sampler_for', 'autocast_for', 'LoopState', 'NonFiniteLoss', 'TrainingInterrupted', 'fit',
+           'check_inputs', 'plot_history', 'Job', 'cpu_seconds', 'run_jobs']
 
-# %% ../nbs/15_train.ipynb #00000006
+# %% ../nbs/15_train.ipynb #41349f56
 SHARD_MODES = ('batch', 'stride')   # how a distributed run shares an epoch's batches (see below); 'batch' is the default
 
+def bucketed_batches(order:list[int],         # a shuffled order of the dataset's indices
+                     lengths:Sequence[int],   # each example's length
+                     batch_size:int, pool:int, drop_last:bool,
+                     g:torch.Generator)->list[list[int]]: # the generator that shuffled `order` (it shuffles the batches too)
+    "Batches of similar length: `order` cut into pools of `pool` batches, each sorted by length and cut, the batches shuffled"
+    if drop_last: order = order[:len(order) - len(order) % batch_size]   # the one short batch is left out
+    span, bs = pool * batch_size, []
+    for i in range(0, len(order), span):
+        chunk = sorted(order[i:i+span], key=lengths.__getitem__)         # stable: ties keep the shuffled order
+        bs += [chunk[j:j+batch_size] for j in range(0, len(chunk), batch_size)]
+    return [bs[k] for k in torch.randperm(len(bs), generator=g).tolist()]
+
+# %% ../nbs/15_train.ipynb #00000006
 class EpochBatchSampler(Sampler):
     "Batches of indices whose order depends only on `(seed, epoch)`, restartable at any batch"
     def __init__(self, n:int,              # dataset size
@@ -60,11 +73,10 @@ class EpochBatchSampler(Sampler):
                 f"{world_size}"
             )
         self.n, self.bs, self.shuffle, self.seed, self.drop_last = n, batch_size, shuffle, seed, drop_last
-        if lengths is not None and len(lengths) != n:
-            raise ValueError(f"lengths has {len(lengths)} entries for a dataset of n={n}")
+        if lengths is not None and len(lengths) != n: raise ValueError(f"lengths has {len(lengths)} entries for n={n}")
         if pool < 1: raise ValueError(f"pool must be at least 1 batch, got {pool}")
-        self.rank, self.world_size, self.split = rank, world_size, split
-        self.lengths, self.pool = None if lengths is None else [int(l) for l in lengths], pool
+        self.rank, self.world_size, self.split, self.pool = rank, world_size, split, pool
+        self.lengths = None if lengths is None else [int(l) for l in lengths]
         self.epoch, self.start = 0, 0
 
     def set_epoch(self, epoch:int, start_batch:int=0):
@@ -77,19 +89,12 @@ class EpochBatchSampler(Sampler):
             g = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
             order = torch.randperm(self.n, generator=g).tolist()
         else: order = list(range(self.n))
-        if self.shuffle and self.lengths is not None: return self._bucketed(order, g)
+        if self.shuffle and self.lengths is not None:
+            return bucketed_batches(order, self.lengths, self.bs, self.pool, self.drop_last, g)
         bs = [order[i:i+self.bs] for i in range(0, self.n, self.bs)]
         if self.drop_last and bs and len(bs[-1]) < self.bs: bs = bs[:-1]
         return bs
 
-    def _bucketed(self, order:list[int], g:torch.Generator)->list[list[int]]:
-        "`bucket`: the shuffled order, `pool` batches at a time sorted by length, cut into batches, the batches shuffled"
-        if self.drop_last: order = order[:len(order) - len(order) % self.bs]   # the one short batch is left out
-        span, bs = self.pool * self.bs, []
-        for i in range(0, len(order), span):
-            chunk = sorted(order[i:i+span], key=self.lengths.__getitem__)     # stable: ties keep the shuffled order
-            bs += [chunk[j:j+self.bs] for j in range(0, len(chunk), self.bs)]
-        return [bs[k] for k in torch.randperm(len(bs), generator=g).tolist()]
 
     def batches(self, epoch:int)->list[list[int]]:
         "All batches of `epoch`, for this rank"
