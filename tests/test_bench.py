@@ -78,6 +78,8 @@ def test_checks_can_fail(tmp_path):
     assert p.returncode == 1 and 'not a finished real_captions run' in p.stderr
     p = subprocess.run([sys.executable, str(ROOT/'bench'/'table1_attention_check.py'), str(tmp_path)], capture_output=True, text=True)
     assert p.returncode == 1 and 'not a finished real_captions run' in p.stderr
+    p = subprocess.run([sys.executable, str(ROOT/'bench'/'table1_has_verb_val.py'), str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 1 and 'not a finished real_captions run' in p.stderr
 
 def test_bench_bucket_quick(tmp_path):
     "bench_bucket.py runs on the built-in world, and bucketed batches carry much less padding than a plain shuffle"

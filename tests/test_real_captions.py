@@ -200,6 +200,15 @@ def test_run_checks(nb_run, tmp_path):
     lr = json.loads((tmp_path/'l.json').read_text())
     assert len(lr['val_CIDEr-D_by_epoch']) == 2 and set(lr['val_nll']) == {'own', 'other_regions'}
     assert json.loads((tmp_path/'longer'/'metrics.json').read_text())['n_test'] == 0   # no test split decoded
+    p = subprocess.run([sys.executable, str(ROOT/'bench'/'table1_has_verb_val.py'), str(out), '--n', '24', '--beam', '2',
+                        '--out', str(tmp_path/'h.json')], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    h = json.loads((tmp_path/'h.json').read_text())
+    assert h['split'] == 'val' and set(h['rows']) == {'c_lstm/seed0', 'c_updn/seed0', 'sct/seed0', 'ours/seed0'}
+    for k, r in h['rows'].items():                          # who says a verb, read on validation
+        assert 0 < r['n'] <= 24 and 0 <= r['has_verb'] <= 1 and abs(r['verbless'] - r['n'] * (1 - r['has_verb'])) < 0.01, r
+        if k.startswith(('c_lstm', 'c_updn')): assert r['ended_early'] is None    # no sub-roles to end in
+        else: assert 0 <= r['ended_early'] <= r['verbless'], r
     p = subprocess.run([sys.executable, str(ROOT/'bench'/'real_language_oracle_check.py'), str(out)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout.splitlines()[0])
