@@ -92,3 +92,40 @@ def swapped_nll(net, ds, n:int, swaps=('other_regions', 'other_words'), batch:in
                 wl = net(**{**inp, **over[k]})[0]                                    # (B, T-1, V) log-probs
                 tot[k][0] -= wl.gather(2, tgt[..., None])[..., 0][live].sum().item(); tot[k][1] += live.sum().item()
     return {k: round(v / c, 3) for k, (v, c) in tot.items() if c}
+
+def finished_run(run_dir)->Path:
+    "A finished real_captions run folder (with `table1/` and `data/train/`), or exit with the reason"
+    run = Path(run_dir)
+    if not (run/'table1').is_dir() or not (run/'data'/'train').is_dir():
+        sys.exit(f"{run}: not a finished real_captions run (no table1/ or data/train/)")
+    return run
+
+def table1_winners(run:Path, methods, seeds=None):
+    """Each Table 1 sweep winner of a finished real_captions run, with the validation data it was trained on:
+    yields (method, seed folder, winner folder, captioner, its `metrics.json`, its `CaptionData`); seeds=None: every seed"""
+    from vsr_cic.pipeline import load_captioner
+    from vsr_cic.captioning import caption_data
+    cds = {}
+    for m in methods:
+        dirs = sorted((run/'table1'/m).glob('seed*')) if seeds is None else [run/'table1'/m/f'seed{s}' for s in seeds]
+        for d in dirs:
+            if not (d/'choice.json').exists(): print(f"{d}: no choice.json, skipped", flush=True); continue
+            win = d/'sweep'/json.loads((d/'choice.json').read_text())['chosen']
+            net, voc, info = load_captioner(win)
+            mj = json.loads((win/'metrics.json').read_text())
+            cfg = mj['config']                                                  # the run's min_freq and ungrounded rule
+            key = (cfg['min_freq'], cfg['ungrounded'], getattr(net, 'verb_shift', '') == 'one_word')
+            if key not in cds: cds[key] = caption_data(run/'data'/'train', splits=('train', 'val'), min_freq=key[0],
+                                                       ungrounded=key[1], verb_one_word=key[2])
+            if cds[key].vocab['words'].itos != voc['words'].itos: sys.exit(f"{win}: its vocabulary is not the run data's")
+            yield m, d, win, net, {**mj, 'preset': info.get('preset') or mj.get('preset')}, cds[key]
+
+def table1_parser(doc:str, n:int):
+    "The arguments every Table 1 check of a finished real_captions run takes: RUN_DIR, --methods, --n, --out"
+    import argparse
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('run_dir', help='a finished real_captions run folder (with table1/<method>/seed<k>/choice.json)')
+    ap.add_argument('--methods', nargs='+', default=['c_lstm', 'c_updn', 'sct', 'ours'], help="Table 1's trained captioners")
+    ap.add_argument('--n', type=int, default=n, help='validation captions')
+    ap.add_argument('--out', default=None, help='also write the result here')
+    return ap

@@ -11,55 +11,39 @@ finished real_captions run, on the first N validation captions of the run's corp
 Nothing is trained; no test split is read.
 
 Usage: python bench/table1_attention_check.py RUN_DIR [--methods c_lstm c_updn sct ours] [--n 256] [--out FILE]"""
-import argparse, json, sys
+import json, sys
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import swapped_nll, finished_run, table1_parser, table1_winners
 
-ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-ap.add_argument('run_dir', help='a finished real_captions run folder (with table1/<method>/seed<k>/choice.json)')
-ap.add_argument('--methods', nargs='+', default=['c_lstm', 'c_updn', 'sct', 'ours'], help="Table 1's trained captioners")
-ap.add_argument('--n', type=int, default=256, help='validation captions')
-ap.add_argument('--out', default=None, help='also write the result here')
+ap = table1_parser(__doc__, 256)
 a = ap.parse_args()
-run = Path(a.run_dir)
-if not (run/'table1').is_dir() or not (run/'data'/'train').is_dir():
-    sys.exit(f"{run}: not a finished real_captions run (no table1/ or data/train/)")
+run = finished_run(a.run_dir)
 
 import torch
-from vsr_cic.pipeline import load_captioner
-from vsr_cic.captioning import caption_data, prepare_batch, decode_split
+from vsr_cic.captioning import prepare_batch, decode_split
 from vsr_cic.captioner import caption_inputs
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import swapped_nll
 
-res, cds = {}, {}
-for m in a.methods:
-    for d in sorted((run/'table1'/m).glob('seed*')):
-        if not (d/'choice.json').exists(): continue
-        win = d/'sweep'/json.loads((d/'choice.json').read_text())['chosen']
-        net, voc, info = load_captioner(win)
-        mj = json.loads((win/'metrics.json').read_text())
-        cfg, opts = mj['config'], mj.get('options', {})                         # the run's min_freq and ungrounded rule
-        key = (cfg['min_freq'], cfg['ungrounded'], getattr(net, 'verb_shift', '') == 'one_word')
-        if key not in cds: cds[key] = caption_data(run/'data'/'train', splits=('train', 'val'), min_freq=key[0],
-                                                   ungrounded=key[1], verb_one_word=key[2])
-        if cds[key].vocab['words'].itos != voc['words'].itos: sys.exit(f"{win}: its vocabulary is not the run data's")
-        ds = cds[key].splits['val']
-        n = min(a.n, len(ds)); tot = cnt = 0.
-        net.eval()
-        nll = swapped_nll(net, ds, n)
-        sentinel = getattr(getattr(net, 'attn', None), 'visual_sentinel', False)
-        with torch.no_grad():
-            for i in range(0, n, 64) if sentinel else ():                         # no sentinel: nothing to weigh
-                inp = caption_inputs(prepare_batch(ds.collate([ds[j] for j in range(i, min(i + 64, n))]), 'cpu'))
-                av = net(**inp, return_trace=True)[-1]['alpha_v']                    # (B, T-1)
-                live = inp['words'][:, 1:av.shape[1] + 1] != net.pad_id
-                tot += av[live].sum().item(); cnt += live.sum().item()
-        said = decode_split(net, cds[key], 'val', beam=1, limit=n, constrain=opts.get('constrain_verbs', True),
-                            complete=opts.get('complete', False))                   # greedy, as validation decodes
-        res[f'{m}/{d.name}'] = {'chosen': win.name, 'alpha_v': round(tot / cnt, 3) if sentinel else None,
-                                'distinct': len({' '.join(p['tokens']) for p in said}), 'n': n,
-                                'nll': nll}
-        print(m, d.name, res[f'{m}/{d.name}'], flush=True)
+res = {}
+for m, d, win, net, mj, cd in table1_winners(run, a.methods):
+    opts = mj.get('options', {})
+    ds = cd.splits['val']
+    n = min(a.n, len(ds)); tot = cnt = 0.
+    net.eval()
+    nll = swapped_nll(net, ds, n)
+    sentinel = getattr(getattr(net, 'attn', None), 'visual_sentinel', False)
+    with torch.no_grad():
+        for i in range(0, n, 64) if sentinel else ():                         # no sentinel: nothing to weigh
+            inp = caption_inputs(prepare_batch(ds.collate([ds[j] for j in range(i, min(i + 64, n))]), 'cpu'))
+            av = net(**inp, return_trace=True)[-1]['alpha_v']                    # (B, T-1)
+            live = inp['words'][:, 1:av.shape[1] + 1] != net.pad_id
+            tot += av[live].sum().item(); cnt += live.sum().item()
+    said = decode_split(net, cd, 'val', beam=1, limit=n, constrain=opts.get('constrain_verbs', True),
+                        complete=opts.get('complete', False))                   # greedy, as validation decodes
+    res[f'{m}/{d.name}'] = {'chosen': win.name, 'alpha_v': round(tot / cnt, 3) if sentinel else None,
+                            'distinct': len({' '.join(p['tokens']) for p in said}), 'n': n,
+                            'nll': nll}
+    print(m, d.name, res[f'{m}/{d.name}'], flush=True)
 out = {'run': str(run), 'what': 'mean attention on the visual sentinel over validation words (teacher forcing; None: no '
        'visual sentinel); distinct greedy captions over the n validation controls; teacher-forced word NLL '
        'under its own control, another caption\'s regions, another caption\'s fed words', 'rows': res}

@@ -9,62 +9,46 @@ restriction; `paper`: repeated words collapsed, as the official evaluation does)
 Nothing is trained.
 
 Usage: python bench/table1_has_verb_val.py RUN_DIR [--methods c_lstm c_updn sct ours] [--seeds 0] [--n 300] [--out FILE]"""
-import argparse, json, sys
+import json, sys
 from collections import Counter
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import finished_run, table1_parser, table1_winners
 
-ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-ap.add_argument('run_dir', help='a finished real_captions run folder (with table1/<method>/seed<k>/choice.json)')
-ap.add_argument('--methods', nargs='+', default=['c_lstm', 'c_updn', 'sct', 'ours'], help="Table 1's trained captioners")
+ap = table1_parser(__doc__, 300)
 ap.add_argument('--seeds', nargs='+', type=int, default=[0], help='seeds to measure')
-ap.add_argument('--n', type=int, default=300, help='validation captions')
 ap.add_argument('--beam', type=int, default=5, help="beam size (Table 1's: 5)")
-ap.add_argument('--out', default=None, help='also write the result here')
 a = ap.parse_args()
-run = Path(a.run_dir)
-if not (run/'table1').is_dir() or not (run/'data'/'train').is_dir():
-    sys.exit(f"{run}: not a finished real_captions run (no table1/ or data/train/)")
+run = finished_run(a.run_dir)
 
-from vsr_cic.pipeline import load_captioner
-from vsr_cic.captioning import caption_data, decode_split
+from vsr_cic.captioning import decode_split
 from vsr_cic.protocol import collapse_repeats, decoding_for
 from vsr_cic.scoring import control_counts, has_verb_share
 from vsr_cic.baselines import NoVerbCaptioner
 from vsr_cic.vsr import VERB
 
-res, cds = {}, {}
-for m in a.methods:
-    for s in a.seeds:
-        d = run/'table1'/m/f'seed{s}'
-        if not (d/'choice.json').exists(): print(f"{d}: no choice.json, skipped", flush=True); continue
-        win = d/'sweep'/json.loads((d/'choice.json').read_text())['chosen']
-        net, voc, info = load_captioner(win)
-        mj = json.loads((win/'metrics.json').read_text())
-        cfg, opts = mj['config'], mj.get('options', {})
-        key = (cfg['min_freq'], cfg['ungrounded'], getattr(net, 'verb_shift', '') == 'one_word')
-        if key not in cds: cds[key] = caption_data(run/'data'/'train', splits=('train', 'val'), min_freq=key[0],
-                                                   ungrounded=key[1], verb_one_word=key[2])
-        if cds[key].vocab['words'].itos != voc['words'].itos: sys.exit(f"{win}: its vocabulary is not the run data's")
-        preset = info.get('preset') or mj.get('preset') or 'paper'
-        preds = decode_split(net, cds[key], 'val', beam=a.beam, limit=a.n, constrain=opts.get('constrain_verbs', True),
-                             complete=opts.get('complete', False))
-        if decoding_for(preset if preset in ('paper', 'ours') else 'paper')['collapse_repeats']:
-            preds = [collapse_repeats(p) for p in preds]
-        counts = control_counts(preds, 'spacy')
-        verbless = [p for p, c in zip(preds, counts) if c['n_frames'] == 0]
-        no_verb = isinstance(net, NoVerbCaptioner)   # SCT, w/o verb: their sub-roles are the non-verb ones
-        def ended(p):   # (the sub-role the caption ended in, how many sub-roles had a word, how many it had to say)
-            subs = [x for x in p['subroles'] if x is not None]
-            todo = [x for x in p['structure'] if not (no_verb and x == VERB)] or p['structure']
-            return subs[-1] if subs else '<none>', len(set(subs)), len(set(todo))
-        early = [p for p in verbless if p['subroles'] is not None and ended(p)[1] < ended(p)[2]]
-        res[f'{m}/seed{s}'] = {'chosen': win.name, 'preset': preset, 'n': len(preds),
-                               'has_verb': round(has_verb_share(counts), 4), 'verbless': len(verbless),
-                               'ended_early': len(early) if net.has_gate else None,   # no gate (C-LSTM, C-UpDn): no sub-roles
-                               'ended_in': dict(Counter(ended(p)[0] for p in verbless if p['subroles'] is not None).most_common(6)),
-                               'examples': [{'caption': p['caption'], 'structure': p['structure'],
-                                             'gt': ' '.join(p['gt'])} for p in verbless[:4]]}
-        print(m, f'seed{s}', {k: v for k, v in res[f'{m}/seed{s}'].items() if k != 'examples'}, flush=True)
+res = {}
+for m, d, win, net, mj, cd in table1_winners(run, a.methods, a.seeds):
+    s, opts, preset = d.name.removeprefix('seed'), mj.get('options', {}), mj.get('preset') or 'paper'
+    preds = decode_split(net, cd, 'val', beam=a.beam, limit=a.n, constrain=opts.get('constrain_verbs', True),
+                         complete=opts.get('complete', False))
+    if decoding_for(preset if preset in ('paper', 'ours') else 'paper')['collapse_repeats']:
+        preds = [collapse_repeats(p) for p in preds]
+    counts = control_counts(preds, 'spacy')
+    verbless = [p for p, c in zip(preds, counts) if c['n_frames'] == 0]
+    no_verb = isinstance(net, NoVerbCaptioner)   # SCT, w/o verb: their sub-roles are the non-verb ones
+    def ended(p):   # (the sub-role the caption ended in, how many sub-roles had a word, how many it had to say)
+        subs = [x for x in p['subroles'] if x is not None]
+        todo = [x for x in p['structure'] if not (no_verb and x == VERB)] or p['structure']
+        return subs[-1] if subs else '<none>', len(set(subs)), len(set(todo))
+    early = [p for p in verbless if p['subroles'] is not None and ended(p)[1] < ended(p)[2]]
+    res[f'{m}/seed{s}'] = {'chosen': win.name, 'preset': preset, 'n': len(preds),
+                           'has_verb': round(has_verb_share(counts), 4), 'verbless': len(verbless),
+                           'ended_early': len(early) if net.has_gate else None,   # no gate (C-LSTM, C-UpDn): no sub-roles
+                           'ended_in': dict(Counter(ended(p)[0] for p in verbless if p['subroles'] is not None).most_common(6)),
+                           'examples': [{'caption': p['caption'], 'structure': p['structure'],
+                                         'gt': ' '.join(p['gt'])} for p in verbless[:4]]}
+    print(m, f'seed{s}', {k: v for k, v in res[f'{m}/seed{s}'].items() if k != 'examples'}, flush=True)
 out = {'run': str(run), 'split': 'val', 'beam': a.beam,
        'what': "has_verb (own parse has a verb frame) of each Table 1 captioner on the corpus validation split under the "
                "annotated control, decoded as Table 1 decodes; verbless captions: how many ended before their last "
