@@ -74,11 +74,11 @@ def selection(curve:Sequence[Mapping])->dict|None:
 
 # %% ../nbs/16a_protocol.ipynb #12b6a419
 def sweep_choice(curves:Mapping[str, Sequence[Mapping]], # {setting: its `val_curve`}, in the grid's order
-                 epochs:int)->tuple[str, dict]: # compare the first `epochs` XE epochs of each
-    "(the setting with the best validation CIDEr-D in its first `epochs` XE epochs, {setting: that value}); ties: the grid's order"
-    vals = {n: max((e['CIDEr-D'] for e in c if e['stage'] == 'xe' and e['epoch'] <= epochs), default=None) for n, c in curves.items()}
+                 epochs:int)->tuple[str, dict]: # compare each setting after its `epochs`-th XE epoch
+    "(the setting with the best validation CIDEr-D after its `epochs`-th XE epoch, {setting: that value}); ties: the grid's order"
+    vals = {n: next((e['CIDEr-D'] for e in c if e['stage'] == 'xe' and e['epoch'] == epochs), None) for n, c in curves.items()}
     ok = {n: v for n, v in vals.items() if v is not None}
-    if not ok: raise ValueError(f"no validation CIDEr-D in the first {epochs} XE epoch(s) of any setting {list(curves)}: "
+    if not ok: raise ValueError(f"no validation CIDEr-D after XE epoch {epochs} in any setting {list(curves)}: "
                                 "does the dataset have a 'val' split?")
     best = max(ok.values())
     return next(n for n in curves if vals[n] == best), vals
