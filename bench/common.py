@@ -102,9 +102,10 @@ def finished_run(run_dir)->Path:
 
 def table1_winners(run:Path, methods, seeds=None):
     """Each Table 1 sweep winner of a finished real_captions run, with the validation data it was trained on:
-    yields (method, seed folder, winner folder, captioner, its `metrics.json`, its `CaptionData`); seeds=None: every seed"""
+    yields (method, seed folder, winner folder, captioner, its preset, its decoding options as Table 1 decodes it,
+    its `CaptionData`); seeds=None: every seed"""
     from vsr_cic.pipeline import load_captioner
-    from vsr_cic.captioning import caption_data
+    from vsr_cic.captioning import caption_data, preset_options
     cds = {}
     for m in methods:
         dirs = sorted((run/'table1'/m).glob('seed*')) if seeds is None else [run/'table1'/m/f'seed{s}' for s in seeds]
@@ -112,13 +113,13 @@ def table1_winners(run:Path, methods, seeds=None):
             if not (d/'choice.json').exists(): print(f"{d}: no choice.json, skipped", flush=True); continue
             win = d/'sweep'/json.loads((d/'choice.json').read_text())['chosen']
             net, voc, info = load_captioner(win)
-            mj = json.loads((win/'metrics.json').read_text())
-            cfg = mj['config']                                                  # the run's min_freq and ungrounded rule
+            cfg = json.loads((win/'metrics.json').read_text())['config']         # the run's min_freq and ungrounded rule
             key = (cfg['min_freq'], cfg['ungrounded'], getattr(net, 'verb_shift', '') == 'one_word')
             if key not in cds: cds[key] = caption_data(run/'data'/'train', splits=('train', 'val'), min_freq=key[0],
                                                        ungrounded=key[1], verb_one_word=key[2])
             if cds[key].vocab['words'].itos != voc['words'].itos: sys.exit(f"{win}: its vocabulary is not the run data's")
-            yield m, d, win, net, {**mj, 'preset': info.get('preset') or mj.get('preset')}, cds[key]
+            preset = info.get('preset') or 'paper'
+            yield m, d, win, net, preset, info.get('options') or preset_options(preset), cds[key]   # as evaluate_table1
 
 def table1_parser(doc:str, n:int):
     "The arguments every Table 1 check of a finished real_captions run takes: RUN_DIR, --methods, --n, --out"

@@ -25,8 +25,7 @@ from vsr_cic.captioning import prepare_batch, decode_split
 from vsr_cic.captioner import caption_inputs
 
 res = {}
-for m, d, win, net, mj, cd in table1_winners(run, a.methods):
-    opts = mj.get('options', {})
+for m, d, win, net, preset, opts, cd in table1_winners(run, a.methods):
     ds = cd.splits['val']
     n = min(a.n, len(ds)); tot = cnt = 0.
     net.eval()
@@ -38,8 +37,8 @@ for m, d, win, net, mj, cd in table1_winners(run, a.methods):
             av = net(**inp, return_trace=True)[-1]['alpha_v']                    # (B, T-1)
             live = inp['words'][:, 1:av.shape[1] + 1] != net.pad_id
             tot += av[live].sum().item(); cnt += live.sum().item()
-    said = decode_split(net, cd, 'val', beam=1, limit=n, constrain=opts.get('constrain_verbs', True),
-                        complete=opts.get('complete', False))                   # greedy, as validation decodes
+    said = decode_split(net, cd, 'val', beam=1, limit=n, constrain=opts['constrain_verbs'],
+                        complete=opts['complete'])                   # greedy, as validation decodes
     res[f'{m}/{d.name}'] = {'chosen': win.name, 'alpha_v': round(tot / cnt, 3) if sentinel else None,
                             'distinct': len({' '.join(p['tokens']) for p in said}), 'n': n,
                             'nll': nll}

@@ -28,27 +28,24 @@ from vsr_cic.baselines import NoVerbCaptioner
 from vsr_cic.vsr import VERB
 
 res = {}
-for m, d, win, net, mj, cd in table1_winners(run, a.methods, a.seeds):
-    s, opts, preset = d.name.removeprefix('seed'), mj.get('options', {}), mj.get('preset') or 'paper'
-    preds = decode_split(net, cd, 'val', beam=a.beam, limit=a.n, constrain=opts.get('constrain_verbs', True),
-                         complete=opts.get('complete', False))
-    if decoding_for(preset if preset in ('paper', 'ours') else 'paper')['collapse_repeats']:
-        preds = [collapse_repeats(p) for p in preds]
+for m, d, win, net, preset, opts, cd in table1_winners(run, a.methods, a.seeds):
+    preds = decode_split(net, cd, 'val', beam=a.beam, limit=a.n, constrain=opts['constrain_verbs'], complete=opts['complete'])
+    if decoding_for(preset)['collapse_repeats']: preds = [collapse_repeats(p) for p in preds]
     counts = control_counts(preds, 'spacy')
     verbless = [p for p, c in zip(preds, counts) if c['n_frames'] == 0]
     no_verb = isinstance(net, NoVerbCaptioner)   # SCT, w/o verb: their sub-roles are the non-verb ones
-    def ended(p):   # (the sub-role the caption ended in, how many sub-roles had a word, how many it had to say)
+    def ended(p):   # (the sub-role the caption ended in, whether it ended before every sub-role had a word)
         subs = [x for x in p['subroles'] if x is not None]
         todo = [x for x in p['structure'] if not (no_verb and x == VERB)] or p['structure']
-        return subs[-1] if subs else '<none>', len(set(subs)), len(set(todo))
-    early = [p for p in verbless if p['subroles'] is not None and ended(p)[1] < ended(p)[2]]
-    res[f'{m}/seed{s}'] = {'chosen': win.name, 'preset': preset, 'n': len(preds),
-                           'has_verb': round(has_verb_share(counts), 4), 'verbless': len(verbless),
-                           'ended_early': len(early) if net.has_gate else None,   # no gate (C-LSTM, C-UpDn): no sub-roles
-                           'ended_in': dict(Counter(ended(p)[0] for p in verbless if p['subroles'] is not None).most_common(6)),
-                           'examples': [{'caption': p['caption'], 'structure': p['structure'],
-                                         'gt': ' '.join(p['gt'])} for p in verbless[:4]]}
-    print(m, f'seed{s}', {k: v for k, v in res[f'{m}/seed{s}'].items() if k != 'examples'}, flush=True)
+        return subs[-1] if subs else '<none>', len(set(subs)) < len(set(todo))
+    ends = [ended(p) for p in verbless] if net.has_gate else []              # no gate (C-LSTM, C-UpDn): no sub-roles
+    res[f'{m}/{d.name}'] = {'chosen': win.name, 'preset': preset, 'n': len(preds),
+                            'has_verb': round(has_verb_share(counts), 4), 'verbless': len(verbless),
+                            'ended_early': sum(early for _, early in ends) if net.has_gate else None,
+                            'ended_in': dict(Counter(sub for sub, _ in ends).most_common(6)),
+                            'examples': [{'caption': p['caption'], 'structure': p['structure'],
+                                          'gt': ' '.join(p['gt'])} for p in verbless[:4]]}
+    print(m, d.name, {k: v for k, v in res[f'{m}/{d.name}'].items() if k != 'examples'}, flush=True)
 out = {'run': str(run), 'split': 'val', 'beam': a.beam,
        'what': "has_verb (own parse has a verb frame) of each Table 1 captioner on the corpus validation split under the "
                "annotated control, decoded as Table 1 decodes; verbless captions: how many ended before their last "
