@@ -84,7 +84,7 @@ def _scst_parts(m, ctl, noise, r, b, n, L, ro=None):
     from vsr_cic.decoding import sample_decode, scst_loss
     m.zero_grad()
     if ro is None:
-        d = sample_decode(m, n=n, max_len=L, noise=noise, stop_early=False, **ctl)
+        d = sample_decode(m, n=n, max_len=L, noise=noise, drop_finished=False, **ctl)
         s = dict(words=d.words, word_logp=d.word_logp, gate_logp=d.gate_logp, mask=d.mask)
     else: s = ro.sample(noise=noise, **ctl)
     loss = scst_loss(s['word_logp'], s['gate_logp'], s['mask'], r, b)

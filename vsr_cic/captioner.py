@@ -350,6 +350,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
                  feat_proj:int|None=None,  # width d of a learned linear map on regions and f̄, once per batch (None: raw D)
                  region_words:bool=False,  # addition: W c_t added to the dropped h²_t before FC_b (names the attended region)
                  visual_sentinel:bool=True, # AdaptiveAttn_b's visual sentinel in c_t (False: regions only; C-UpDn)
+                 last_slot:bool=False,      # addition (with `use_roles`): the role embedding also says whether the sub-role is the last
                  **ids):                    # pad_id, bos_id, eos_id
         super().__init__(vocab_size, feat_dim, verb_shift=verb_shift, **ids)
         self.hidden, self.use_roles, self.has_gate = hidden, use_roles, use_gate
@@ -370,6 +371,8 @@ class RoleShiftCaptioner(ControllableCaptioner):
         self.attn = SentinelAttention(d, hidden, att, visual_sentinel)
         self.drop, self.out = nn.Dropout(dropout), nn.Linear(hidden, vocab_size)   # FC_b
         self.region_words = nn.Linear(d, hidden, bias=False) if region_words else None
+        # (created last: a seeded model without it draws the same initial weights as before)
+        self.last_embed = nn.Embedding(2, re_dim) if (last_slot and use_roles) else None
 
     def init_state(self, ctx:SlotContext)->tuple:
         z = ctx.global_feat.new_zeros(ctx.batch_size, self.hidden)
@@ -387,6 +390,9 @@ def prepare(self:RoleShiftCaptioner, ctx:SlotContext)->SlotContext:
     ctx['reg_proj'] = self.attn.project(ctx.regions)               # (B, K, R, A)
     if self.use_roles:
         e = self.role_embed(ctx.slot_role) + self.sub_embed(ctx.slot_sub)            # (B, K, E_r)
+        if self.last_embed is not None:                            # which sub-role is the caption's last (`last_slot`)
+            k = torch.arange(ctx.slot_role.shape[1], device=ctx.slot_role.device)
+            e = e + self.last_embed((k[None] == (ctx.n_slots - 1)[:, None]).long())     # (B, K, E_r)
         if self.verb_embed is not None:
             e = e + self.verb_embed(ctx.slot_verb.clamp(0, self.verb_embed.num_embeddings - 1))
         ctx['slot_emb'] = e

@@ -48,11 +48,11 @@ from .scoring import TEST_METRICS, cider_d, evaluate_split
 
 # %% auto #0
 __all__ = ['LR_XE', 'LR_RL', 'BATCH_SIZE', 'LR_DECAY', 'LR_STEP', 'PATIENCE', 'CAPTION_LIMITS', 'ADDITIONS', 'PAPER_FROM_CODE',
-           'PRESETS', 'DEFAULT_PRESET', 'UNGROUNDED', 'TRAIN_UNGROUNDED', 'TRAIN_SETTINGS', 'preset_options',
-           'CaptionData', 'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn', 'prepare_batch',
-           'controls_of', 'gt_sequences', 'static_shape', 'xe_step_fn', 'CiderReward', 'scst_step_fn', 'slot_names',
-           'oracle_verb_words', 'decode_split', 'format_sample', 'plot_curves', 'TrainSettings', 'train_settings',
-           'trained_commit', 'train_captioner', 'train_settings_parser', 'train_captioner_cli']
+           'PRESETS', 'DEFAULT_PRESET', 'CAP_Q', 'UNGROUNDED', 'TRAIN_UNGROUNDED', 'TRAIN_SETTINGS', 'preset_options',
+           'caption_cap', 'CaptionData', 'most_probable_set', 'fill_ungrounded', 'caption_data', 'loader_fn',
+           'prepare_batch', 'controls_of', 'gt_sequences', 'static_shape', 'xe_step_fn', 'CiderReward', 'scst_step_fn',
+           'slot_names', 'oracle_verb_words', 'decode_split', 'format_sample', 'plot_curves', 'TrainSettings',
+           'train_settings', 'trained_commit', 'train_captioner', 'train_settings_parser', 'train_captioner_cli']
 
 # %% ../nbs/16_captioning.ipynb #00000005
 LR_XE, LR_RL = 5e-4, 5e-5    # supp. §D
@@ -66,10 +66,11 @@ ADDITIONS = {
     'role_emb': "role + sub-index embeddings appended to the LSTM input x_t (paper: x_t = [y_{t-1}; f̄; h²_{t-1}])",
     'complete': "<eos> only after the last sub-role has a word (greedy, beam and self-critical sampling)",
     'constrain_verbs': "verb slots may only say forms of the control verb (the official code's `step_v`; in `paper` too)",
+    'last_slot': "the role embedding also says whether its sub-role is the caption's last (with `role_emb`; see below)",
 }
 PAPER_FROM_CODE = ('constrain_verbs',)   # switches `paper` takes from the official code where the paper is silent
-PRESETS = {'paper': dict(role_emb=False, complete=False, constrain_verbs=True),
-           'ours': dict(role_emb=True, complete=True, constrain_verbs=True)}
+PRESETS = {'paper': dict(role_emb=False, complete=False, constrain_verbs=True, last_slot=False),
+           'ours': dict(role_emb=True, complete=True, constrain_verbs=True, last_slot=True)}
 DEFAULT_PRESET = 'ours'
 
 def preset_options(preset:str=DEFAULT_PRESET, # 'paper' | 'ours'
@@ -81,6 +82,14 @@ def preset_options(preset:str=DEFAULT_PRESET, # 'paper' | 'ours'
     return {**PRESETS[preset], **{k: bool(v) for k, v in switches.items() if v is not None}}
 
 # %% ../nbs/16_captioning.ipynb #00000007
+CAP_Q = 0.99   # decoders stop a caption at the length 99 % of the training captions fit in (`caption_cap`)
+
+def caption_cap(ds:CaptionDataset, q:float=CAP_Q)->int:
+    "Tokens + `<eos>` of the `q` quantile of `ds`'s captions: the longest caption a decoder may say"
+    if not 0 < q <= 1: raise ValueError(f"q must be in (0, 1], got {q}")
+    if not len(ds.examples): raise ValueError("no captions to measure the decoding cap on")
+    return int(np.quantile([len(ex['words']) - 1 for ex in ds.examples], q, method='inverted_cdf'))
+
 @dataclass
 class CaptionData:
     "A loaded dataset with its vocabularies, one `CaptionDataset` per split and the verb-form table"
@@ -89,7 +98,7 @@ class CaptionData:
     splits: dict          # split name -> CaptionDataset
     verb_words: dict      # verb id -> word ids of its surface forms (train)
     verb_extra: tuple     # word ids that occur in verb slots besides the verb itself (auxiliaries)
-    max_len: int          # longest train caption + <eos>: the decoding length
+    max_len: int          # the decoding cap: tokens + <eos> of the `CAP_Q` quantile of training captions (`caption_cap`)
     feat_dim: int         # D
     @property
     def vocab_size(self)->int: return len(self.vocab['words'])
@@ -167,7 +176,7 @@ def caption_data(data_dir,                              # dataset folder (canoni
         raise ValueError(f"{getattr(data, 'path', data_dir)}: no training captions (splits present: {sorted(have)})")
     forms, extra = verb_forms(data, vocab, verb_one_word=verb_one_word)
     tr = ds['train']
-    max_len = max(len(ex['words']) for ex in tr.examples) - 1          # tokens + <eos>
+    max_len = caption_cap(tr)
     D = tr.store.get(tr.examples[0]['image_id'])['feats'].shape[1]
     return CaptionData(data, vocab, ds, forms, extra, max_len, D)
 
@@ -326,13 +335,15 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
             elif isinstance(model, NoVerbCaptioner):                          # compacted slots -> the non-verb slots
                 kept = [s for s in names if s != VERB]
                 names = kept or names
-            toks, subs = [], []
+            toks, subs, ended = [], [], False
             for w, k, mk in zip(words[i], slots[i], mask[i]):
-                if not mk or w == model.eos_id: break
+                if not mk or w == model.eos_id:
+                    ended = bool(mk)
+                    break
                 toks.append(W.itos[w])
                 subs.append(names[min(k, len(names) - 1)] if names else None)
             out.append(dict(caption_id=cid, image_id=rec['image_id'], tokens=toks, subroles=subs if names else None,
-                            caption=' '.join(toks), gt=rec['tokens'], structure=decoded, gt_structure=slot_names(rec),
+                            caption=' '.join(toks), ended=ended, gt=rec['tokens'], structure=decoded, gt_structure=slot_names(rec),
                             verbs=[f['verb'] for f in rec['frames']],
                             controls=[(f['verb'], list(frame_structure(rec, j))) for j, f in enumerate(rec['frames'])]))
     model.train(was_training)
@@ -410,6 +421,7 @@ class TrainSettings:
     role_emb: bool|None = None        # addition: role/sub-index embeddings in x_t (None: the preset's)
     complete: bool|None = None        # addition: end-of-caption rule, in SCST samples too (None: the preset's)
     constrain_verbs: bool|None = None # addition: verb slots say only the verb's forms (None: the preset's)
+    last_slot: bool|None = None       # addition: the role embedding says which sub-role is the last (None: the preset's)
     lr_decay_rl: bool = True          # lr × lr_decay every lr_step epochs in the self-critical stage too (supp. §D)
     ungrounded: str = 'fill'          # training captions with an ungrounded sub-role: fill (supp. §D) | drop
     min_freq: int = 1                 # vocabulary threshold: rarer train words become <unk> (verb forms always kept)
@@ -493,10 +505,12 @@ class _Run:
 # %% ../nbs/16_captioning.ipynb #b21e6002
 def _run_settings(job:TrainSettings, out:Path, model_cfg:dict)->tuple[dict, dict, Path, dict]:
     "(preset options, model options, dataset folder, run_config entries) of a call"
-    opts = preset_options(job.preset, role_emb=job.role_emb, complete=job.complete, constrain_verbs=job.constrain_verbs)
+    opts = preset_options(job.preset, role_emb=job.role_emb, complete=job.complete, constrain_verbs=job.constrain_verbs,
+                          last_slot=job.last_slot)
     if job.ungrounded not in ('fill', 'drop'):
         raise ValueError(f"ungrounded must be 'fill' or 'drop', got {job.ungrounded!r}")
-    roles = {} if job.model in ('c_lstm', 'c_updn', 'sct') else {'use_roles': opts['role_emb']}
+    roles = {} if job.model in ('c_lstm', 'c_updn', 'sct') else {
+        'use_roles': opts['role_emb'], **({'last_slot': True} if opts['role_emb'] and opts['last_slot'] else {})}
     cfg = dict(hidden=job.hidden, emb=job.hidden, att=job.hidden, dropout=job.dropout, verb_shift=job.verb_shift,
                **roles, **model_cfg)
     data_at = (Path(job.data_dir) if job.data_dir is not None
@@ -687,6 +701,8 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
                    'commit': trained_commit(out, {'xe': n_xe, 'rl': n_rl}, stage, j.resume,
                                             trained=r.stepped > 0),
                    'val': {'CIDEr-D': None if best_val == float('-inf') else best_val},
+                   'max_len': r.cd.max_len,   # the decoding cap (`caption_cap`) and the share of test captions it cut
+                   'hit_cap': round(sum(not p['ended'] for p in preds) / len(preds), 4) if preds else None,
                    'test': test, 'test_split': j.test_split, 'beam': j.beam, 'n_test': len(preds), 'config': config,
                    'dataset': str(r.path)}
     if r.env.distributed: metrics_out['world_size'] = r.env.world_size

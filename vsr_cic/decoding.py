@@ -17,10 +17,10 @@ from .loader import word_slots
 
 # %% auto #0
 __all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'COMPACT_AT', 'SLOT_WORDS_Q', 'SLOT_END_RATE', 'SLOT_EXTRA_WORDS',
-           'joint_candidates', 'joint_argmax', 'repeat_ban', 'step_scores', 'constrained_step', 'Decoded', 'ends_ok',
-           'greedy_decode', 'gumbel_noise', 'inverse_cdf_sample', 'sample_decode', 'beam_search', 'verb_constraint',
-           'allow_final_eos', 'slot_word_limit', 'slot_end_mask', 'SlotWordCap', 'toy_ordering_task', 'scst_loss',
-           'CapturedRollouts']
+           'joint_candidates', 'joint_argmax', 'repeat_ban', 'step_scores', 'repeat_ids', 'constrained_step', 'Decoded',
+           'ends_ok', 'greedy_decode', 'gumbel_noise', 'inverse_cdf_sample', 'sample_decode', 'beam_search',
+           'verb_constraint', 'allow_final_eos', 'slot_word_limit', 'slot_end_mask', 'SlotWordCap', 'toy_ordering_task',
+           'scst_loss', 'CapturedRollouts']
 
 # %% ../nbs/13a_decoding.ipynb #00000005
 MAX_LEN = 20     # longest generated caption, `<eos>` included (official seq_len)
@@ -78,22 +78,25 @@ def step_scores(model:ControllableCaptioner):
     return model.step_logits if owner is not None and 'step_logits' in vars(owner) else model.step
 
 # %% ../nbs/13a_decoding.ipynb #1b819bd8
-def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
-                     eos_ok:torch.Tensor|None=None, # (N,) bool: rows that may end now (None: all)
-                     hist:torch.Tensor|None=None,   # (N, L) last words said: ban immediate repeats (`no_repeat`)
-                     no_unk:bool=False,  # never say `<unk>` (rare words' placeholder) where another word is allowed
-                     fresh:torch.Tensor|None=None): # (N,) bool: no word said yet in the current sub-role; a restricted
-                                                    #   row's `<eos>` waits for one (a verb slot ends only after its verb)
-    "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
-    wl, gl, state, tr = step_scores(model)(prev, ptr, state, ctx)               # (N, V) scores, (N, 2) gate log-probs
-    if wl.device.type == 'cpu' and not (wl.requires_grad or hist is not None or no_unk or 'allowed_words' in ctx):
-        # the common CPU case without autograd (greedy, beam search, SCST's baseline): three columns written in place,
-        # no (N, V) mask to build and apply (passes over N·V floats are what a CPU step pays for besides its matmuls;
-        # the GPU keeps the mask, which its captured graphs hold)
-        wl[:, model.pad_id] = float('-inf')
-        wl[:, model.bos_id] = float('-inf')
-        if eos_ok is not None: wl[:, model.eos_id] = wl[:, model.eos_id].masked_fill(~eos_ok, float('-inf'))
-        return torch.log_softmax(wl, 1), gl, state, tr
+def repeat_ids(hist:torch.Tensor, # (N, L) the last L words said, oldest first (-1: none yet)
+               fill:int,          # the id written where no n-gram would repeat (a word banned anyway: `<pad>`)
+              )->torch.Tensor:    # (N, (L+1)//2) the word that would repeat each n-gram, n = 1 … (L+1)//2
+    "`repeat_ban` as word ids, one column per n-gram length: what a decoder bans with one scatter, no (N, V) mask"
+    N, L = hist.shape
+    cols = []
+    for n in range(1, (L + 1) // 2 + 1):                                         # last 2n-1 words = x1…xn x1…x(n-1)
+        ok = (hist[:, L - 2 * n + 1:] >= 0).all(1) & (hist[:, L - 2 * n + 1:L - n] == hist[:, L - n + 1:]).all(1)
+        cols.append(torch.where(ok, hist[:, L - n], torch.full_like(hist[:, 0], fill)))
+    return torch.stack(cols, 1)
+
+def _allow_any(ctx:SlotContext)->torch.Tensor|None:
+    "(B, K) bool: the slots with an `allowed_words` row, computed once per batch (kept in the context)"
+    if 'allowed_words' not in ctx: return None
+    if 'allow_any' not in ctx: ctx['allow_any'] = ctx.allowed_words.any(-1)
+    return ctx['allow_any']
+
+def _dense_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor:
+    "The decoding rules as one (N, V) mask (CUDA, where captured graphs hold it; and the rows a slot restricts)"
     ban = torch.zeros_like(wl, dtype=torch.bool)
     ban[:, model.pad_id] = True                                                  # (scalar indices: no host-to-device
     ban[:, model.bos_id] = True                                                  #  copy, so a CUDA graph can capture it)
@@ -106,7 +109,43 @@ def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.T
         more = ban | repeat_ban(hist, wl.shape[1]) if hist is not None else ban.clone()
         if no_unk: more[:, UNK_ID] = True
         ban = torch.where(more.all(1, keepdim=True), ban, more)
-    return torch.log_softmax(wl.masked_fill(ban, float('-inf')), 1), gl, state, tr
+    return wl.masked_fill(ban, float('-inf'))
+
+def _sparse_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor:
+    "The same rules on a CPU: banned columns and repeats written in place, the dense rules only on the rows a slot restricts"
+    if wl.requires_grad: wl = wl.clone()                 # (a wrapper's scores may be a log-softmax autograd still needs)
+    rows = None
+    if 'allowed_words' in ctx:                                                   # verb-slot rows under `allowed_words`
+        n = torch.arange(ptr.shape[0], device=ptr.device)
+        rows = _allow_any(ctx)[n, ptr].nonzero()[:, 0]
+        if len(rows):
+            sub = SlotContext(allowed_words=ctx.allowed_words[rows])            # their slots' rows, their own rules
+            kept = _dense_rules(model, wl[rows], ptr[rows], sub, None if eos_ok is None else eos_ok[rows],
+                                None if hist is None else hist[rows], no_unk, None if fresh is None else fresh[rows])
+        else: rows = None
+    neg = float('-inf')
+    wl[:, model.pad_id] = neg
+    wl[:, model.bos_id] = neg
+    if no_unk: wl[:, UNK_ID] = neg          # (an unrestricted row keeps thousands of words: never "no word left")
+    if eos_ok is not None: wl[:, model.eos_id] = wl[:, model.eos_id].masked_fill(~eos_ok, neg)
+    if hist is not None: wl.scatter_(1, repeat_ids(hist, model.pad_id), neg)
+    if rows is not None: wl[rows] = kept
+    return wl
+
+def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
+                     eos_ok:torch.Tensor|None=None, # (N,) bool: rows that may end now (None: all)
+                     hist:torch.Tensor|None=None,   # (N, L) last words said: ban immediate repeats (`no_repeat`)
+                     no_unk:bool=False,  # never say `<unk>` (rare words' placeholder) where another word is allowed
+                     fresh:torch.Tensor|None=None): # (N,) bool: no word said yet in the current sub-role; a restricted
+                                                    #   row's `<eos>` waits for one (a verb slot ends only after its verb)
+    "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
+    wl, gl, state, tr = step_scores(model)(prev, ptr, state, ctx)               # (N, V) scores, (N, 2) gate log-probs
+    # an unrestricted row loses at most <pad>, <bos>, <eos>, <unk> and one word per n-gram length: with more words
+    # than that it always keeps one, and the sparse rules need no "never every word" check
+    sparse = wl.device.type == 'cpu' and wl.shape[1] > 4 + REPEAT_NGRAM
+    rules = _sparse_rules if sparse else _dense_rules
+    return torch.log_softmax(rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh), 1), gl, state, tr
+
 
 # %% ../nbs/13a_decoding.ipynb #00000008
 @dataclass
@@ -138,9 +177,27 @@ def ends_ok(ptr:torch.Tensor,   # (N,) current sub-role index
     return (ptr >= last) & ~fresh
 
 # %% ../nbs/13a_decoding.ipynb #fffdbd37
+COMPACT_AT = 0.75   # decoders drop finished rows (beam search: images) once at most this share of the working set is still going
+
+def _still_going(live:torch.Tensor, # (n,) bool: rows (images) of the working set that have not ended
+                )->torch.Tensor|None: # their positions, when it is time to drop the others; None: keep the working set
+    "`drop_finished`, the one rule of every decoder: drop the ended once at most `COMPACT_AT` of the working set goes on"
+    n_live = int(live.sum())                                                     # (a host sync: not when captured)
+    return live.nonzero()[:, 0] if 0 < n_live <= COMPACT_AT * live.shape[0] else None
+
+def _place(parts:list, N:int, fill, dtype=None)->torch.Tensor: # parts: per step (rows (n,), values (n, …))
+    "(N, L, …) from each step's working-set values at their rows; `fill` elsewhere (a value, or an (N, …) tensor that every step repeats)"
+    rows, vals = zip(*parts)
+    L, v0 = len(parts), vals[0]
+    t = torch.cat([torch.full_like(r, i) for i, r in enumerate(rows)])
+    r, v = torch.cat(rows), torch.cat(vals)
+    if isinstance(fill, torch.Tensor): out = fill[:, None].expand(N, L, *fill.shape[1:]).to(v.dtype)
+    else: out = torch.full((N, L, *v0.shape[1:]), fill, dtype=dtype or v0.dtype, device=v0.device)
+    return out.index_put((r, t), v)                                  # out of place: autograd reaches every value
+
 def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True, no_repeat:bool=False,
              no_unk:bool=False,
-             stop_early:bool=True)->Decoded: # False: all `max_len` steps, whatever has ended (a fixed length to capture)
+             drop_finished:bool=True)->Decoded: # False: all `max_len` steps for every row (a fixed length to capture)
     N, dev = ctx.batch_size, ctx.device
     hist = (
         torch.full((N, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None
@@ -149,28 +206,42 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
     prev = torch.full((N,), model.bos_id, dtype=torch.long, device=dev)
     done = torch.zeros(N, dtype=torch.bool, device=dev)
     fresh = torch.ones(N, dtype=torch.bool, device=dev)                          # the current sub-role has no word yet
-    last, steps, traces = ctx.n_slots - 1, [], []
+    rows = torch.arange(N, device=dev)                                           # the working set: rows still going
+    # (a model that draws dropout masks keeps every row until the end: fewer rows would draw other masks, and a seeded
+    # run other samples than before; it still stops when every row has ended)
+    compact = drop_finished and not (model.training and any(isinstance(x, nn.Dropout) and x.p > 0 for x in model.modules()))
+    last, ptr_end, recs, traces = ctx.n_slots - 1, ptr.clone(), [], []           # (pointers of rows that left)
     for _ in range(max_len):
+        keep = _still_going(~done) if compact and len(rows) > 1 else None
+        if keep is not None:                                                     # the ended rows leave
+            ptr_end[rows] = ptr                                                  # (their pointer no longer moves)
+            rows, ctx, state = rows[keep], ctx.select(keep), tuple(s[keep] for s in state)
+            ptr, prev, done, fresh, last = ptr[keep], prev[keep], done[keep], fresh[keep], last[keep]
+            if hist is not None: hist = hist[keep]
         eos_ok = ends_ok(ptr, fresh, last) if complete else None
         wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, eos_ok, hist, no_unk, fresh)
-        w, g, wlp, glp = pick(wl, gl)                                            # (N,) each
+        w, g, wlp, glp = pick(wl, gl, rows if drop_finished else None)           # (n,) each
         if hist is not None: hist = torch.cat([hist[:, 1:], w[:, None]], 1)
         g = torch.where(w == model.eos_id, torch.zeros_like(g), g)              # the gate chosen with <eos> is void
         glp = torch.where((w == model.eos_id) | done, torch.zeros_like(glp), glp)
         w = torch.where(done, torch.full_like(w, model.pad_id), w)
         g = g.masked_fill(done, STAY)
         wlp = torch.where(done, torch.zeros_like(wlp), wlp)
-        steps.append(dict(words=w, slots=ptr, gates=g, word_logp=wlp, gate_logp=glp, mask=~done))
-        traces.append({k: v.masked_fill(done.view(-1, *[1] * (v.dim() - 1)), 0.) for k, v in tr.items()})
+        recs.append((rows, dict(words=w, slots=ptr, gates=g, word_logp=wlp, gate_logp=glp, mask=~done)))
+        traces.append((rows, {k: v.masked_fill(done.view(-1, *[1] * (v.dim() - 1)), 0.) for k, v in tr.items()}))
         nxt = torch.minimum(ptr + g, last)
         fresh = nxt != ptr
         ptr = nxt
         prev = w
         done = done | (w == model.eos_id)
-        if stop_early and done.all(): break                                     # (a host sync: not when captured)
-    out = _finish(steps, model)
+        if drop_finished and done.all(): break                                  # (a host sync: not when captured)
+    ptr_end[rows] = ptr
+    fills = dict(words=model.pad_id, slots=ptr_end, gates=STAY, word_logp=0., gate_logp=0., mask=False)
+    out = {k: _place([(r, s[k]) for r, s in recs], N, f) for k, f in fills.items()}
     score = ((out['word_logp'] + out['gate_logp']) * out['mask']).sum(1)
-    return Decoded(**out, score=score, trace=_finish(traces, model))
+    trace = {k: _place([(r, s[k]) for r, s in traces], N, 0.) for k in traces[0][1]}
+    return Decoded(**out, score=score, trace=trace)
+
 
 # %% ../nbs/13a_decoding.ipynb #81a3521e
 @torch.no_grad()
@@ -179,20 +250,21 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
                   complete:bool=True,          # `<eos>` only once the last sub-role has a word (see below)
                   no_repeat:bool=False,        # never repeat the previous word or 2-gram immediately (see below)
                   no_unk:bool=False,           # never say `<unk>` (see below)
-                  stop_early:bool=True,        # False: run all `max_len` steps (padded after `<eos>`; `CapturedRollouts`)
+                  drop_finished:bool=True,     # ended rows leave the computation; False: all `max_len` steps (`CapturedRollouts`)
                   **controls,  # regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots[, slot_sub, slot_verb, allowed_words]
                  )->Decoded:
     "Argmax decoding of the joint (word, gate) distribution, batched"
     return _rollout(model, model.encode(**controls), max_len, _greedy_pick(model), complete, no_repeat, no_unk,
-                    stop_early)
+                    drop_finished)
 
 # %% ../nbs/13a_decoding.ipynb #9e3174d8
 def _greedy_pick(model:ControllableCaptioner):
     "The `pick` of greedy decoding: the joint (word, gate) argmax and its log-probs"
-    def pick(wl, gl):
+    def pick(wl, gl, rows=None):
         w, g = joint_argmax(wl, gl, model.eos_id)                               # (N,) each
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
     return pick
+
 
 # %% ../nbs/13a_decoding.ipynb #9395a8d5
 def gumbel_noise(*shape:int, device='cpu',
@@ -215,19 +287,26 @@ def inverse_cdf_sample(logits:torch.Tensor,        # (N, V) unnormalised log-pro
     return torch.minimum(i, (c < total).sum(1, keepdim=True))[:, 0]
 
 # %% ../nbs/13a_decoding.ipynb #43718f52
-def _sampler(temperature:float, noise:tuple|None=None):
+def _sampler(temperature:float, noise:tuple|None=None,
+             n_rows:int|None=None): # the rollout's rows: each step draws one uniform per row, ended or not, so a
+                                    #   seeded draw does not depend on which rows have left the working set
     "The `pick` of sampling: `inverse_cdf_sample`, or Gumbel-max with the next step's slice of `noise`"
     steps = iter(range(len(noise[0]))) if noise is not None else None
-    def pick(wl, gl):
+    def pick(wl, gl, rows=None):
+        every = rows is None or n_rows is None
         if noise is None:
-            w = inverse_cdf_sample(wl.detach() / temperature)
-            g = inverse_cdf_sample(gl.detach() / temperature)
+            uw = None if every else torch.rand(n_rows, device=wl.device)[rows]
+            ug = None if every else torch.rand(n_rows, device=wl.device)[rows]
+            w = inverse_cdf_sample(wl.detach() / temperature, uw)
+            g = inverse_cdf_sample(gl.detach() / temperature, ug)
         else:
             t = next(steps)
-            w = (wl.detach() / temperature + noise[0][t]).argmax(1)
-            g = (gl.detach() / temperature + noise[1][t]).argmax(1)
+            nw, ng = (noise[0][t], noise[1][t]) if rows is None else (noise[0][t][rows], noise[1][t][rows])
+            w = (wl.detach() / temperature + nw).argmax(1)
+            g = (gl.detach() / temperature + ng).argmax(1)
         return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
     return pick
+
 
 # %% ../nbs/13a_decoding.ipynb #e1de0955
 def _check_sampling(n:int, temperature:float):
@@ -246,18 +325,17 @@ def sample_decode(model:ControllableCaptioner,
                   max_len:int=MAX_LEN,
                   complete:bool=True,       # `<eos>` only once the last sub-role has a word
                   noise:tuple|None=None,    # (words (L, B·n, V), gates (L, B·n, 2)) `gumbel_noise`: Gumbel-max draws
-                  stop_early:bool=True,     # False: run all `max_len` steps (padded after `<eos>`)
+                  drop_finished:bool=True,  # ended rows leave the computation; False: all `max_len` steps
                   **controls)->Decoded:
     "Multinomial (or, given `noise`, Gumbel-max) sampling of words and gates, keeping the graph (for self-critical training); B·n rows"
     _check_sampling(n, temperature)
     ctx = model.encode(**controls)
     if noise is not None: _check_noise(noise, max_len, ctx.batch_size * n, model.vocab_size)
-    return _rollout(model, ctx.expand(n) if n > 1 else ctx, max_len, _sampler(temperature, noise), complete,
-                    stop_early=stop_early)
+    N = ctx.batch_size * n
+    return _rollout(model, ctx.expand(n) if n > 1 else ctx, max_len, _sampler(temperature, noise, N), complete,
+                    drop_finished=drop_finished)
 
 # %% ../nbs/13a_decoding.ipynb #0000000c
-COMPACT_AT = 0.75   # beam search drops finished images from the batch once at most this share of it is still searching
-
 def _beam_topk(wl:torch.Tensor, gl:torch.Tensor, # (Bw·k, V), (Bw·k, 2) this step's log-probs
                done:torch.Tensor,                  # (Bw·k,) finished beams: only `<pad>` (score unchanged) follows them
                score:torch.Tensor,                 # (Bw, k) running scores
@@ -324,14 +402,14 @@ def _drop_finished(done:torch.Tensor,      # (Bw·k,) finished beams of the work
                    img:torch.Tensor,       # (Bw,) the working set's images (indices into the batch)
                    ptr_all:torch.Tensor, score_all:torch.Tensor, # (B·k,), (B, k): frozen values, written in place
                   )->torch.Tensor|None:    # working-set positions of the images to keep; None: keep all
-    "`compact`: once at most `COMPACT_AT` of the working set still searches, freeze the finished images' pointers and scores and say which images stay"
+    "`drop_finished` for beam search: by `_still_going`'s rule, freeze the finished images' pointers and scores and say which images stay"
     Bw, k = score.shape
     live = ~done.view(Bw, k).all(1)  # (Bw,) images with a beam still searching
-    n_live = int(live.sum())
-    if not 0 < n_live <= COMPACT_AT * Bw: return None
+    keep = _still_going(live)
+    if keep is None: return None
     gone = (~live).nonzero()[:, 0]
     ptr_all.view(-1, k)[img[gone]], score_all[img[gone]] = ptr.view(Bw, k)[gone], score[gone]
-    return live.nonzero()[:, 0]
+    return keep
 
 # %% ../nbs/13a_decoding.ipynb #1be9ad60
 def _spread(x:torch.Tensor,    # (Bw·k, …) a step's values for the working set
@@ -375,7 +453,7 @@ def beam_search(model:ControllableCaptioner,
                 max_len:int=MAX_LEN,
                 length_norm:float=0.,      # α: final ranking by score / length**α
                 complete:bool=True,        # `<eos>` only once the last sub-role has a word
-                compact:bool=True,         # stop computing images whose k beams have all ended (same result, less work)
+                drop_finished:bool=True,   # images whose k beams have all ended leave the computation (same result, less work)
                 no_repeat:bool=False,      # never repeat the previous word or 2-gram immediately (see below)
                 no_unk:bool=False,         # never say `<unk>` (see below)
                 **controls)->Decoded:
@@ -386,13 +464,13 @@ def beam_search(model:ControllableCaptioner,
     ctx = ctx0.expand(k)                                                          # (B·k, …)
     state, ptr, prev, done, fresh, hist, score = _beam_start(model, ctx, B, k, no_repeat)
     last, rows = ctx.n_slots - 1, torch.arange(B, device=dev)[:, None] * k      # (B·k,), (B, 1)
-    # the working set: images still in the batch (all of them until `compact` drops finished ones)
+    # the working set: images still in the batch (all of them until `drop_finished` drops finished ones)
     img, ar_k = torch.arange(B, device=dev), torch.arange(k, device=dev)
     ptr_all, score_all = ptr.clone(), score.clone()                              # frozen values of dropped images
     full = lambda x, fill: _spread(x, fill, img, B, k)                           # (Bw·k, …) -> (B·k, …)
     steps, traces, bps = [], [], []
     for _ in range(max_len):
-        keep = _drop_finished(done, ptr, score, img, ptr_all, score_all) if compact and img.shape[0] > 1 else None
+        keep = _drop_finished(done, ptr, score, img, ptr_all, score_all) if drop_finished and img.shape[0] > 1 else None
         if keep is not None:                                                     # drop the finished images' rows
             sel = (keep[:, None] * k + ar_k).view(-1)
             ctx, state, img, score = ctx.select(sel), tuple(s_[sel] for s_ in state), img[keep], score[keep]
@@ -509,18 +587,32 @@ class SlotWordCap(torch.nn.Module):
         return (*self.inner.init_state(ctx), z - 1, z)   # + the previous step's sub-role and its word count
 
     def step(self, prev_word, ptr, state, ctx)->tuple:
+        return self._capped(self.inner.step, prev_word, ptr, state, ctx)
+
+    def step_logits(self, prev_word, ptr, state, ctx)->tuple:
+        "`step` on the wrapped model's word scores (`step_scores`; the rules below read only argmaxes and bans)"
+        return self._capped(step_scores(self.inner), prev_word, ptr, state, ctx)
+
+    def _capped(self, step, prev_word, ptr, state, ctx)->tuple:
         *inner, last, n = state
-        wl, gate, inner, tr = self.inner.step(prev_word, ptr, tuple(inner), ctx)
+        wl, gate, inner, tr = step(prev_word, ptr, tuple(inner), ctx)
         n = torch.where(ptr == last, n + 1, torch.ones_like(n))          # words in this sub-role, this one included
         full = n >= self.max_words
         nonverb = ~ctx.slot_is_verb.gather(1, ptr.clamp(max=ctx.slot_is_verb.shape[1] - 1)[:, None])[:, 0]
         hard = n >= self.max_words + self.extra
-        full = full & ~(~hard & nonverb & self.no_end[wl.argmax(1)])    # the phrase is open ('a herd of'): wait a word
-        ban = (full & nonverb)[:, None] & self.no_end[None]                # the last word must close it
-        wl = wl.masked_fill(ban & (~ban & torch.isfinite(wl)).any(1, keepdim=True), float('-inf'))   # never every word
+        # only the rows at their limit are read and masked (a few per step), as dense (rows, V) work
+        wait = (full & ~hard & nonverb).nonzero()[:, 0]
+        if len(wait): full[wait] = ~self.no_end[wl[wait].argmax(1)]      # the phrase is open ('a herd of'): wait a word
+        rows = (full & nonverb).nonzero()[:, 0]                          # the last word must close it
+        if wl.requires_grad and (len(rows) or self.end_open): wl = wl.clone()
+        if len(rows):
+            sub, ban = wl[rows], self.no_end[None].expand(len(rows), -1)
+            wl[rows] = sub.masked_fill(ban & (~ban & torch.isfinite(sub)).any(1, keepdim=True), float('-inf'))  # never every word
         if self.end_open:            # nor may the caption end on an open phrase ('a cat is laying on top', 'a herd of')
-            stop = nonverb & self.no_end[prev_word] & (torch.isfinite(wl).sum(1) > 1)
-            wl[:, self.inner.eos_id] = wl[:, self.inner.eos_id].masked_fill(stop, float('-inf'))
+            cand = (nonverb & self.no_end[prev_word]).nonzero()[:, 0]
+            if len(cand):
+                stop = cand[torch.isfinite(wl[cand]).sum(1) > 1]
+                wl[stop, self.inner.eos_id] = float('-inf')
         if self.inner.has_gate: gate = shift_where(gate, full)
         return wl, gate, (*inner, ptr, n), tr
 
@@ -603,10 +695,10 @@ class _Rollout(nn.Module):
     def forward(self, *xs):
         ctx = self.model.prepare(SlotContext(zip(self.keys, xs[:len(self.keys)])))
         if self.kind == 'greedy':
-            return (_rollout(self.model, ctx, self.max_len, _greedy_pick(self.model), self.complete, stop_early=False).words,)
+            return (_rollout(self.model, ctx, self.max_len, _greedy_pick(self.model), self.complete, drop_finished=False).words,)
         if self.n > 1: ctx = ctx.expand(self.n)
         d = _rollout(self.model, ctx, self.max_len, _sampler(self.temperature, xs[len(self.keys):]), self.complete,
-                     stop_early=False)
+                     drop_finished=False)
         return d.words, d.word_logp, d.gate_logp, d.mask
 
 # %% ../nbs/13a_decoding.ipynb #805d7a6a
