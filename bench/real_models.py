@@ -21,6 +21,7 @@ from common import CACHE
 
 HOME = CACHE/'real_models'
 EPOCHS = 3
+VERSION = 2   # bumped when the captioners change (2: the `ours` preset's `last_slot`): older caches are not reused
 # name -> (model, preset, extra train_captioner options): Table 1's `paper` rows with the sweep's `fast` setting, and
 # the `ours`-preset captioner with the notebook's own options
 MODELS = {'ours': ('ours', 'paper', dict(lr_xe=3e-3, dropout=0.3)),
@@ -51,7 +52,7 @@ def trained(name:str, epochs:int=EPOCHS)->Path:
     from vsr_cic.captioning import train_captioner
     from vsr_cic.protocol import PRESET_TRAINING
     model, preset, extra = MODELS[name]
-    out = HOME/f'{name}_xe{epochs}'
+    out = HOME/f'{name}_xe{epochs}_v{VERSION}'
     if (out/'model.pt').exists() and (out/'metrics.json').exists(): return out
     kw = dict(data_dir=str(corpus()), out_dir=str(out), model=model, preset=preset, epochs_xe=epochs, epochs_rl=0,
               batch_size=64, lr_decay=0.8, hidden=128, min_freq=5, beam=1, bucket=True, precompute=True,

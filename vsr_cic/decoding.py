@@ -50,7 +50,8 @@ def joint_argmax(word_logp:torch.Tensor, # (N, V)
     e = word_logp[:, eos_id].clone()                                             # `<eos>` takes gate 0 for free
     x = word_logp.detach().clone() if word_logp.requires_grad else word_logp     # (never in place where autograd looks)
     x[:, eos_id] = float('-inf')
-    w = x.argmax(1)                                  # the best other word (first maximum): one read of (N, V), no copy
+    w = x.max(1).indices                             # the best other word (first maximum): one read of (N, V), no copy
+                                                     # (`max` over a dim: about 3x faster than `argmax` on a CPU)
     x[:, eos_id] = e                                                             # restored, bit for bit
     lw = word_logp.gather(1, w[:, None])[:, 0]                                   # its own log-prob
     best = lw + c                                                                # its joint log-prob with that gate
@@ -89,11 +90,31 @@ def repeat_ids(hist:torch.Tensor, # (N, L) the last L words said, oldest first (
         cols.append(torch.where(ok, hist[:, L - n], torch.full_like(hist[:, 0], fill)))
     return torch.stack(cols, 1)
 
-def _allow_any(ctx:SlotContext)->torch.Tensor|None:
-    "(B, K) bool: the slots with an `allowed_words` row, computed once per batch (kept in the context)"
+def _allowed_ids(ctx:SlotContext)->tuple|None:
+    "`allowed_words` as word ids: (B, K) bool (the slot has a row) and (B, K, A) ids, -1 padded; once per batch (kept in the context)"
     if 'allowed_words' not in ctx: return None
-    if 'allow_any' not in ctx: ctx['allow_any'] = ctx.allowed_words.any(-1)
-    return ctx['allow_any']
+    if 'allow_ids' not in ctx:
+        aw = ctx.allowed_words                                                   # (B, K, V) bool
+        n = aw.sum(-1)                                                           # (B, K)
+        b, k, v = aw.nonzero().unbind(1)                                         # row-major: each slot's ids together
+        start = (n.flatten().cumsum(0) - n.flatten())[b * aw.shape[1] + k]
+        ids = torch.full((*aw.shape[:2], max(int(n.max()), 1)), -1, dtype=torch.long, device=aw.device)
+        ids[b, k, torch.arange(len(v), device=aw.device) - start] = v
+        ctx['allow_any'], ctx['allow_ids'] = n > 0, ids
+    return ctx['allow_any'], ctx['allow_ids']
+
+def _restricted_rules(model, wl, ids, eos_ok, hist, no_unk, fresh)->torch.Tensor:
+    "`_dense_rules` of rows whose slot allows only `ids` (n, A) (-1: none), on those few columns: the rows' new scores (n, V)"
+    neg, eos = float('-inf'), model.eos_id
+    vals = wl.gather(1, ids.clamp(min=0))                                        # (n, A)
+    base = (ids < 0) | (ids == model.pad_id) | (ids == model.bos_id)
+    if eos_ok is not None: base = base | ((ids == eos) & ~eos_ok[:, None])
+    if fresh is not None: base = base | ((ids == eos) & fresh[:, None])          # `<eos>` of a restricted row: not before its word
+    more = base
+    if hist is not None: more = more | (ids[:, :, None] == repeat_ids(hist, -2)[:, None]).any(-1)
+    if no_unk: more = more | (ids == UNK_ID)
+    ban = torch.where(more.all(1, keepdim=True), base, more)                     # never where it would leave no word
+    return torch.full_like(wl, neg).scatter(1, ids.clamp(min=0), vals.masked_fill(ban, neg))
 
 def _dense_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor:
     "The decoding rules as one (N, V) mask (CUDA, where captured graphs hold it; and the rows a slot restricts)"
@@ -116,12 +137,12 @@ def _sparse_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tenso
     if wl.requires_grad: wl = wl.clone()                 # (a wrapper's scores may be a log-softmax autograd still needs)
     rows = None
     if 'allowed_words' in ctx:                                                   # verb-slot rows under `allowed_words`
+        any_, ids = _allowed_ids(ctx)
         n = torch.arange(ptr.shape[0], device=ptr.device)
-        rows = _allow_any(ctx)[n, ptr].nonzero()[:, 0]
-        if len(rows):
-            sub = SlotContext(allowed_words=ctx.allowed_words[rows])            # their slots' rows, their own rules
-            kept = _dense_rules(model, wl[rows], ptr[rows], sub, None if eos_ok is None else eos_ok[rows],
-                                None if hist is None else hist[rows], no_unk, None if fresh is None else fresh[rows])
+        rows = any_[n, ptr].nonzero()[:, 0]
+        if len(rows):                                                            # their few allowed words, their own rules
+            sel = lambda x: None if x is None else x[rows]
+            kept = _restricted_rules(model, wl[rows], ids[n[rows], ptr[rows]], sel(eos_ok), sel(hist), no_unk, sel(fresh))
         else: rows = None
     neg = float('-inf')
     wl[:, model.pad_id] = neg
@@ -602,16 +623,19 @@ class SlotWordCap(torch.nn.Module):
         hard = n >= self.max_words + self.extra
         # only the rows at their limit are read and masked (a few per step), as dense (rows, V) work
         wait = (full & ~hard & nonverb).nonzero()[:, 0]
-        if len(wait): full[wait] = ~self.no_end[wl[wait].argmax(1)]      # the phrase is open ('a herd of'): wait a word
+        if len(wait): full[wait] = ~self.no_end[wl[wait].max(1).indices] # the phrase is open ('a herd of'): wait a word
         rows = (full & nonverb).nonzero()[:, 0]                          # the last word must close it
         if wl.requires_grad and (len(rows) or self.end_open): wl = wl.clone()
+        # a captioner's own scores are all finite: "never every word" holds without reading them (a wrapper's may not be)
+        raw = isinstance(self.inner, ControllableCaptioner) and int((~self.no_end).sum()) > 1
         if len(rows):
             sub, ban = wl[rows], self.no_end[None].expand(len(rows), -1)
-            wl[rows] = sub.masked_fill(ban & (~ban & torch.isfinite(sub)).any(1, keepdim=True), float('-inf'))  # never every word
+            wl[rows] = (sub.masked_fill(ban, float('-inf')) if raw else                     # never every word
+                        sub.masked_fill(ban & (~ban & torch.isfinite(sub)).any(1, keepdim=True), float('-inf')))
         if self.end_open:            # nor may the caption end on an open phrase ('a cat is laying on top', 'a herd of')
             cand = (nonverb & self.no_end[prev_word]).nonzero()[:, 0]
             if len(cand):
-                stop = cand[torch.isfinite(wl[cand]).sum(1) > 1]
+                stop = cand if raw else cand[torch.isfinite(wl[cand]).sum(1) > 1]
                 wl[stop, self.inner.eos_id] = float('-inf')
         if self.inner.has_gate: gate = shift_where(gate, full)
         return wl, gate, (*inner, ptr, n), tr

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import torch
 import torch.nn.functional as F
-from .captioner import ControllableCaptioner, RoleShiftCaptioner, SlotContext, stack_steps, PAD_ID
+from .captioner import ControllableCaptioner, RoleShiftCaptioner, SlotContext, stack_steps, PAD_ID, MASK_LOGIT, SHIFT, shift_where
 
 # %% auto #0
 __all__ = ['FastStep', 'FastRoleShiftCaptioner', 'with_fast_step', 'compile_step', 'pad_inputs', 'compile_loss']
@@ -59,17 +59,27 @@ class FastStep:
         ctx['x_static'] = F.linear(ctx.global_feat, W[:, e:e + d], bias)                 # (B, G)
         if self.use_roles: ctx['x_slot'] = F.linear(ctx.slot_emb, W[:, e + d + H:])      # (B, K, G)
         ctx['x_weights'] = (W[:, :e], torch.cat([W[:, e + d:e + d + H], U], 1))          # word; [h²_{t-1}, h¹_{t-1}]
+        ctx['slot_cat'] = torch.cat([ctx.regions, ctx.reg_proj], -1)                     # (B, K, R, d + A): one gather a step
         return ctx
+
+    def _slot_rows(self, ptr, ctx:SlotContext)->tuple:
+        "Decoding: each row's current slot as rows of the flattened (B·K, …) tensors: its x_t term and its regions, keys and mask"
+        B, K = ctx.slot_role.shape
+        fi = torch.arange(B, device=ptr.device) * K + ptr                                # (B,) (index_select: no 2-D indexing)
+        R, d = ctx.regions.shape[2:]
+        sc = ctx.slot_cat.view(B * K, R, -1).index_select(0, fi)                         # (B, R, d + A)
+        slot = sc[..., :d], sc[..., d:], ctx.region_mask.view(B * K, R).index_select(0, fi)
+        return (ctx.x_slot.view(B * K, -1).index_select(0, fi) if self.use_roles else None), slot
 
     def step_hidden(self, prev_word, ptr, state, ctx:SlotContext,
                     pre:tuple|None=None)->tuple: # this step's `step_terms` (teacher forcing), None: computed here
         "The reference `step_hidden`: LSTM₁'s gates and both sentinel gates from one stacked product, then `attend_lstm2`"
         h1, m1, h2, _ = state
         if pre is None:
-            b = torch.arange(ptr.shape[0], device=ptr.device)
+            xs, slot = self._slot_rows(ptr, ctx)
             x = ctx.x_static + _word_term(self, prev_word, ctx.x_weights[0])
-            if self.use_roles: x = x + ctx.x_slot[b, ptr]
-            pre = x, (ctx.regions[b, ptr], ctx.reg_proj[b, ptr], ctx.region_mask[b, ptr])
+            if xs is not None: x = x + xs
+            pre = x, slot
         H, (x, slot) = self.hidden, pre
         z = x + F.linear(torch.cat([h2, h1], 1), ctx.x_weights[1])    # (B, G): LSTM₁'s i f g o, then the sentinels'
         i, f, g, o = z[:, :4 * H].chunk(4, 1)
@@ -78,6 +88,29 @@ class FastStep:
         h1n, sr_v = torch.sigmoid(o) * tm, torch.sigmoid(z[:, 4 * H:5 * H]) * tm       # h¹_t (Eq. 7), sr^v_t (supp. Eq. 12)
         sr_g = torch.sigmoid(z[:, 5 * H:]) * tm if self.has_gate else None               # sr^g_t (supp. Eq. 9)
         return self.attend_lstm2(h1n, m1n, sr_v, sr_g, slot, ptr, state, ctx)
+
+    def attend_lstm2(self, h1n, m1n, sr_v, sr_g, slot:tuple, ptr, state, ctx)->tuple:
+        "The reference `attend_lstm2` in fewer, larger operations: the regions' and both sentinels' attention logits in one pass, c_t's region sum as one product"
+        at, (regions, reg_proj, mask) = self.attn, slot                  # (B, R, d), (B, R, A), (B, R)
+        R, q = mask.shape[1], at.W_g(h1n)                                # q: (B, A)
+        keys = [reg_proj]                                                # z = w_h tanh(key + q) for every key at once
+        if at.visual_sentinel: keys.append(at.W_ss(sr_v)[:, None])
+        if sr_g is not None: keys.append(at.W_sg(sr_g)[:, None])
+        z = at.w_h(torch.tanh(torch.cat(keys, 1) + q[:, None]))[..., 0]  # (B, R [+ 1] [+ 1])
+        z_r = z[:, :R].masked_fill(~mask, MASK_LOGIT)
+        if at.visual_sentinel:
+            att = torch.softmax(torch.cat([z_r, z[:, R:R + 1]], 1), 1)   # (B, R+1)
+            a_r, a_v = att[:, :R], att[:, R]
+            c = a_v[:, None] * at.sent_to_feat(sr_v) + torch.bmm(a_r[:, None], regions)[:, 0]   # (B, d)
+        else:
+            a_r = torch.softmax(z_r, 1)
+            a_v, c = torch.zeros_like(a_r[:, 0]), torch.bmm(a_r[:, None], regions)[:, 0]
+        if sr_g is None: gate = torch.stack([torch.zeros_like(a_v), torch.full_like(a_v, float('-inf'))], 1)
+        else: gate = torch.log_softmax(torch.stack([torch.logsumexp(z_r, 1), z[:, -1]], 1), 1)
+        if self.verb_shift == 'one_word' and self.has_gate: gate = shift_where(gate, self.forced_shift(ptr, ctx))
+        h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), state[2:])       # h²_t = LSTM₂(h²_{t-1}, [h¹_t; c_t])
+        h = self.drop(h2n) if self.region_words is None else self.drop(h2n) + self.region_words(c)
+        return h, gate, (h1n, m1n, h2n, m2n), dict(alpha_r=a_r, alpha_v=a_v, alpha_g=gate[:, SHIFT].exp())
 
     def step_terms(self, words:torch.Tensor, # (B, T-1) the fed words y_0 … y_{T-2}
                    ptrs:torch.Tensor,        # (B, T-1) the slot of each generated word
