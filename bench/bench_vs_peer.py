@@ -80,7 +80,7 @@ class Peer:
         import torch
         self.model.eval()
         with torch.no_grad():
-            return self.model(x['fc'], x['att'], x['att_masks'], opt={'sample_method': 'greedy', 'beam_size': beam}, mode='sample')
+            return self.model(x['fc'], x['att'], x['att_masks'], opt={'sample_method': 'greedy', 'beam_size': beam, 'sample_n': 1}, mode='sample')
 
 def _ours_fns(net, cd, opts:dict, preset:str):
     "Our XE step, self-critical step, greedy and beam 5 of one prepared batch, as the runs call them"

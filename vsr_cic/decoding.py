@@ -113,7 +113,7 @@ def _restricted_rules(model, wl, ids, eos_ok, hist, no_unk, fresh)->torch.Tensor
     more = base
     if hist is not None: more = more | (ids[:, :, None] == repeat_ids(hist, -2)[:, None]).any(-1)
     if no_unk: more = more | (ids == UNK_ID)
-    ban = torch.where(more.all(1, keepdim=True), base, more)                     # never where it would leave no word
+    ban = torch.where((more | torch.isneginf(vals)).all(1, keepdim=True), base, more)   # never where it would leave no word
     return torch.full_like(wl, neg).scatter(1, ids.clamp(min=0), vals.masked_fill(ban, neg))
 
 def _dense_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor:
@@ -129,7 +129,7 @@ def _dense_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor
     if hist is not None or no_unk:                                               # never where it would leave no word
         more = ban | repeat_ban(hist, wl.shape[1]) if hist is not None else ban.clone()
         if no_unk: more[:, UNK_ID] = True
-        ban = torch.where(more.all(1, keepdim=True), ban, more)
+        ban = torch.where((more | torch.isneginf(wl)).all(1, keepdim=True), ban, more)   # (scores a wrapper banned count)
     return wl.masked_fill(ban, float('-inf'))
 
 def _sparse_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor:
@@ -145,11 +145,22 @@ def _sparse_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tenso
             kept = _restricted_rules(model, wl[rows], ids[n[rows], ptr[rows]], sel(eos_ok), sel(hist), no_unk, sel(fresh))
         else: rows = None
     neg = float('-inf')
+    # the entries written below, as they were: a row these writes leave without a word (a wrapper's step may have
+    # banned most words already) is put back and ruled densely, with "never every word"
+    cols = torch.tensor([model.pad_id, model.bos_id, model.eos_id, UNK_ID], device=wl.device).expand(len(wl), 4)
+    if hist is not None: cols = torch.cat([cols, repeat_ids(hist, model.pad_id)], 1)
+    was = wl.gather(1, cols)
     wl[:, model.pad_id] = neg
     wl[:, model.bos_id] = neg
-    if no_unk: wl[:, UNK_ID] = neg          # (an unrestricted row keeps thousands of words: never "no word left")
+    if no_unk: wl[:, UNK_ID] = neg
     if eos_ok is not None: wl[:, model.eos_id] = wl[:, model.eos_id].masked_fill(~eos_ok, neg)
-    if hist is not None: wl.scatter_(1, repeat_ids(hist, model.pad_id), neg)
+    if hist is not None: wl.scatter_(1, cols[:, 4:], neg)
+    empty = torch.isneginf(wl.amax(1)).nonzero()[:, 0]                           # (one read of (N, V))
+    if len(empty):
+        sel = lambda x: None if x is None else x[empty]
+        orig = wl[empty].scatter(1, cols[empty], was[empty])
+        sub = SlotContext(allowed_words=ctx.allowed_words[empty]) if 'allowed_words' in ctx else {}
+        wl[empty] = _dense_rules(model, orig, ptr[empty], sub, sel(eos_ok), sel(hist), no_unk, sel(fresh))
     if rows is not None: wl[rows] = kept
     return wl
 
@@ -161,10 +172,7 @@ def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.T
                                                     #   row's `<eos>` waits for one (a verb slot ends only after its verb)
     "`model.step` with `<pad>`/`<bos>` banned, `<eos>` banned where not `eos_ok`, words restricted to the slot's `allowed_words` row (if any), renormalised"
     wl, gl, state, tr = step_scores(model)(prev, ptr, state, ctx)               # (N, V) scores, (N, 2) gate log-probs
-    # an unrestricted row loses at most <pad>, <bos>, <eos>, <unk> and one word per n-gram length: with more words
-    # than that it always keeps one, and the sparse rules need no "never every word" check
-    sparse = wl.device.type == 'cpu' and wl.shape[1] > 4 + REPEAT_NGRAM
-    rules = _sparse_rules if sparse else _dense_rules
+    rules = _sparse_rules if wl.device.type == 'cpu' else _dense_rules
     return torch.log_softmax(rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh), 1), gl, state, tr
 
 
