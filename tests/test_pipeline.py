@@ -129,10 +129,10 @@ def test_ablation_notebook(tiny, tmp_path):
     assert [r['row'] for r in m['rows']] == ['paper, verb-blind', 'paper', '+ role_emb', '+ complete (decoding)', 'ours']
     assert all(r['seeds'] == [0, 1] and r['CIDEr-D'] is not None and r['CIDEr-D_sd'] is not None for r in m['rows'])
     dec = {r['row']: r['decoded_with'] for r in m['rows']}
-    assert dec['paper'] == {'role_emb': False, 'complete': False, 'constrain_verbs': True}   # the official code's verb channel
+    assert dec['paper'] == {'role_emb': False, 'complete': False, 'constrain_verbs': True, 'last_slot': False}   # the official code's verb channel
     assert dec['paper, verb-blind'] == {'role_emb': False, 'complete': False, 'constrain_verbs': False}
     assert dec['+ complete (decoding)']['complete'] and not dec['+ complete (decoding)']['role_emb']
-    assert dec['ours'] == {'role_emb': True, 'complete': True, 'constrain_verbs': True}
+    assert dec['ours'] == {'role_emb': True, 'complete': True, 'constrain_verbs': True, 'last_slot': True}
     assert '± ' in (out/'table.md').read_text()
     div = m['diversity']   # Table 2 of the ablation: Ours' k captions under every row, both seeds
     assert [r['row'] for r in div['rows']] == [r['row'] for r in m['rows']] and {r['captions'] for r in div['rows']} == {2}

@@ -14,7 +14,7 @@ def test_train_captioner_smoke(tmp_path):
     assert m['model'] == 'ours' and m['epochs'] == {'xe': 1, 'rl': 1} and m['train_seconds'] > 0
     assert m['n_test'] > 0 and isinstance(m['test']['CIDEr-D'], float)
     assert m['test']['SPICE'] is None or isinstance(m['test']['SPICE'], float)
-    assert m['preset'] == 'ours' and m['options'] == {'role_emb': True, 'complete': True, 'constrain_verbs': True}   # the default
+    assert m['preset'] == 'ours' and m['options'] == {'role_emb': True, 'complete': True, 'constrain_verbs': True, 'last_slot': True}   # the default
     for f in ('model.pt', 'curves.png', 'samples.txt', 'ckpt/xe/last.pt', 'ckpt/rl/last.pt'):
         assert (out/f).exists(), f
     print(f"smoke run took {time.time() - t:.0f} s")   # reported, not asserted: speed belongs to bench/
