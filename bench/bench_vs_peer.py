@@ -11,8 +11,9 @@ open-phrase rule, `no_repeat`, `no_unk`). The peer: the same batch as its inputs
 regions as `att_feats` with their mask, the caption as labels, cut at its 16 words as its preprocessing does) and an
 `UpDownModel` of the same width; `LossWrapper` with `sc_flag` for its self-critical step (its greedy baseline, one
 sample, its CIDEr-D with document frequencies of the same training captions) + backward + Adam, `_sample` greedy and
-beam 5. The peer is timed untrained: its rollouts have a fixed cap of 16 words and a batch runs until its slowest
-caption ends, which for 64 captions of about 10 words is the cap, trained or not.
+beam 5. The peer is trained too, by its own `LossWrapper` and Adam (its default lr 5e-4), for as many epochs of the
+same bucketed batches as ours had (cached in runs/bench_cache/real_models/): an untrained peer ends every caption
+at its first step (its `<eos>` is token 0), which would time nothing.
 
 Paper shape (`--shape paper`): width 512, 36 regions x 2048-d (ours: K=4 slots x R=9, slot 1 the verb, `feat_proj=512`,
 `precompute=True`), vocabulary 10,000, batch 50, 16 words, random inputs, both untrained: XE step, greedy, beam 5.
@@ -62,6 +63,15 @@ class Peer:
         self.model, self.lw, self.opt_ns = make_peer(self.p, vocab, feat_dim, width, PEER_WORDS, seed)
         self.opt = torch.optim.Adam(self.model.parameters(), 5e-4)
         if train_refs is not None: init_reward(self.p, train_refs)
+
+    def fit(self, batches, path:Path):
+        "Train on `batches` (peer inputs) with its own loss and optimiser, once; the weights are cached at `path`"
+        import torch
+        if path.exists(): self.model.load_state_dict(torch.load(path)); return
+        t, n = time.time(), 0
+        for x in batches: self.xe(x); n += 1
+        torch.save(self.model.state_dict(), path)
+        print(f"peer: {n} XE steps in {time.time() - t:.0f} s -> {path}", flush=True)
 
     def xe(self, x):
         import torch
@@ -147,13 +157,18 @@ def working(models=('ours', 'ours_preset'), n_batches:int=6, rounds:int=3, epoch
         refs = {}
         for ex in tr.examples: refs.setdefault(ex['image_id'], []).append([w for w in ex['words'][1:-1]])
         peer = Peer(cd.vocab_size, cd.feat_dim, 128, list(refs.values()))
+        train = [b for e in range(epochs) for b in EpochBatchSampler(len(tr), 64, seed=0, lengths=L, pool=50).batches(e)]
+        peer.fit((peer_inputs(prepare_batch(tr.collate([tr[i] for i in b]), 'cpu')) for b in train),
+                 rm.HOME/f'peer_w128_xe{epochs}_v{rm.VERSION}.pt')
+        peer.opt = torch.optim.Adam(peer.model.parameters(), 5e-5)                # (the timed steps: a fresh optimiser)
+        n_words = [int((x != 0).sum()) for x in peer.decode(pbs[0], 1)[0]]
         fo = _ours_fns(net, cd, info['options'], info.get('preset') or 'paper')
         fp = {'xe': peer.xe, 'scst': peer.scst, 'greedy': lambda x: peer.decode(x, 1), 'beam5': lambda x: peer.decode(x, 5)}
         if quick: fo, fp = {k: fo[k] for k in ('xe', 'greedy')}, {k: fp[k] for k in ('xe', 'greedy')}
         for k in fo: fo[k](obs[0]); fp[k](pbs[0])                                # warm-up (allocator, Adam state)
         out[name] = {'rows': _interleave(fo, fp, list(zip(obs, pbs)), rounds), 'run': str(run), 'preset': info.get('preset'),
                      'val_CIDEr-D': info.get('val_cider'), 'cap': cd.max_len, 'batch': 64, 'batches': n_batches, 'rounds': rounds,
-                     'mean_caption_words': sum(L) / len(L) - 2}
+                     'mean_caption_words': sum(L) / len(L) - 2, 'peer_greedy_words': sum(n_words) / len(n_words)}
     return out
 
 def paper(n_batches:int=2, rounds:int=3, quick:bool=False)->dict:
@@ -202,7 +217,8 @@ if __name__ == '__main__':
     if 'working' in a.shape:
         res['working'] = working(a.models, nb, nr, a.epochs, a.quick)
         for m, r in res['working'].items():
-            print(table(f"working shape, {m} ({r['preset']} preset, val CIDEr-D {r['val_CIDEr-D']}, cap {r['cap']}): "
+            print(table(f"working shape, {m} ({r['preset']} preset, val CIDEr-D {r['val_CIDEr-D']:.3f}, cap {r['cap']}, "
+                        f"peer's greedy captions {r['peer_greedy_words']:.1f} words): "
                         f"{r['batches']} batches of 64 x {r['rounds']} rounds", r['rows']), flush=True)
     if 'paper' in a.shape:
         res['paper'] = paper(max(nb // 3, 1), nr, a.quick)

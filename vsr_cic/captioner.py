@@ -372,7 +372,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
         self.drop, self.out = nn.Dropout(dropout), nn.Linear(hidden, vocab_size)   # FC_b
         self.region_words = nn.Linear(d, hidden, bias=False) if region_words else None
         # (created last: a seeded model without it draws the same initial weights as before)
-        self.last_embed = nn.Embedding(2, re_dim) if (last_slot and use_roles) else None
+        self.last_embed = nn.Embedding(2, re_dim, padding_idx=0) if (last_slot and use_roles) else None   # 1: the last
 
     def init_state(self, ctx:SlotContext)->tuple:
         z = ctx.global_feat.new_zeros(ctx.batch_size, self.hidden)

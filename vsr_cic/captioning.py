@@ -495,6 +495,8 @@ class _Run:
     say: object            # print on rank 0 with progress, else nothing
     spent: dict            # training seconds per stage (accumulated over resumed calls)
     stepped: int = 0       # optimiser steps this call made, both stages (`trained_commit`)
+    stopped: dict|None = None  # why each stage ended ({'xe', 'rl'}: 'plateau' | 'cap'), from `fit`
+    kept: dict|None = None     # each stage's best epoch
     @property
     def main(self)->bool: return self.env.rank == 0
     def clock(self, stage:str, t:float):
@@ -691,10 +693,12 @@ def _test_and_report(r:_Run, xe, rl_hist:list, best_val:float, stage:str, train_
     n_rl = max([e['epoch'] for e in rl_hist if e['kind'] == 'eval'] + [0])
     keys = ('hidden', 'batch_size', 'lr_xe', 'lr_rl', 'seed', 'dropout', 'epochs_xe', 'epochs_rl', 'rl_samples',
             'verb_shift',
-            'preset', 'lr_decay_rl', 'ungrounded', 'min_freq', 'bucket')
+            'preset', 'lr_decay_rl', 'ungrounded', 'min_freq', 'bucket', 'patience', 'lr_step', 'lr_decay')
     config = {**{k: getattr(j, k) for k in keys}, **r.opts, 'device': str(r.dev), 'threads': j.threads, 'amp': j.amp,
               **{k: v for k, v in model_cfg.items() if isinstance(v, (int, float, str, bool))}}
     metrics_out = {'model': j.model, 'preset': j.preset, 'options': r.opts, 'epochs': {'xe': n_xe, 'rl': n_rl},
+                   # why each stage ended ('plateau': patience ran out; 'cap': its last epoch) and its best epoch
+                   'stopped': r.stopped, 'kept_epoch': r.kept,
                    'train_seconds': round(train_seconds, 1),
                    'stage_seconds': {k: round(v, 1) for k, v in r.spent.items()},
                    'total_seconds': round(time.time() - t_start, 1), 'selected': stage,
@@ -723,12 +727,14 @@ def train_captioner(*args, **kwargs)->dict:
     xe, used = _train_xe(r)
     r.stepped = used
     if not xe.done and xe.epoch < job.epochs_xe: return {**result, 'interrupted': 'xe', 'step': xe.step}
+    r.stopped, r.kept = {'xe': xe.stopped, 'rl': None}, {'xe': xe.best_epoch, 'rl': None}   # (`fit`: from the history)
     rl_hist, rl_best = [], None
     if job.epochs_rl > 0:
         if job.stop_after is not None and used >= job.stop_after: return {**result, 'interrupted': 'rl', 'step': 0}
         rl = _train_rl(r, used)
         if not rl.done and rl.epoch < job.epochs_rl: return {**result, 'interrupted': 'rl', 'step': rl.step}
         rl_hist, rl_best = rl.history, rl.best
+        r.stopped['rl'], r.kept['rl'] = rl.stopped, rl.best_epoch
     train_seconds = r.spent['xe'] + r.spent['rl']
     # training is over: the selection, test and files are rank 0's
     cleanup_distributed()
