@@ -16,7 +16,9 @@ same bucketed batches as ours had (cached in runs/bench_cache/real_models/): an 
 at its first step (its `<eos>` is token 0), which would time nothing.
 
 Paper shape (`--shape paper`): width 512, 36 regions x 2048-d (ours: K=4 slots x R=9, slot 1 the verb, `feat_proj=512`,
-`precompute=True`), vocabulary 10,000, batch 50, 16 words, random inputs, both untrained: XE step, greedy, beam 5.
+`precompute=True`), vocabulary 10,000, batch 50, 16 words, random inputs, both untrained and unable to end (their `<eos>`
+logit biased by -1e4: an untrained model ends at a random step), so greedy and beam 5 run all 16 steps: the cost of a
+step at the paper's size.
 
 Timing: interleaved (for each round and batch, ours and the peer back to back, the order alternating), CPU time of
 this process (robust to other jobs on a shared machine) and wall time; per measure the median over rounds of each
@@ -183,6 +185,8 @@ def paper(n_batches:int=2, rounds:int=3, quick:bool=False)->dict:
                          feat_proj=WIDTH, precompute=True)
     opt = torch.optim.Adam(net.parameters(), 5e-4)
     peer = Peer(VOCAB, FEAT_D, WIDTH)
+    with torch.no_grad():   # untrained models on random inputs: neither may end, so both decode all 16 words
+        net.out.bias[net.eos_id] = -1e4; peer.model.logit.bias[0] = -1e4
     obs = [peer_controls(B, seed=s) for s in range(n_batches)]
     pbs = []
     for c in obs:

@@ -94,13 +94,19 @@ def _allowed_ids(ctx:SlotContext)->tuple|None:
     "`allowed_words` as word ids: (B, K) bool (the slot has a row) and (B, K, A) ids, -1 padded; once per batch (kept in the context)"
     if 'allowed_words' not in ctx: return None
     if 'allow_ids' not in ctx:
-        aw = ctx.allowed_words                                                   # (B, K, V) bool
-        n = aw.sum(-1)                                                           # (B, K)
-        b, k, v = aw.nonzero().unbind(1)                                         # row-major: each slot's ids together
-        start = (n.flatten().cumsum(0) - n.flatten())[b * aw.shape[1] + k]
-        ids = torch.full((*aw.shape[:2], max(int(n.max()), 1)), -1, dtype=torch.long, device=aw.device)
-        ids[b, k, torch.arange(len(v), device=aw.device) - start] = v
-        ctx['allow_any'], ctx['allow_ids'] = n > 0, ids
+        aw = ctx.allowed_words.contiguous()                                      # (B, K, V) bool
+        B, K, V = aw.shape
+        # (on a CPU a bool `any`, `sum` or `nonzero` over (B, K, V) costs ~50x a uint8 `amax`: only the restricted
+        # slots' rows are read)
+        any_ = aw.view(torch.uint8).amax(-1).bool()                              # (B, K)
+        slots = any_.flatten().nonzero()[:, 0]
+        r, v = aw.view(B * K, V)[slots].nonzero().unbind(1)                      # row-major: each slot's ids together
+        g = slots[r]
+        n = torch.bincount(g, minlength=B * K)                                   # ids per slot
+        start = (n.cumsum(0) - n)[g]
+        ids = torch.full((B * K, max(int(n.max()) if len(n) else 1, 1)), -1, dtype=torch.long, device=aw.device)
+        ids[g, torch.arange(len(v), device=aw.device) - start] = v
+        ctx['allow_any'], ctx['allow_ids'] = any_, ids.view(B, K, -1)
     return ctx['allow_any'], ctx['allow_ids']
 
 def _restricted_rules(model, wl, ids, eos_ok, hist, no_unk, fresh)->torch.Tensor:
@@ -489,6 +495,7 @@ def beam_search(model:ControllableCaptioner,
     "Joint word × gate beam search, vectorised over batch × beam, with frozen finished beams"
     if beam_size < 1: raise ValueError(f"beam_size must be >= 1, got {beam_size}")
     ctx0 = model.encode(**controls)
+    if ctx0.device.type == 'cpu': _allowed_ids(ctx0)                             # (once per image, before the beams)
     B, k, dev = ctx0.batch_size, beam_size, ctx0.device
     ctx = ctx0.expand(k)                                                          # (B·k, …)
     state, ptr, prev, done, fresh, hist, score = _beam_start(model, ctx, B, k, no_repeat)
