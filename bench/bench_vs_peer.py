@@ -97,10 +97,10 @@ class Peer:
 def _ours_fns(net, cd, opts:dict, preset:str):
     "Our XE step, self-critical step, greedy and beam 5 of one prepared batch, as the runs call them"
     import torch
-    from vsr_cic.captioning import xe_step_fn, scst_step_fn, CiderReward, prepare_batch, controls_of
+    from vsr_cic.captioning import xe_step_fn, scst_step_fn, CiderReward, prepare_batch, controls_of, adam
     from vsr_cic.decoding import greedy_decode, beam_search, SlotWordCap, slot_word_limit, slot_end_mask
     tr = cd.splits['train']
-    opt = torch.optim.Adam(net.parameters(), 5e-5)
+    opt = adam(net, 5e-5)                                                       # the trainer's optimiser
     xe, reward = xe_step_fn(net, 'cpu'), CiderReward(tr, net.eos_id)
     sc = scst_step_fn(net, reward, 'cpu', cd.max_len, n=1, cd=cd, constrain=opts['constrain_verbs'], complete=opts['complete'])
     rules = dict(complete=opts['complete'])
@@ -183,7 +183,8 @@ def paper(n_batches:int=2, rounds:int=3, quick:bool=False)->dict:
     torch.manual_seed(0)
     net = make_captioner('ours', VOCAB, FEAT_D, hidden=WIDTH, emb=WIDTH, att=WIDTH, verb_shift='one_word',
                          feat_proj=WIDTH, precompute=True)
-    opt = torch.optim.Adam(net.parameters(), 5e-4)
+    from vsr_cic.captioning import adam
+    opt = adam(net, 5e-4)
     peer = Peer(VOCAB, FEAT_D, WIDTH)
     with torch.no_grad():   # untrained models on random inputs: neither may end, so both decode all 16 words
         net.out.bias[net.eos_id] = -1e4; peer.model.logit.bias[0] = -1e4

@@ -13,11 +13,13 @@ __all__ = ['FastStep', 'FastRoleShiftCaptioner', 'with_fast_step', 'compile_step
 
 # %% ../nbs/13b_fast_captioner.ipynb #00000006
 def _stack_x_weights(m:RoleShiftCaptioner)->tuple:
-    "W (G, x_dim), U (G, H), bias (G,): LSTM₁'s input / recurrent weights and biases, then the sentinel gates' (G = 4H + H (+ H))"
+    "W (G, x_dim), U (G, H), bias (G,): rows of LSTM₁'s gates i, f, o, the sentinel gates' (visual, sub-role), then LSTM₁'s g (G = 4H + H (+ H)): every sigmoid in one block"
     gates = [(m.W_is, m.W_hs)] + ([(m.W_ig, m.W_hg)] if m.has_gate else [])
-    W = torch.cat([m.lstm1.weight_ih] + [wi.weight for wi, _ in gates])
-    U = torch.cat([m.lstm1.weight_hh] + [wh.weight for _, wh in gates])
-    return W, U, torch.cat([m.lstm1.bias_ih + m.lstm1.bias_hh] + [wi.bias for wi, _ in gates])
+    order = lambda w: (lambda i, f, g, o: [i, f, o])(*w.split(m.hidden)), lambda w: w.split(m.hidden)[2]
+    rows = lambda lstm, sent: torch.cat(order[0](lstm) + sent + [order[1](lstm)])
+    W = rows(m.lstm1.weight_ih, [wi.weight for wi, _ in gates])
+    U = rows(m.lstm1.weight_hh, [wh.weight for _, wh in gates])
+    return W, U, rows(m.lstm1.bias_ih + m.lstm1.bias_hh, [wi.bias for wi, _ in gates])
 
 # %% ../nbs/13b_fast_captioner.ipynb #da726364
 def _x_weights(m:RoleShiftCaptioner)->tuple:
@@ -81,12 +83,13 @@ class FastStep:
             if xs is not None: x = x + xs
             pre = x, slot
         H, (x, slot) = self.hidden, pre
-        z = x + F.linear(torch.cat([h2, h1], 1), ctx.x_weights[1])    # (B, G): LSTM₁'s i f g o, then the sentinels'
-        i, f, g, o = z[:, :4 * H].chunk(4, 1)
-        m1n = torch.sigmoid(f) * m1 + torch.sigmoid(i) * torch.tanh(g)               # m_t, LSTM₁'s cell
+        z = x + F.linear(torch.cat([h2, h1], 1), ctx.x_weights[1])    # (B, G): LSTM₁'s i f o, the sentinels', LSTM₁'s g
+        s, g = torch.sigmoid(z[:, :-H]), torch.tanh(z[:, -H:])          # every sigmoid gate at once
+        i, f, o, sent = s.split([H, H, H, s.shape[1] - 3 * H], 1)
+        m1n = f * m1 + i * g                                              # m_t, LSTM₁'s cell
         tm = torch.tanh(m1n)
-        h1n, sr_v = torch.sigmoid(o) * tm, torch.sigmoid(z[:, 4 * H:5 * H]) * tm       # h¹_t (Eq. 7), sr^v_t (supp. Eq. 12)
-        sr_g = torch.sigmoid(z[:, 5 * H:]) * tm if self.has_gate else None               # sr^g_t (supp. Eq. 9)
+        h1n, sr = o * tm, sent.view(len(z), -1, H) * tm[:, None]         # h¹_t (Eq. 7); sr^v_t, sr^g_t (supp. Eq. 12, 9)
+        sr_v, sr_g = sr[:, 0], (sr[:, 1] if self.has_gate else None)
         return self.attend_lstm2(h1n, m1n, sr_v, sr_g, slot, ptr, state, ctx)
 
     def attend_lstm2(self, h1n, m1n, sr_v, sr_g, slot:tuple, ptr, state, ctx)->tuple:
