@@ -217,8 +217,19 @@ def test_copied_run_folder_resumes(finished_run, tmp_path):
     from vsr_cic.pipeline import load_captioner
     cp = shutil.copytree(finished_run, tmp_path/'copied')
     assert json.loads((cp/'run_config.json').read_text())['data'] == 'world/vsr_world'
+    ckpts = lambda: {str(p.relative_to(cp)): (p.stat().st_mtime_ns, p.read_bytes()) for p in sorted((cp/'ckpt').rglob('*'))
+                     if p.is_file()}
+    steps = lambda: {st: load_checkpoint(cp/'ckpt'/st/'last.pt')['loop']['step'] for st in ('xe', 'rl')}
+    before, steps_before, m_before = ckpts(), steps(), json.loads((cp/'metrics.json').read_text())
+    assert before and all(steps_before.values())
     r = train_captioner(out_dir=cp, **RUN)
     assert r['interrupted'] is None and r['selected'] in ('xe', 'rl')
+    # nothing was retrained: every checkpoint and history file as it was (bytes and times), the same step counts,
+    # epochs and pick (a full retrain from scratch, or an extra epoch, rewrites them)
+    assert steps() == steps_before
+    assert ckpts() == before, 'resuming a finished copy rewrote its checkpoints'
+    m = json.loads((cp/'metrics.json').read_text())
+    assert (m['epochs'], m['selected'], m['val']) == (m_before['epochs'], m_before['selected'], m_before['val'])
     net, voc, info = load_captioner(cp)
     assert Path(info['data']) == cp/'world'/'vsr_world' and isinstance(info['data'], str)
 

@@ -5,14 +5,16 @@
 # %% ../nbs/16a_protocol.ipynb #p0000002
 from __future__ import annotations
 import json
+from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Mapping, Sequence
 from .captioning import train_captioner, preset_options
-from .train import run_jobs
+from .train import run_jobs, Schedule, stop_state
 
 # %% auto #0
-__all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'decoding_for', 'collapse_repeats', 'trained_as', 'val_curve',
-           'selection', 'sweep_choice', 'chosen_dir', 'swept', 'sweep_jobs', 'choose', 'train_table1']
+__all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'JUDGES', 'PATIENCE_ALL', 'SCHEDULES', 'decoding_for',
+           'collapse_repeats', 'trained_as', 'val_curve', 'selection', 'sweep_choice', 'TrainingSchedule',
+           'schedule_named', 'chosen_dir', 'swept', 'sweep_jobs', 'choose', 'choose_all', 'train_table1']
 
 # %% ../nbs/16a_protocol.ipynb #p0000005
 SWEEP_GRID = {   # the validation sweep every Table 1 method gets (lr_xe, dropout)
@@ -73,15 +75,90 @@ def selection(curve:Sequence[Mapping])->dict|None:
     return {'stage': best['stage'], 'epoch': best['epoch'], 'val_CIDEr-D': best['CIDEr-D']}
 
 # %% ../nbs/16a_protocol.ipynb #12b6a419
+JUDGES = ('last', 'best')   # how the sweep reads a setting's XE curve: its value after the sweep's last epoch | its best value up to then
+
+def _judged(curve:Sequence[Mapping], epochs:int, judge:str, patience:int|None)->float|None:
+    "A setting's sweep value: 'last' its XE value after epoch `epochs`; 'best' its best XE value up to epoch `epochs` (also when it stopped on a plateau before it); None: the curve is too short"
+    xe = {int(e['epoch']): e['CIDEr-D'] for e in curve if e['stage'] == 'xe'}
+    if judge == 'last': return xe.get(epochs)
+    seen = {e: v for e, v in xe.items() if e <= epochs}
+    if not seen: return None
+    if epochs not in seen:                               # short of the epoch: only a plateau (its converged value) counts
+        hist = [{'kind': 'eval', 'epoch': e, 'CIDEr-D': v} for e, v in seen.items()]
+        if stop_state(hist, max(seen), Schedule(epochs, patience, 'CIDEr-D'))['stopped'] != 'plateau': return None
+    return max(seen.values())
+
 def sweep_choice(curves:Mapping[str, Sequence[Mapping]], # {setting: its `val_curve`}, in the grid's order
-                 epochs:int)->tuple[str, dict]: # compare each setting after its `epochs`-th XE epoch
-    "(the setting with the best validation CIDEr-D after its `epochs`-th XE epoch, {setting: that value}); ties: the grid's order"
-    vals = {n: next((e['CIDEr-D'] for e in c if e['stage'] == 'xe' and e['epoch'] == epochs), None) for n, c in curves.items()}
+                 epochs:int,            # compare each setting after (judge 'last') or up to (judge 'best') its `epochs`-th XE epoch
+                 judge:str='last',      # see `JUDGES`
+                 patience:int|None=None, # judge 'best': a setting that stopped on a plateau of this patience before `epochs` counts
+                )->tuple[str, dict]:
+    "(the setting with the best validation CIDEr-D by `judge` over its first `epochs` XE epochs, {setting: that value}); ties: the grid's order"
+    if judge not in JUDGES: raise ValueError(f"judge must be one of {JUDGES}, got {judge!r}")
+    vals = {n: _judged(c, int(epochs), judge, patience) for n, c in curves.items()}
     ok = {n: v for n, v in vals.items() if v is not None}
-    if not ok: raise ValueError(f"no validation CIDEr-D after XE epoch {epochs} in any setting {list(curves)}: "
+    if not ok: raise ValueError(f"no validation CIDEr-D after XE epoch {epochs} (judge {judge!r}) in any setting {list(curves)}: "
                                 "does the dataset have a 'val' split?")
     best = max(ok.values())
     return next(n for n in curves if vals[n] == best), vals
+
+
+# %% ../nbs/16a_protocol.ipynb #h53p0002
+@dataclass(frozen=True)
+class TrainingSchedule:
+    "A named training schedule of every Table 1 method: both stages' `Schedule`s and how the sweep judges its settings"
+    name: str
+    xe: Schedule            # cross-entropy: cap, patience, monitor, step LR
+    rl: Schedule            # self-critical, from the best XE epoch
+    sweep_epochs: int       # XE epochs each sweep setting trains (at most) before the choice
+    judge: str              # `JUDGES`: 'last' (the value after sweep_epochs) | 'best' (the best value up to then)
+
+    def __post_init__(self):
+        if self.judge not in JUDGES: raise ValueError(f"{self.name}: judge must be one of {JUDGES}, got {self.judge!r}")
+        for st in ('xe', 'rl'):
+            if getattr(self, st).monitor != 'CIDEr-D':
+                raise ValueError(f"{self.name}: the {st} stage must monitor validation 'CIDEr-D', got {getattr(self, st).monitor!r}")
+        if self.xe.patience != self.rl.patience:   # one P for all (`TrainSettings` has one `patience`)
+            raise ValueError(f"{self.name}: one patience for both stages, got xe {self.xe.patience} and rl {self.rl.patience}")
+        if self.rl.lr_step not in (None, self.xe.lr_step) or (self.rl.lr_step and self.rl.lr_decay != self.xe.lr_decay):
+            raise ValueError(f"{self.name}: the self-critical LR schedule is the XE one or none, got {self.rl} vs {self.xe}")
+        if not 0 <= self.sweep_epochs <= self.xe.epochs:
+            raise ValueError(f"{self.name}: sweep_epochs must be in [0, xe.epochs={self.xe.epochs}], got {self.sweep_epochs}")
+
+    def train_kwargs(self)->dict:
+        "The `train_captioner` arguments of the full schedule (`TrainSettings` fields of today)"
+        return dict(epochs_xe=self.xe.epochs, epochs_rl=self.rl.epochs, patience=self.xe.patience,
+                    lr_step=self.xe.lr_step or 1, lr_decay=self.xe.lr_decay if self.xe.lr_step else 1.0,
+                    lr_decay_rl=self.rl.lr_step is not None)
+
+    def record(self)->dict:
+        "What metrics.json says of the schedule (`table1_settings.schedule`)"
+        return {'name': self.name, 'xe': asdict(self.xe), 'rl': asdict(self.rl), 'sweep_epochs': self.sweep_epochs,
+                'judge': self.judge}
+
+
+# %% ../nbs/16a_protocol.ipynb #h53p0003
+PATIENCE_ALL = 5   # one patience for every method and both stages: the official VSR-CIC / SCT trainers' (official_code.ipynb#training)
+
+SCHEDULES = {
+    # today's default run (real_captions.ipynb's parameters: 6 XE + 1 self-critical epochs, a two-epoch sweep read
+    # after its last epoch; TrainSettings: lr × 0.8 every epoch, patience 5, which never acts in 6 epochs)
+    'quick': TrainingSchedule('quick', xe=Schedule(6, PATIENCE_ALL, 'CIDEr-D', lr_step=1, lr_decay=0.8),
+                              rl=Schedule(1, PATIENCE_ALL, 'CIDEr-D', lr_step=1, lr_decay=0.8), sweep_epochs=2, judge='last'),
+    # every method to its own plateau: caps that should not bind (self-critical.pytorch: 30 XE, then 20 self-critical
+    # epochs), Adam lr × 0.8 every 3 epochs (self-critical.pytorch; the official trainer's StepLR(3, 0.8)), patience 5;
+    # the sweep reads each setting's best value over a third of the XE cap (its converged value if it plateaued before)
+    'converged': TrainingSchedule('converged', xe=Schedule(30, PATIENCE_ALL, 'CIDEr-D', lr_step=3, lr_decay=0.8),
+                                  rl=Schedule(20, PATIENCE_ALL, 'CIDEr-D', lr_step=3, lr_decay=0.8), sweep_epochs=10,
+                                  judge='best'),
+}
+
+def schedule_named(schedule:str|TrainingSchedule|None)->TrainingSchedule|None:
+    "A `TrainingSchedule` from its name in `SCHEDULES` (a `TrainingSchedule` or None passes through)"
+    if schedule is None or isinstance(schedule, TrainingSchedule): return schedule
+    if schedule not in SCHEDULES: raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, got {schedule!r}")
+    return SCHEDULES[schedule]
+
 
 # %% ../nbs/16a_protocol.ipynb #p0000017
 def chosen_dir(method_dir)->Path:
@@ -106,35 +183,58 @@ def _checked_grid(grid:Mapping, sweep_epochs:int)->tuple[dict, bool]:
     if not grid: raise ValueError("grid is empty: give at least one setting")
     return grid, len(grid) > 1 and int(sweep_epochs) > 0
 
-def swept(run_dir, sweep_epochs:int)->bool:
-    "Whether a sweep run already has the validation scores of its first `sweep_epochs` XE epochs (it has nothing left to train)"
-    return {e['epoch'] for e in val_curve(run_dir) if e['stage'] == 'xe'} >= set(range(1, int(sweep_epochs) + 1))
+def _sweep_rule(sweep_epochs:int, schedule)->tuple:
+    "(sweep epochs, judge, patience, full-schedule `train_captioner` arguments): the schedule's, or today's (`sweep_epochs`, 'last')"
+    sc = schedule_named(schedule)
+    return (int(sweep_epochs), 'last', None, {}) if sc is None else (sc.sweep_epochs, sc.judge, sc.xe.patience, sc.train_kwargs())
+
+def swept(run_dir, sweep_epochs:int, patience:int|None=None)->bool:
+    "Whether a sweep run has nothing left to train: the validation scores of its first `sweep_epochs` XE epochs, or a plateau of `patience` before"
+    xe = [{'kind': 'eval', **e} for e in val_curve(run_dir) if e['stage'] == 'xe']
+    if {e['epoch'] for e in xe} >= set(range(1, int(sweep_epochs) + 1)): return True
+    return bool(xe) and stop_state(xe, max(e['epoch'] for e in xe), Schedule(int(sweep_epochs), patience, 'CIDEr-D'))['stopped'] == 'plateau'
 
 def sweep_jobs(jobs:Mapping, # {method folder: `train_captioner` arguments of its full schedule}
-               grid:Mapping=SWEEP_GRID, sweep_epochs:int=1)->list[dict]:
+               grid:Mapping=SWEEP_GRID, sweep_epochs:int=1,
+               schedule:str|TrainingSchedule|None=None)->list[dict]: # a `SCHEDULES` name: its sweep epochs and stopping rule (None: `sweep_epochs`)
     "`train_captioner` arguments of the sweep: each folder × each setting, `sweep_epochs` XE epochs ([] without a sweep); settings already `swept` are left out"
-    grid, sweep = _checked_grid(grid, sweep_epochs)
+    n, _, patience, sched_kw = _sweep_rule(sweep_epochs, schedule)
+    grid, sweep = _checked_grid(grid, n)
     # A rerun must not call a finished winner with the sweep's shorter schedule: that call trains nothing but
     # re-selects its checkpoint among the first `sweep_epochs` XE epochs and rewrites model.pt and metrics.json
     # (the full-schedule call after it put them back, and an interrupted rerun left the XE-only model behind).
-    return [{**kw, **grid[n], 'out_dir': str(Path(d)/'sweep'/n), 'epochs_xe': int(sweep_epochs), 'epochs_rl': 0,
-             'test_split': 'none'} for d, kw in jobs.items() for n in grid
-            if not swept(Path(d)/'sweep'/n, sweep_epochs)] if sweep else []
+    return [{**kw, **sched_kw, **grid[g], 'out_dir': str(Path(d)/'sweep'/g), 'epochs_xe': n, 'epochs_rl': 0,
+             'test_split': 'none'} for d, kw in jobs.items() for g in grid
+            if not swept(Path(d)/'sweep'/g, n, patience)] if sweep else []
 
 
 # %% ../nbs/16a_protocol.ipynb #2e751468
 def choose(d, # a method folder whose sweep runs are done
            kw:Mapping, # its full schedule's `train_captioner` arguments
-           grid:Mapping=SWEEP_GRID, sweep_epochs:int=1)->tuple[dict, dict]:
+           grid:Mapping=SWEEP_GRID, sweep_epochs:int=1,
+           schedule:str|TrainingSchedule|None=None)->tuple[dict, dict]: # a `SCHEDULES` name (None: `sweep_epochs`, judge 'last')
     "(the choice record, written to d/choice.json; the winner's full-schedule `train_captioner` arguments)"
-    grid, sweep = _checked_grid(grid, sweep_epochs)
-    curves = {n: val_curve(Path(d)/'sweep'/n) for n in grid} if sweep else {}   # read once: the choice and its record
-    chosen, vals = sweep_choice(curves, int(sweep_epochs)) if sweep else (next(iter(grid)), {})
-    choice = {'chosen': chosen, 'settings': grid[chosen], 'val_CIDEr-D': vals, 'sweep_epochs': int(sweep_epochs) if sweep else 0,
-              'curves': curves}
+    n, judge, patience, sched_kw = _sweep_rule(sweep_epochs, schedule)
+    grid, sweep = _checked_grid(grid, n)
+    curves = {g: val_curve(Path(d)/'sweep'/g) for g in grid} if sweep else {}   # read once: the choice and its record
+    chosen, vals = sweep_choice(curves, n, judge, patience) if sweep else (next(iter(grid)), {})
+    choice = {'chosen': chosen, 'settings': grid[chosen], 'val_CIDEr-D': vals, 'sweep_epochs': n if sweep else 0,
+              'judge': judge, 'schedule': getattr(schedule_named(schedule), 'name', None), 'curves': curves}
     Path(d).mkdir(parents=True, exist_ok=True)
     (Path(d)/'choice.json').write_text(json.dumps(choice, indent=1))
-    return choice, {**kw, **grid[chosen], 'out_dir': str(Path(d)/'sweep'/chosen)}
+    return choice, {**kw, **sched_kw, **grid[chosen], 'out_dir': str(Path(d)/'sweep'/chosen)}
+
+def choose_all(jobs:Mapping, # {method folder: its full schedule's `train_captioner` arguments}, sweeps done
+               grid:Mapping=SWEEP_GRID, sweep_epochs:int=1, schedule:str|TrainingSchedule|None=None,
+               strict:bool=True)->tuple[dict, dict, dict]: # False: a folder without a choice (no setting judged) is reported, not raised
+    "The sweep's choice for every method folder: ({folder: choice record}, {folder: the winner's full-schedule arguments}, {folder: why not chosen})"
+    choices, finals, errors = {}, {}, {}
+    for d, kw in jobs.items():
+        try: choices[d], finals[d] = choose(d, kw, grid, sweep_epochs, schedule)
+        except ValueError as e:
+            if strict: raise
+            errors[d] = str(e)
+    return choices, finals, errors
 
 
 # %% ../nbs/16a_protocol.ipynb #p0000018
@@ -142,21 +242,22 @@ def train_table1(jobs:Mapping, # {method folder: `train_captioner` arguments of 
                  grid:Mapping=SWEEP_GRID, # {setting name: arguments it overrides}: every method gets the same
                  sweep_epochs:int=1, # XE epochs each setting trains before the choice (0, or a one-setting grid: no sweep)
                  workers:int=2, threads:int=1, progress=print,
-                 also:Sequence[dict]=())->dict: # other `train_captioner` runs to train in the same pool, first (no sweep)
+                 also:Sequence[dict]=(), # other `train_captioner` runs to train in the same pool, first (no sweep)
+                 schedule:str|TrainingSchedule|None=None)->dict: # a `SCHEDULES` name: the sweep and the full schedule of every method (None: `sweep_epochs` and the jobs' epochs)
     "The sweep, the choice on validation and the full schedule for every method folder; what was chosen and what it cost"
-    grid, sweep = _checked_grid(grid, sweep_epochs)
-    out = {'grid': grid, 'sweep_epochs': int(sweep_epochs) if sweep else 0, 'choices': {}, 'seconds': {}}
-    kws = sweep_jobs(jobs, grid, sweep_epochs)
+    n = _sweep_rule(sweep_epochs, schedule)[0]
+    grid, sweep = _checked_grid(grid, n)
+    sc = schedule_named(schedule)
+    out = {'grid': grid, 'sweep_epochs': n if sweep else 0, 'schedule': sc.record() if sc else None, 'choices': {}, 'seconds': {}}
+    kws = sweep_jobs(jobs, grid, sweep_epochs, schedule)
     early = list(also) if kws else []     # nothing left to sweep (a rerun): `also` trains beside the full schedules
     took = _run_all(early + kws, workers, threads, progress)
     out['seconds']['sweep'] = took[len(early):]
-    finals = []
-    for d, kw in jobs.items():
-        choice, final = choose(d, kw, grid, sweep_epochs)
-        out['choices'][str(d)] = {k: choice[k] for k in ('chosen', 'settings', 'val_CIDEr-D')}
-        finals.append(final)
+    choices, finals, _ = choose_all(jobs, grid, sweep_epochs, schedule)
+    out['choices'] = {str(d): {k: c[k] for k in ('chosen', 'settings', 'val_CIDEr-D')} for d, c in choices.items()}
     late = [] if kws else list(also)
-    took_full = _run_all(late + finals, workers, threads, progress)
+    took_full = _run_all(late + list(finals.values()), workers, threads, progress)
     out['seconds']['also'] = took[:len(early)] if early else took_full[:len(late)]
     out['seconds']['full'] = took_full[len(late):]
     return out
+

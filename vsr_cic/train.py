@@ -5,9 +5,9 @@
 # %% ../nbs/15_train.ipynb #00000002
 from __future__ import annotations
 import contextlib, json, math, os, pickle, random, re, time, tempfile
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field, fields, asdict
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import torch
 from torch.utils.data import Sampler
@@ -30,10 +30,11 @@ from vsr_cic.distributed import (
 )
 
 # %% auto #0
-__all__ = ['SHARD_MODES', 'MAX_CONFIG_INT', 'AMP_MODES', 'bucketed_batches', 'EpochBatchSampler', 'rng_state', 'set_rng_state',
-           'atomic_save', 'clean_partial', 'CheckpointError', 'load_checkpoint', 'load_weights', 'check_config',
-           'build_checked', 'sampler_for', 'autocast_for', 'LoopState', 'NonFiniteLoss', 'TrainingInterrupted', 'fit',
-           'check_inputs', 'plot_history', 'Job', 'cpu_seconds', 'run_jobs']
+__all__ = ['SHARD_MODES', 'MAX_CONFIG_INT', 'AMP_MODES', 'STOP_REASONS', 'bucketed_batches', 'EpochBatchSampler', 'rng_state',
+           'set_rng_state', 'atomic_save', 'clean_partial', 'CheckpointError', 'load_checkpoint', 'load_weights',
+           'check_config', 'build_checked', 'sampler_for', 'autocast_for', 'LoopState', 'Schedule', 'stop_state',
+           'NonFiniteLoss', 'TrainingInterrupted', 'fit', 'toy_training', 'check_inputs', 'plot_history', 'Job',
+           'cpu_seconds', 'run_jobs']
 
 # %% ../nbs/15_train.ipynb #41349f56
 SHARD_MODES = ('batch', 'stride')   # how a distributed run shares an epoch's batches (see below); 'batch' is the default
@@ -333,14 +334,74 @@ def autocast_for(amp:str|None, device_type:str):
 # %% ../nbs/15_train.ipynb #00000017
 @dataclass
 class LoopState:
-    "Counters of a run, saved in every checkpoint"
+    "Counters of a run, saved in every checkpoint; `best`, `bad_epochs`, `done`, `best_epoch` and `stopped` are recomputed from `history` by every call (`stop_state`)"
     epoch: int = 0        # current epoch (0-based)
     batch: int = 0        # next batch within the epoch
     step: int = 0         # optimiser steps so far
     best: float|None = None
     bad_epochs: int = 0   # epochs since `best` improved
-    done: bool = False
+    done: bool = False    # stopped on a plateau (patience ran out)
     history: list = field(default_factory=list)  # one dict per logged event
+    best_epoch: int|None = None  # the epoch (from 1) of `best`: the kept one (`best.pt`)
+    stopped: str|None = None     # why the loop ended: 'plateau' | 'cap' (None: it has epochs left, or was interrupted)
+
+# %% ../nbs/15_train.ipynb #h53s0007
+def _finite(v)->bool:
+    "A real finite number (not a bool, NaN or inf)"
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+# %% ../nbs/15_train.ipynb #h53s0002
+STOP_REASONS = ('plateau', 'cap')   # why a stage ended: patience ran out on the validation history | the epoch cap
+
+@dataclass(frozen=True)
+class Schedule:
+    "One stage's schedule: an epoch cap, early stopping on a validation metric, and a step learning-rate schedule"
+    epochs: int                    # the cap: at most this many epochs
+    patience: int|None = None      # stop after this many evaluated epochs without a better `monitor` (None: never)
+    monitor: str|None = None       # the `eval_fn` entry that decides (None: no early stopping, no best epoch)
+    mode: str = 'max'              # 'max': higher is better; 'min'
+    lr_step: int|None = None       # StepLR period in epochs (None: a constant learning rate)
+    lr_decay: float = 1.0          # StepLR factor (self-critical.pytorch: 0.8 every 3 epochs)
+    to_beat: float|None = None     # a score an epoch must beat to count as better (the self-critical stage: XE's best); None: none
+
+    def __post_init__(self):
+        if not isinstance(self.epochs, int) or self.epochs < 0:
+            raise ValueError(f"Schedule.epochs must be an int >= 0, got {self.epochs!r}")
+        if self.patience is not None and (not isinstance(self.patience, int) or self.patience < 1):
+            raise ValueError(f"Schedule.patience must be None or an int >= 1, got {self.patience!r}")
+        if self.mode not in ('max', 'min'): raise ValueError(f"Schedule.mode must be 'max' or 'min', got {self.mode!r}")
+        if self.lr_step is not None and (not isinstance(self.lr_step, int) or self.lr_step < 1):
+            raise ValueError(f"Schedule.lr_step must be None or an int >= 1, got {self.lr_step!r}")
+        if not (isinstance(self.lr_decay, (int, float)) and 0 < self.lr_decay <= 1):
+            raise ValueError(f"Schedule.lr_decay must be in (0, 1], got {self.lr_decay!r}")
+        if self.to_beat is not None and not _finite(self.to_beat):
+            raise ValueError(f"Schedule.to_beat must be None or a finite number, got {self.to_beat!r}")
+
+    def scheduler(self, opt:torch.optim.Optimizer):
+        "The StepLR of this schedule on `opt` (None without `lr_step`), stepped once per epoch by `fit`"
+        return torch.optim.lr_scheduler.StepLR(opt, self.lr_step, self.lr_decay) if self.lr_step else None
+
+
+# %% ../nbs/15_train.ipynb #h53s0003
+def stop_state(history:Sequence[Mapping], # `LoopState.history` (its 'eval' entries decide)
+               epoch:int,                  # epochs trained so far
+               schedule:Schedule)->dict:   # {'best', 'best_epoch', 'bad_epochs', 'stopped'}
+    "Whether a stage goes on, decided from its recorded validation history alone: the best epoch (the first of equal scores), the epochs since, and the stop reason ('plateau' | 'cap' | None)"
+    sc, best_epoch, seen = schedule, None, {}
+    best = sc.to_beat                                           # None, or the score to beat (not an epoch of this stage)
+    if sc.monitor is not None:
+        for h in history:
+            if h.get('kind') == 'eval' and sc.monitor in h: seen[int(h['epoch'])] = h[sc.monitor]  # a repeated epoch: the last
+        for e in sorted(seen):
+            v = seen[e]
+            if _finite(v) and (best is None or (v > best if sc.mode == 'max' else v < best)): best, best_epoch = v, e
+    last = max(seen, default=0)
+    bad = sum(1 for e in seen if e > (best_epoch or 0))          # evaluated epochs after the best (all of them without one)
+    plateau = sc.patience is not None and sc.monitor is not None and bad >= sc.patience
+    stopped = 'plateau' if plateau else 'cap' if epoch >= sc.epochs else None
+    if best_epoch is None: best = None                          # nothing of this stage beat `to_beat`
+    return {'best': best, 'best_epoch': best_epoch, 'bad_epochs': bad if seen else 0, 'stopped': stopped, 'last_eval': last}
+
 
 # %% ../nbs/15_train.ipynb #8e5f7bb9
 class NonFiniteLoss(FloatingPointError):
@@ -374,7 +435,8 @@ def _resume(net, opt, sched, ckpt_dir:Path, main:bool)->LoopState:
     if sched is not None and ck.get('sched') is not None: sched.load_state_dict(ck['sched'])
     rngs = ck.get('rng_ranks')
     set_rng_state(rngs[rank] if rngs and len(rngs) == ws else ck['rng'])
-    return LoopState(**ck['loop'])
+    known = {f.name for f in fields(LoopState)}                       # stopping fields are recomputed by `fit`
+    return LoopState(**{k: v for k, v in ck['loop'].items() if k in known})
 
 # %% ../nbs/15_train.ipynb #97e62f8c
 def _write_history(path:Path, history:list):
@@ -405,30 +467,32 @@ def _update(model, net, opt, loss, sync:bool, clip:float|None, stop):
     opt.step()
 
 # %% ../nbs/15_train.ipynb #b0488457
-def _evaluate(model, eval_fn, st:LoopState, monitor:str|None, mode:str, patience:int|None)->bool:
-    "End-of-epoch evaluation (rank 0's metrics decide for every rank) and early stopping; whether this epoch is the best"
+def _decide(st:LoopState, sc:Schedule):
+    "Set `st`'s best, bad-epoch count, plateau flag and stop reason from its history (`stop_state`)"
+    d = stop_state(st.history, st.epoch, sc)
+    st.best, st.best_epoch, st.bad_epochs, st.stopped = d['best'], d['best_epoch'], d['bad_epochs'], d['stopped']
+    st.done = d['stopped'] == 'plateau'
+
+def _evaluate(model, eval_fn, st:LoopState, sc:Schedule)->bool:
+    "End-of-epoch evaluation (rank 0's metrics decide for every rank) and the stop decision; whether this epoch is the best"
     model.eval()
     with torch.no_grad(): ev = broadcast_obj(eval_fn(st.epoch))
     st.history.append({'kind': 'eval', 'epoch': st.epoch, 'step': st.step, **ev})
-    if monitor is None: return False
-    if monitor not in ev: raise KeyError(f"monitor {monitor!r} is not among the eval metrics {sorted(ev)}")
-    v = ev[monitor]
-    if st.best is None or (v > st.best if mode == 'max' else v < st.best):
-        st.best, st.bad_epochs = v, 0
-        return True
-    st.bad_epochs += 1
-    if patience is not None and st.bad_epochs >= patience: st.done = True
-    return False
+    if sc.monitor is not None and sc.monitor not in ev:
+        raise KeyError(f"monitor {sc.monitor!r} is not among the eval metrics {sorted(ev)}")
+    _decide(st, sc)
+    return sc.monitor is not None and st.best_epoch == st.epoch
+
 
 # %% ../nbs/15_train.ipynb #5326f4c1
 def _save_checkpoint(tag:str, st:LoopState, net, opt, sched, ckpt_dir:Path|None, main:bool, ws:int,
-                     extra_state:Callable[[], dict]|None, saved:dict):
+                     extra_state:Callable[[], dict]|None, saved:dict, sc:Schedule|None=None):
     "`ckpt_dir/{tag}.pt` and history.json from rank 0 (every rank calls it: the RNG states are gathered); `saved['last']` notes the step of `last.pt`"
     if ckpt_dir is None: return
     rngs = gather_obj(rng_state()) if ws > 1 else None         # a collective: every rank saves at the same points
     if not main: return
     atomic_save({'model': net.state_dict(), 'opt': opt.state_dict(), 'sched': sched.state_dict() if sched else None,
-                 'loop': asdict(st), 'rng': rng_state(), 'rng_ranks': rngs, 'world_size': ws,
+                 'loop': asdict(st), 'schedule': asdict(sc) if sc else None, 'rng': rng_state(), 'rng_ranks': rngs, 'world_size': ws,
                  **(extra_state() if extra_state else {})}, ckpt_dir/f'{tag}.pt')
     if tag == 'last': saved['last'] = st.step
     _write_history(ckpt_dir/'history.json', st.history)
@@ -463,16 +527,33 @@ def _batch_step(batch, model, net, opt, step_fn, amp_ctx, st:LoopState, stop, sy
     return logs
 
 # %% ../nbs/15_train.ipynb #cff2c459
-def _end_epoch(model, st:LoopState, sched, eval_fn, monitor:str|None, mode:str, patience:int|None, save):
-    "After an epoch: the counters, the scheduler step, validation and early stopping (`best.pt` when it improves), `last.pt`"
+def _end_epoch(model, st:LoopState, sched, eval_fn, sc:Schedule, save):
+    "After an epoch: the counters, the scheduler step, validation and the stop decision (`best.pt` when it improves), `last.pt`"
     st.epoch, st.batch = st.epoch + 1, 0
     if sched is not None: sched.step()
-    if eval_fn is not None and _evaluate(model, eval_fn, st, monitor, mode, patience): save('best')
+    if eval_fn is not None and _evaluate(model, eval_fn, st, sc): save('best')
+    elif eval_fn is None: _decide(st, sc)
     save('last')
+
+
+# %% ../nbs/15_train.ipynb #h53s0006
+def _schedule(epochs, monitor, mode, patience, sched, opt)->tuple:
+    "(the call's `Schedule`, its LR scheduler): `epochs` as a `Schedule`, or an int cap with `fit`'s own arguments"
+    if not isinstance(epochs, Schedule):
+        if mode not in ('max', 'min'): raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
+        return Schedule(int(epochs), patience, monitor, mode), sched
+    given = {k: v for k, v, dflt in (('monitor', monitor, None), ('patience', patience, None), ('mode', mode, 'max'))
+             if v != dflt and v != getattr(epochs, k)}
+    if given: raise ValueError(f"fit: {given} disagree with the schedule {epochs}; give them in the Schedule only")
+    if sched is not None and epochs.lr_step:
+        raise ValueError(f"fit: a `sched` and a schedule with lr_step={epochs.lr_step}: two learning-rate schedules")
+    return epochs, sched if sched is not None else epochs.scheduler(opt)
+
 
 # %% ../nbs/15_train.ipynb #96fb925d
 def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable], sampler:EpochBatchSampler,
-        step_fn:Callable[[object], dict], opt:torch.optim.Optimizer, epochs:int,
+        step_fn:Callable[[object], dict], opt:torch.optim.Optimizer,
+        epochs:int|Schedule,        # the epoch cap, or the whole `Schedule` (cap, patience, monitor, mode, step LR)
         ckpt_dir:str|os.PathLike|None=None, # where `last.pt` / `best.pt` go (None: no checkpoints)
         sched=None,                # stepped once per epoch
         eval_fn:Callable[[int], dict]|None=None,
@@ -485,8 +566,8 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
         amp:str|None=None,          # None | 'bf16' | 'auto': autocast `step_fn` in bfloat16 (see `autocast_for`)
         sync_grads:bool|None=None,  # average gradients over ranks in `fit`; None: when distributed and `model` is not DDP
        )->LoopState:
-    "Train `model` for `epochs` with exact resume, atomic checkpoints, early stopping and a NaN guard"
-    if mode not in ('max', 'min'): raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
+    "Train `model` for `epochs` with exact resume, atomic checkpoints, early stopping decided from the validation history, and a NaN guard"
+    sc, sched = _schedule(epochs, monitor, mode, patience, sched, opt)
     p0 = next(model.parameters(), None)
     amp_ctx = lambda: autocast_for(amp, p0.device.type if p0 is not None else 'cpu')
     amp_ctx()                                                   # validates `amp` before any work
@@ -497,17 +578,19 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
     ckpt_dir = Path(ckpt_dir) if ckpt_dir is not None else None
     if main and ckpt_dir is not None: clean_partial(ckpt_dir)  # temporaries of writes a kill interrupted
     st = _resume(net, opt, sched, ckpt_dir, main) if resume and ckpt_dir is not None else LoopState()
+    _decide(st, sc)                                             # from the history, under this call's schedule
     saved = {'last': st.step if st.step or (ckpt_dir is not None and (ckpt_dir/'last.pt').exists()) else None}
     if sync: broadcast_module(net)                              # one model: rank 0's (DDP does this when wrapping)
-    save = lambda tag: _save_checkpoint(tag, st, net, opt, sched, ckpt_dir, main, ws, extra_state, saved)
+    save = lambda tag: _save_checkpoint(tag, st, net, opt, sched, ckpt_dir, main, ws, extra_state, saved,
+                                        sc if isinstance(epochs, Schedule) else None)
     stop = lambda what, value: _stop_non_finite(desc, st, ws, ckpt_dir, what, value)
 
     steps_here = 0
     try:
-        while st.epoch < epochs and not st.done:
+        while st.stopped is None:
             sampler.set_epoch(st.epoch, st.batch)
             model.train()
-            bar = tqdm(_epoch_batches(loader_fn, sampler), total=len(sampler), desc=f'{desc} epoch {st.epoch+1}/{epochs}',
+            bar = tqdm(_epoch_batches(loader_fn, sampler), total=len(sampler), desc=f'{desc} epoch {st.epoch+1}/{sc.epochs}',
                        disable=not (progress and main), leave=False)
             for batch in bar:
                 logs = _batch_step(batch, model, net, opt, step_fn, amp_ctx, st, stop, sync, clip, ws,
@@ -518,7 +601,7 @@ def fit(model:torch.nn.Module, loader_fn:Callable[[EpochBatchSampler], Iterable]
                 if stop_after is not None and steps_here >= stop_after:
                     save('last')
                     return st
-            _end_epoch(model, st, sched, eval_fn, monitor, mode, patience, save)
+            _end_epoch(model, st, sched, eval_fn, sc, save)
     except KeyboardInterrupt:                                   # Ctrl-C: say what is on disk and how to go on
         raise TrainingInterrupted(_interrupted(desc, st, ckpt_dir, saved['last'])) from None
     return st
@@ -535,6 +618,11 @@ def _toy(seed=0):
     loader = lambda s: torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, y), batch_sampler=s)
     step = lambda b: {'loss': torch.nn.functional.mse_loss(m(b[0]), b[1])}
     return m, opt, sch, smp, loader, step
+
+# %% ../nbs/15_train.ipynb #h53s0020
+def toy_training(seed:int=0)->tuple: # (model, Adam, StepLR, sampler, loader_fn, step_fn)
+    "A tiny real training setup for tests and demos in other notebooks: two linear layers with dropout on 50 random examples"
+    return _toy(seed)
 
 # %% ../nbs/15_train.ipynb #00000021
 from .features import FEATURE_KEYS   # per-image datasets of a bottom-up features.hdf5

@@ -67,18 +67,20 @@ def _write(out, records, log):
 def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, lr_xe=3e-3,
            methods=('c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours', 'ours_oracle_verb'), train_deadline=330.,
            decode_deadline=150., beam=5, corpus_limit=300, workers=None, work='/tmp/rl_gpu_run',
-           epochs_rl=1, grid=None, sweep_epochs=1, sweep_share=0.4):
+           epochs_rl=1, grid=None, sweep_epochs=1, sweep_share=0.4, schedule=None):
     """Train every captioner of every seed at once (GPU if there is one) by Table 1's protocol (`vsr_cic.protocol`: the
     validation sweep `grid` (None: `SWEEP_GRID`; a one-setting grid: `lr_xe`/`dropout` as given), the choice on
     validation CIDEr-D, then XE + self-critical), then decode every row on the CPU cores. The sweep gets
-    `sweep_share` of `train_deadline`, the winners the rest"""
+    `sweep_share` of `train_deadline`, the winners the rest. `schedule` (a `vsr_cic.protocol.SCHEDULES` name, e.g.
+    'converged'): its epochs, patience, step LR and sweep rule for every captioner (None: `epochs_xe`, `epochs_rl`,
+    `sweep_epochs` as given, the sweep read after its last epoch)"""
     workers = workers or os.cpu_count()
     import multiprocessing as mp
     import torch
     from vsr_cic.train import Job
     from vsr_cic.captioning import train_captioner
     from vsr_cic.tables import TABLE1_METHODS, table1_runs
-    from vsr_cic.protocol import SWEEP_GRID, PRESET_TRAINING, sweep_jobs, choose, trained_as, val_curve
+    from vsr_cic.protocol import SWEEP_GRID, PRESET_TRAINING, sweep_jobs, choose_all, trained_as, val_curve, schedule_named
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds, methods = [int(x) for x in seeds], list(methods)
     t0, log = time.time(), {'machine': {'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
@@ -92,17 +94,18 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
     dev = 'cuda' if torch.cuda.is_available() else 'cpu'
     grid = SWEEP_GRID if grid is None else grid
     if len(grid) <= 1: grid = {'given': {'lr_xe': lr_xe, 'dropout': dropout, **dict(next(iter(grid.values()), {}))}}   # a given setting wins
+    sched_kw = schedule_named(schedule).train_kwargs() if schedule else {}   # the schedule's epochs, patience, step LR
     folders = {str(run/'table1'/m/f'seed{s}'): dict(
         data_dir=str(run/'data'/'train'), model=TABLE1_METHODS[m]['model'], preset='paper', **PRESET_TRAINING['paper'],
-        seed=s, epochs_xe=epochs_xe, epochs_rl=epochs_rl, batch_size=64, lr_decay=0.8, hidden=hidden, min_freq=5, beam=3,
+        seed=s, **{'epochs_xe': epochs_xe, 'epochs_rl': epochs_rl, 'lr_decay': 0.8, **sched_kw}, batch_size=64, hidden=hidden,
+        min_freq=5, beam=3,
         device=dev, precompute=True, threads=1, progress=False, metrics=False, control=False) for s in seeds for m in trained}
     names = {d: f'{Path(d).parent.name}/{Path(d).name}' for d in folders}
     t = time.time()
-    _, sweep_cut = _run_jobs(sweep_jobs(folders, grid, sweep_epochs), train_deadline * sweep_share)
-    choices, finals = {}, {}
-    for d, kw in folders.items():     # the choice on validation CIDEr-D (a setting cut before its first epoch has none)
-        try: choices[d], finals[d] = choose(d, kw, grid, sweep_epochs)
-        except ValueError as e: print(f'{names[d]}: no choice ({e})', flush=True)
+    _, sweep_cut = _run_jobs(sweep_jobs(folders, grid, sweep_epochs, schedule), train_deadline * sweep_share)
+    # the choice on validation CIDEr-D, by the protocol's one rule (a setting cut before its first epoch has none)
+    choices, finals, no_choice = choose_all(folders, grid, sweep_epochs, schedule, strict=False)
+    for d, e in no_choice.items(): print(f'{names[d]}: no choice ({e})', flush=True)
     jobs, cut = _run_jobs(list(finals.values()), train_deadline - (time.time() - t))
     for kw in cut:                    # resume with the epochs it finished: no more steps, the best epoch kept
         try:
@@ -123,6 +126,7 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
     log['train_wall_s'], log['train'] = round(time.time() - t, 1), train
     print(json.dumps(log, indent=1), flush=True)
     log['settings'] = {'seeds': seeds, 'hidden': hidden, 'epochs_xe': epochs_xe, 'epochs_rl': epochs_rl, 'grid': grid,
+                       'schedule': schedule_named(schedule).record() if schedule else None,
                        'sweep_epochs': sweep_epochs, 'methods': methods, 'beam': beam, 'corpus_test_limit': corpus_limit,
                        'device': dev, 'preset': 'paper'}
     units = [(str(run), m, s, str(d), beam, corpus_limit) for m, s, d, _ in table1_runs(run, methods, seeds)
@@ -203,6 +207,7 @@ if __name__ == '__main__':
     p.add_argument('--lr_xe', type=float, default=3e-3, help='with --no_sweep: the one setting (with --dropout)')
     p.add_argument('--epochs_rl', type=int, default=1); p.add_argument('--sweep_epochs', type=int, default=1)
     p.add_argument('--no_sweep', action='store_true', help="no validation sweep: every captioner trains with --lr_xe/--dropout")
+    p.add_argument('--schedule', default=None, help="a vsr_cic.protocol.SCHEDULES name (quick | converged): its epochs, patience, step LR and sweep rule (overrides --epochs_xe/--epochs_rl/--sweep_epochs)")
     p.add_argument('--methods', nargs='+', default=['c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours', 'ours_oracle_verb'])
     p.add_argument('--train_deadline', type=float, default=330); p.add_argument('--decode_deadline', type=float, default=150)
     p.add_argument('--beam', type=int, default=5); p.add_argument('--corpus_limit', type=int, default=300, help="the corpora's test split: its first N captions too (0: the photos only)")
@@ -215,5 +220,5 @@ if __name__ == '__main__':
     elif a.cmd == 'decode':
         decode(a.packed, a.out, a.seeds, a.hidden, a.dropout, a.epochs_xe, a.lr_xe, a.methods, a.train_deadline,
                a.decode_deadline, a.beam, a.corpus_limit, a.workers, a.work, a.epochs_rl, {} if a.no_sweep else None,
-               a.sweep_epochs)
+               a.sweep_epochs, schedule=a.schedule)
     else: score(a.run, a.predictions, a.out, a.name, a.title, ' '.join(['python bench/gpu/gpu_real_language.py'] + sys.argv[1:]))
