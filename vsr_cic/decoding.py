@@ -90,6 +90,7 @@ def repeat_ids(hist:torch.Tensor, # (N, L) the last L words said, oldest first (
         cols.append(torch.where(ok, hist[:, L - n], torch.full_like(hist[:, 0], fill)))
     return torch.stack(cols, 1)
 
+# %% ../nbs/13a_decoding.ipynb #8b8a1a8f
 def _allowed_ids(ctx:SlotContext)->tuple|None:
     "`allowed_words` as word ids: (B, K) bool (the slot has a row) and (B, K, A) ids, -1 padded; once per batch (kept in the context)"
     if 'allowed_words' not in ctx: return None
@@ -109,6 +110,7 @@ def _allowed_ids(ctx:SlotContext)->tuple|None:
         ctx['allow_any'], ctx['allow_ids'] = any_, ids.view(B, K, -1)
     return ctx['allow_any'], ctx['allow_ids']
 
+# %% ../nbs/13a_decoding.ipynb #fb45198c
 def _restricted_rules(model, wl, ids, eos_ok, hist, no_unk, fresh)->torch.Tensor:
     "`_dense_rules` of rows whose slot allows only `ids` (n, A) (-1: none), on those few columns: the rows' new scores (n, V)"
     neg, eos = float('-inf'), model.eos_id
@@ -122,6 +124,7 @@ def _restricted_rules(model, wl, ids, eos_ok, hist, no_unk, fresh)->torch.Tensor
     ban = torch.where((more | torch.isneginf(vals)).all(1, keepdim=True), base, more)   # never where it would leave no word
     return torch.full_like(wl, neg).scatter(1, ids.clamp(min=0), vals.masked_fill(ban, neg))
 
+# %% ../nbs/13a_decoding.ipynb #a53090d1
 def _dense_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor:
     "The decoding rules as one (N, V) mask (CUDA, where captured graphs hold it; and the rows a slot restricts)"
     ban = torch.zeros_like(wl, dtype=torch.bool)
@@ -138,6 +141,7 @@ def _dense_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor
         ban = torch.where((more | torch.isneginf(wl)).all(1, keepdim=True), ban, more)   # (scores a wrapper banned count)
     return wl.masked_fill(ban, float('-inf'))
 
+# %% ../nbs/13a_decoding.ipynb #d923b2cc
 def _sparse_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor:
     "The same rules on a CPU: banned columns and repeats written in place, the dense rules only on the rows a slot restricts"
     if wl.requires_grad: wl = wl.clone()                 # (a wrapper's scores may be a log-softmax autograd still needs)
@@ -170,6 +174,7 @@ def _sparse_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tenso
     if rows is not None: wl[rows] = kept
     return wl
 
+# %% ../nbs/13a_decoding.ipynb #9c638080
 def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.Tensor, state:tuple, ctx:SlotContext,
                      eos_ok:torch.Tensor|None=None, # (N,) bool: rows that may end now (None: all)
                      hist:torch.Tensor|None=None,   # (N, L) last words said: ban immediate repeats (`no_repeat`)
@@ -180,7 +185,6 @@ def constrained_step(model:ControllableCaptioner, prev:torch.Tensor, ptr:torch.T
     wl, gl, state, tr = step_scores(model)(prev, ptr, state, ctx)               # (N, V) scores, (N, 2) gate log-probs
     rules = _sparse_rules if wl.device.type == 'cpu' else _dense_rules
     return torch.log_softmax(rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh), 1), gl, state, tr
-
 
 # %% ../nbs/13a_decoding.ipynb #00000008
 @dataclass
@@ -230,6 +234,7 @@ def _place(parts:list, N:int, fill, dtype=None)->torch.Tensor: # parts: per step
     else: out = torch.full((N, L, *v0.shape[1:]), fill, dtype=dtype or v0.dtype, device=v0.device)
     return out.index_put((r, t), v)                                  # out of place: autograd reaches every value
 
+# %% ../nbs/13a_decoding.ipynb #7d96243c
 def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True, no_repeat:bool=False,
              no_unk:bool=False,
              drop_finished:bool=True)->Decoded: # False: all `max_len` steps for every row (a fixed length to capture)
@@ -276,7 +281,6 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
     score = ((out['word_logp'] + out['gate_logp']) * out['mask']).sum(1)
     trace = {k: _place([(r, s[k]) for r, s in traces], N, 0.) for k in traces[0][1]}
     return Decoded(**out, score=score, trace=trace)
-
 
 # %% ../nbs/13a_decoding.ipynb #81a3521e
 @torch.no_grad()

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import torch
 import torch.nn.functional as F
+from fastcore.basics import patch
 from .captioner import ControllableCaptioner, RoleShiftCaptioner, SlotContext, stack_steps, PAD_ID, MASK_LOGIT, SHIFT, shift_where
 
 # %% auto #0
@@ -64,15 +65,6 @@ class FastStep:
         ctx['slot_cat'] = torch.cat([ctx.regions, ctx.reg_proj], -1)                     # (B, K, R, d + A): one gather a step
         return ctx
 
-    def _slot_rows(self, ptr, ctx:SlotContext)->tuple:
-        "Decoding: each row's current slot as rows of the flattened (B·K, …) tensors: its x_t term and its regions, keys and mask"
-        B, K = ctx.slot_role.shape
-        fi = torch.arange(B, device=ptr.device) * K + ptr                                # (B,) (index_select: no 2-D indexing)
-        R, d = ctx.regions.shape[2:]
-        sc = ctx.slot_cat.view(B * K, R, -1).index_select(0, fi)                         # (B, R, d + A)
-        slot = sc[..., :d], sc[..., d:], ctx.region_mask.view(B * K, R).index_select(0, fi)
-        return (ctx.x_slot.view(B * K, -1).index_select(0, fi) if self.use_roles else None), slot
-
     def step_hidden(self, prev_word, ptr, state, ctx:SlotContext,
                     pre:tuple|None=None)->tuple: # this step's `step_terms` (teacher forcing), None: computed here
         "The reference `step_hidden`: LSTM₁'s gates and both sentinel gates from one stacked product, then `attend_lstm2`"
@@ -91,29 +83,6 @@ class FastStep:
         h1n, sr = o * tm, sent.view(len(z), -1, H) * tm[:, None]         # h¹_t (Eq. 7); sr^v_t, sr^g_t (supp. Eq. 12, 9)
         sr_v, sr_g = sr[:, 0], (sr[:, 1] if self.has_gate else None)
         return self.attend_lstm2(h1n, m1n, sr_v, sr_g, slot, ptr, state, ctx)
-
-    def attend_lstm2(self, h1n, m1n, sr_v, sr_g, slot:tuple, ptr, state, ctx)->tuple:
-        "The reference `attend_lstm2` in fewer, larger operations: the regions' and both sentinels' attention logits in one pass, c_t's region sum as one product"
-        at, (regions, reg_proj, mask) = self.attn, slot                  # (B, R, d), (B, R, A), (B, R)
-        R, q = mask.shape[1], at.W_g(h1n)                                # q: (B, A)
-        keys = [reg_proj]                                                # z = w_h tanh(key + q) for every key at once
-        if at.visual_sentinel: keys.append(at.W_ss(sr_v)[:, None])
-        if sr_g is not None: keys.append(at.W_sg(sr_g)[:, None])
-        z = at.w_h(torch.tanh(torch.cat(keys, 1) + q[:, None]))[..., 0]  # (B, R [+ 1] [+ 1])
-        z_r = z[:, :R].masked_fill(~mask, MASK_LOGIT)
-        if at.visual_sentinel:
-            att = torch.softmax(torch.cat([z_r, z[:, R:R + 1]], 1), 1)   # (B, R+1)
-            a_r, a_v = att[:, :R], att[:, R]
-            c = a_v[:, None] * at.sent_to_feat(sr_v) + torch.bmm(a_r[:, None], regions)[:, 0]   # (B, d)
-        else:
-            a_r = torch.softmax(z_r, 1)
-            a_v, c = torch.zeros_like(a_r[:, 0]), torch.bmm(a_r[:, None], regions)[:, 0]
-        if sr_g is None: gate = torch.stack([torch.zeros_like(a_v), torch.full_like(a_v, float('-inf'))], 1)
-        else: gate = torch.log_softmax(torch.stack([torch.logsumexp(z_r, 1), z[:, -1]], 1), 1)
-        if self.verb_shift == 'one_word' and self.has_gate: gate = shift_where(gate, self.forced_shift(ptr, ctx))
-        h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), state[2:])       # h²_t = LSTM₂(h²_{t-1}, [h¹_t; c_t])
-        h = self.drop(h2n) if self.region_words is None else self.drop(h2n) + self.region_words(c)
-        return h, gate, (h1n, m1n, h2n, m2n), dict(alpha_r=a_r, alpha_v=a_v, alpha_g=gate[:, SHIFT].exp())
 
     def step_terms(self, words:torch.Tensor, # (B, T-1) the fed words y_0 … y_{T-2}
                    ptrs:torch.Tensor,        # (B, T-1) the slot of each generated word
@@ -135,6 +104,42 @@ class FastStep:
             outs.append((h, g, tr))
         h, *rest = stack_steps(outs, return_trace)
         return (self.readout(h), *rest)
+
+# %% ../nbs/13b_fast_captioner.ipynb #a2be3141
+@patch
+def _slot_rows(self:FastStep, ptr, ctx:SlotContext)->tuple:
+    "Decoding: each row's current slot as rows of the flattened (B·K, …) tensors: its x_t term and its regions, keys and mask"
+    B, K = ctx.slot_role.shape
+    fi = torch.arange(B, device=ptr.device) * K + ptr                                # (B,) (index_select: no 2-D indexing)
+    R, d = ctx.regions.shape[2:]
+    sc = ctx.slot_cat.reshape(B * K, R, -1).index_select(0, fi)                      # (B, R, d + A)
+    slot = sc[..., :d], sc[..., d:], ctx.region_mask.reshape(B * K, R).index_select(0, fi)
+    return (ctx.x_slot.reshape(B * K, -1).index_select(0, fi) if self.use_roles else None), slot
+
+# %% ../nbs/13b_fast_captioner.ipynb #a57e2612
+@patch
+def attend_lstm2(self:FastStep, h1n, m1n, sr_v, sr_g, slot:tuple, ptr, state, ctx)->tuple:
+    "The reference `attend_lstm2` in fewer, larger operations: the regions' and both sentinels' attention logits in one pass, c_t's region sum as one product"
+    at, (regions, reg_proj, mask) = self.attn, slot                  # (B, R, d), (B, R, A), (B, R)
+    R, q = mask.shape[1], at.W_g(h1n)                                # q: (B, A)
+    keys = [reg_proj]                                                # z = w_h tanh(key + q) for every key at once
+    if at.visual_sentinel: keys.append(at.W_ss(sr_v)[:, None])
+    if sr_g is not None: keys.append(at.W_sg(sr_g)[:, None])
+    z = at.w_h(torch.tanh(torch.cat(keys, 1) + q[:, None]))[..., 0]  # (B, R [+ 1] [+ 1])
+    z_r = z[:, :R].masked_fill(~mask, MASK_LOGIT)
+    if at.visual_sentinel:
+        att = torch.softmax(torch.cat([z_r, z[:, R:R + 1]], 1), 1)   # (B, R+1)
+        a_r, a_v = att[:, :R], att[:, R]
+        c = a_v[:, None] * at.sent_to_feat(sr_v) + torch.bmm(a_r[:, None], regions)[:, 0]   # (B, d)
+    else:
+        a_r = torch.softmax(z_r, 1)
+        a_v, c = torch.zeros_like(a_r[:, 0]), torch.bmm(a_r[:, None], regions)[:, 0]
+    if sr_g is None: gate = torch.stack([torch.zeros_like(a_v), torch.full_like(a_v, float('-inf'))], 1)
+    else: gate = torch.log_softmax(torch.stack([torch.logsumexp(z_r, 1), z[:, -1]], 1), 1)
+    if self.verb_shift == 'one_word' and self.has_gate: gate = shift_where(gate, self.forced_shift(ptr, ctx))
+    h2n, m2n = self.lstm2(torch.cat([h1n, c], 1), state[2:])       # h²_t = LSTM₂(h²_{t-1}, [h¹_t; c_t])
+    h = self.drop(h2n) if self.region_words is None else self.drop(h2n) + self.region_words(c)
+    return h, gate, (h1n, m1n, h2n, m2n), dict(alpha_r=a_r, alpha_v=a_v, alpha_g=gate[:, SHIFT].exp())
 
 # %% ../nbs/13b_fast_captioner.ipynb #947440b8
 class FastRoleShiftCaptioner(FastStep, RoleShiftCaptioner):
