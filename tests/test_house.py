@@ -239,7 +239,26 @@ def _run_wiring(src:str)->list:
 def test_run_wiring_written_once():
     "A run folder's gsrl/, planner/, captioner/ are wired by `Pipeline.from_run`, a slot word cap put on by `Pipeline.cap_slot_words`"
     where = {m: _run_wiring(src) for m, (src, _) in MODS.items()}
-    assert {m: ls for m, ls in where.items() if ls} == {'pipeline': where['pipeline']} and len(where['pipeline']) == 2, where
+    assert {m: ls for m, ls in where.items() if ls} == {'pipeline': where['pipeline']} and len(where['pipeline']) == 1, where
+
+def _from_dirs_calls(src:str)->list:
+    "Lines that call `from_dirs` (the three-folder loader) in a piece of code"
+    try: tree = ast.parse(src)
+    except SyntaxError: return []
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and
+            (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, 'id', None)) == 'from_dirs']
+
+# issue 54: not yet moved to `Pipeline.from_run` (another engineer's notebook: /tmp/requests/helper54a.md); shrinks to empty
+FROM_DIRS_PENDING = set()   # every notebook wires its pipelines with from_run
+
+def test_from_dirs_only_inside_pipeline():
+    "Every module and notebook but `pipeline`'s wires a pipeline with `Pipeline.from_run` (tests of the pipeline itself may call `from_dirs`)"
+    mods = {f'vsr_cic/{m}.py' for m, (src, _) in MODS.items() if m != 'pipeline' and _from_dirs_calls(src)}
+    nbs = {str(p.relative_to(NBS.parent)) for p in sorted(NBS.rglob('*.ipynb')) if '.ipynb_checkpoints' not in p.parts
+           and p.name != '22_pipeline.ipynb' and any(_from_dirs_calls(c) for c in _notebook_code(p)[1])}
+    assert not mods and nbs <= FROM_DIRS_PENDING, sorted(mods | (nbs - FROM_DIRS_PENDING))
+    assert not FROM_DIRS_PENDING - nbs, f'now moved to from_run: shrink FROM_DIRS_PENDING ({sorted(FROM_DIRS_PENDING - nbs)})'
+    assert _from_dirs_calls("a = Pipeline.from_dirs(g, p, c)\nb = Pipeline.from_run(r)\nfrom_dirs(x)") == [1, 3]
 
 # Table 1 concepts that had two names (issue 42 item 2), with the name kept; TWO_NAMES_OK stays empty
 TABLE1_NAMES = {('SUBSETS', 'VERB_SUBSETS'): 'VERB_SUBSETS', ('subset_results', 'subset_scores'): 'subset_scores',

@@ -66,7 +66,7 @@ def test_train_a_step_and_caption(tiny):
                         progress=False, metrics=False, control=False, device='cpu',   # one epoch: a few steps (it writes model.pt at the end)
                         region_words=True, precompute=True)                           # as real_captions.ipynb trains it
     assert m['epochs']['xe'] == 1
-    pipe = Pipeline.from_dirs(tmp/'gsrl', tmp/'planner', tmp/'captioner', 'cpu', data_dir=tmp/'train')
+    pipe = Pipeline.from_run(tmp, 'cpu', data_dir=tmp/'train')
     assert pipe.gsrl.cfg.feat_dim == len(data.meta['classes'])
     assert pipe.captioner.region_words is not None and pipe.captioner.precompute   # the options survive the checkpoint
     pipe.data = test

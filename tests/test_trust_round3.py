@@ -268,25 +268,30 @@ def test_decode_work_folder_is_never_a_users(tmp_path, what):
     assert snapshot(tmp_path) == before
 
 def test_pack_stores_a_linked_checkpoint_as_its_file(tmp_path):
+    "A checkpoint linked from elsewhere in the run is packed as its file (a link out of the run is refused: test_trust_round4)"
     g = _bench()
     run = tmp_path/'run'
     for f in g.SHARED: (run/f).parent.mkdir(parents=True, exist_ok=True); (run/f).write_text(f)
-    real = tmp_path/'elsewhere.pt'; real.write_bytes(b'weights')
+    real = run/'kept'/'elsewhere.pt'; real.parent.mkdir(); real.write_bytes(b'weights')
     for d in g.SHARED_DIRS: (run/d/'s').mkdir(parents=True); os.symlink(real, run/d/'s'/'best.pt')
     g.pack(run, tmp_path/'p.tar.xz')
     with tarfile.open(tmp_path/'p.tar.xz') as t:
         assert all(m.isreg() or m.isdir() for m in t.getmembers())
         assert t.extractfile('gsrl/s/best.pt').read() == b'weights'
 
-def test_score_caps_the_predictions_it_decompresses(tmp_path):
+def test_score_caps_the_predictions_it_decompresses(tmp_path, monkeypatch):
+    "`score` itself on a real gzip bomb: refused by its decompression cap before the log, the run or anything else is read"
     from vsr_cic.guards import read_json_file
+    g = _bench()
     f = tmp_path/'predictions.json.gz'
     with gzip.open(f, 'wb') as z:
         z.write(b'["'); [z.write(b'a' * (1 << 20)) for _ in range(64)]; z.write(b'"]')
     assert f.stat().st_size < 1 << 20
     raises(lambda: read_json_file(f, 'predictions', max_bytes=16 << 20), 'predictions.json.gz', 'gzip bomb', kind=UnsafeInput)
-    src = (ROOT/'bench'/'gpu'/'gpu_real_language.py').read_text()
-    assert 'gzip.open(predictions' not in src and 'read_json_file(predictions' in src
+    monkeypatch.setattr(g, 'MAX_PREDICTION_BYTES', 16 << 20)        # score's own cap, lowered so that 64 MiB is a bomb
+    run = tmp_path/'run'; run.mkdir()                                # no metrics.json, no data: reached only past the cap
+    raises(lambda: g.score(run, f, tmp_path/'out', publish_to=None), 'predictions.json.gz', 'gzip bomb', kind=UnsafeInput)
+    assert not (tmp_path/'out'/'metrics.json').exists()
 
 
 # ------------------------------------------------------------------ 4. the shipped photo bundle's fingerprint
@@ -304,16 +309,24 @@ def test_bundle_data_meta_is_fingerprinted(bundle):
 
 LISTED = {'dev zero': '/dev/zero', 'outside': '../outside.txt', 'absolute': '/etc/passwd', 'nul': 'a\x00b',
           'backslash': '..\\x', 'fifo': 'pipe', 'folder': 'data', 'dev null': '/dev/null', 'deep': 'a/../../x'}
+BOUNDARY = {'dev zero': 'leaves its folder', 'outside': 'leaves its folder', 'absolute': 'leaves its folder',
+            'nul': 'not a relative file path', 'backslash': 'leaves its folder', 'fifo': 'FIFO', 'folder': 'a folder',
+            'dev null': 'leaves its folder', 'deep': 'leaves its folder'}
 
 @pytest.mark.parametrize('case', list(LISTED))
 def test_listed_paths_are_regular_files_inside(bundle, case):
+    "Each entry is listed with the true SHA-256 of what it names (where that can be read), so only the bundle boundary can refuse it"
+    import hashlib
     from vsr_cic.own_photo import check_fingerprint
-    (bundle.parent/'outside.txt').write_text('x')
+    (bundle.parent/'outside.txt').write_text('x'); (bundle.parent/'x').write_text('deep')
     if case == 'fifo': os.mkfifo(bundle/'pipe')
+    target = {'outside': bundle.parent/'outside.txt', 'absolute': Path('/etc/passwd'), 'deep': bundle.parent/'x'}.get(case)
+    true = (hashlib.sha256(target.read_bytes()).hexdigest() if target is not None and target.is_file()
+            else hashlib.sha256(b'').hexdigest())                 # /dev/null, a FIFO: empty (a naive read matches)
     meta = json.loads((bundle/'meta.json').read_text())
-    meta['files'][LISTED[case]] = '0' * 64
-    msg = raises(lambda: check_fingerprint(bundle, meta), 'photo models', kind=ValueError)
-    assert 'FIFO' in msg if case == 'fifo' else True
+    meta['files'][LISTED[case]] = true
+    msg = raises(lambda: check_fingerprint(bundle, meta), 'photo models', BOUNDARY[case], kind=ValueError)
+    assert 'differs from its fingerprint' not in msg, msg          # the boundary refused it, not the hash
 
 def test_an_unlisted_changed_checkpoint_is_refused(bundle):
     from vsr_cic.own_photo import check_fingerprint

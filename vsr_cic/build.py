@@ -12,7 +12,7 @@ import numpy as np
 from .readers import Records, read_coco
 from .align import noun_chunks, match_class, attach_frames
 from .data import write_dataset, group_proposals, validate_caption, FEATURE_FILE, MAX_TOKENS, MAX_TOKEN_CHARS
-from .guards import inside, regular_file
+from .guards import inside, regular_file, short
 from .vsr import canonical_verb, VSRError
 from .core import MAX_REGIONS_PER_SET
 from .srl import Parse, Frame, Arg, get_srl, load_nlp, DEFAULT_BACKEND
@@ -22,9 +22,10 @@ from .align import COCO_SYNONYMS
 from .data import BACKGROUND
 
 # %% auto #0
-__all__ = ['SRL_CHUNK', 'LONG_CAPTION', 'TEXT_ONLY_CLASS', 'TEXT_ONLY_DISTRACTORS', 'PRIOR_WEIGHT', 'MENTION_REGIONS', 'split_of',
-           'analyse', 'keep_short', 'analyse_cached', 'ground_chunks', 'align_caption', 'build', 'chunk_classes',
-           'co_mentions', 'pick_distractors', 'build_text_proposals', 'photo_test_set']
+__all__ = ['SRL_CHUNK', 'LONG_CAPTION', 'ABSURD_TOKENS', 'ABSURD_TOKEN_CHARS', 'TEXT_ONLY_CLASS', 'TEXT_ONLY_DISTRACTORS',
+           'PRIOR_WEIGHT', 'MENTION_REGIONS', 'split_of', 'analyse', 'keep_short', 'check_picture', 'analyse_cached',
+           'ground_chunks', 'align_caption', 'build', 'chunk_classes', 'co_mentions', 'pick_distractors',
+           'build_text_proposals', 'photo_test_set']
 
 # %% ../nbs/24a_build.ipynb #00000006
 def split_of(image_id:str, val_frac:float=0.1, test_frac:float=0.1)->str:
@@ -69,10 +70,37 @@ def _default_srl()->str:
 # %% ../nbs/24a_build.ipynb #109f8a92
 LONG_CAPTION = f'longer than MAX_TOKENS={MAX_TOKENS} tokens or a token over {MAX_TOKEN_CHARS} characters'
 
-def keep_short(caps:Sequence[dict])->tuple[list, int]:
-    "Captions within `MAX_TOKENS` tokens of at most `MAX_TOKEN_CHARS` characters, and how many were left out"
+ABSURD_TOKENS = 10 * MAX_TOKENS          # a caption this long is no sentence (COCO's longest: 57 tokens): refused
+ABSURD_TOKEN_CHARS = 10 * MAX_TOKEN_CHARS
+
+def keep_short(caps:Sequence[dict],
+               source:str='records', # the file the captions were read from (the reader's `meta['source']`), for messages
+              )->tuple[list, int]:
+    "Captions within `MAX_TOKENS` tokens of at most `MAX_TOKEN_CHARS` characters, and how many were left out; `ValueError` naming the file and caption for an absurd one"
+    for c in caps:
+        n, longest = len(c['tokens']), max(map(len, c['tokens']), default=0)
+        if n > ABSURD_TOKENS or longest > ABSURD_TOKEN_CHARS:
+            what = f"{n:,} tokens (at most {ABSURD_TOKENS:,})" if n > ABSURD_TOKENS else f"a token of {longest:,} characters (at most {ABSURD_TOKEN_CHARS:,})"
+            raise ValueError(f"{source}: caption {short(c.get('caption_id'), 40)} of image {short(c.get('image_id'), 40)}: field "
+                             f"'caption' has {what}, which is no caption; fix or remove it (captions over MAX_TOKENS={MAX_TOKENS} "
+                             f"are left out and counted)")
     keep = [c for c in caps if len(c['tokens']) <= MAX_TOKENS and all(len(t) <= MAX_TOKEN_CHARS for t in c['tokens'])]
     return keep, len(caps) - len(keep)
+
+# %% ../nbs/24a_build.ipynb #a54b0001
+def check_picture(path, what:str='picture')->Path:
+    "`path` when it decodes to the last byte as a picture (a JPEG at 1/8 scale: every byte read, little decoded); `ValueError` naming it otherwise"
+    from PIL import Image
+    p = regular_file(path, what)                     # a FIFO or device: refused before it is opened
+    try:
+        with Image.open(p) as im:
+            im.draft('RGB', (max(1, im.width // 8), max(1, im.height // 8)))
+            im.load()                                # a truncated or corrupt stream raises here
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
+        raise ValueError(f"{what}: {str(p)!r} cannot be decoded as a picture ({type(e).__name__}: {short(str(e), 200)[1:-1]}); "
+                         f"nothing built") from None
+    return p
+
 
 # %% ../nbs/24a_build.ipynb #46f789a8
 def analyse_cached(captions:Sequence[dict], # caption records (caption_id, tokens)
@@ -164,6 +192,8 @@ def _image_features(images:list, records:Records, classes:list, image_dir, cache
     missing = [i for i, p in src.items() if p is None or not p.exists()]
     if missing and (feature_kind == 'cnn' or copy_images):
         raise FileNotFoundError(f"{image_dir}: no picture for image(s) {missing[:5]} (field 'file' of the records)")
+    if feature_kind == 'cnn' or copy_images:         # read or copied: each must decode, checked before features or copies
+        for i, p in src.items(): check_picture(p, f"{image_dir}: image {short(i, 40)}: field file {short(p.name, 60)}")
     if feature_kind == 'cnn':
         ff = cache/f'features_{method}.hdf5'
         items = ((i, src[i], records.boxes[i], records.box_classes[i]) for i in src)
@@ -258,7 +288,7 @@ def _build_selection(records:Records, limit:int|None, splits:tuple|None)->tuple:
     for im in images:
         if splits is not None: im['split'] = split_of(im['image_id'], *splits)
     stats, drops = Counter(), Counter()
-    caps, n_long = keep_short(caps)
+    caps, n_long = keep_short(caps, records.meta.get('source', 'records'))
     if n_long: drops[LONG_CAPTION] = n_long
     return images, ids, caps, stats, drops
 
@@ -401,7 +431,7 @@ def build_text_proposals(records:Records,     # text-only records (`read_coco` w
     if cls[0] != BACKGROUND: raise ValueError(f"classes must start with {BACKGROUND!r}, got {cls[:3]}")
     images = [dict(im) for im in records.images[:limit]]
     ids = {im['image_id'] for im in images}
-    caps, n_long = keep_short([c for c in records.captions if c['image_id'] in ids])
+    caps, n_long = keep_short([c for c in records.captions if c['image_id'] in ids], records.meta.get('source', 'records'))
     t = time.time()
     ana = analyse_cached(caps, out/'cache', srl, progress=progress)
     times = {'srl_s': round(time.time() - t, 2)}

@@ -8,14 +8,16 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Mapping, Sequence
-from .vsr import VSR, VERB, normalize_role, parse_subrole
+import re
+from .vsr import VSR, VERB, normalize_role, parse_subrole, ing_form
 from .srl import load_nlp, get_srl
 from .align import noun_chunks
 from .data import frame_structure
 
 # %% auto #0
-__all__ = ['OPTIONS', 'Control', 'frame_items', 'match_frames', 'caption_counts', 'controllability', 'noun_phrase_spans',
-           'controls_from_parse', 'controls_of_caption', 'controllability_from_text']
+__all__ = ['OPTIONS', 'IRREGULAR_VERB_FORMS', 'Control', 'frame_items', 'match_frames', 'caption_counts', 'controllability',
+           'noun_phrase_spans', 'controls_from_parse', 'controls_of_caption', 'controllability_from_text',
+           'lemma_forms', 'says_verb', 'R_V_lemma']
 
 # %% ../nbs/08b_control.ipynb #00000005
 @dataclass(frozen=True)
@@ -207,3 +209,64 @@ def controllability_from_text(captions:Sequence,        # generated captions (st
     srl = get_srl(srl) if isinstance(srl, str) else srl
     parses = srl.parse_many(list(captions))
     return controllability(parses, controls, noun_phrase_spans(parses) if entities else None, **kw)
+
+# %% ../nbs/08b_control.ipynb #a54c0002
+# Irregular English verb forms (past, participle, odd -s/-ing forms) of the verbs captions use; regular ones follow rules
+IRREGULAR_VERB_FORMS = {l: set(f.split()) for l, f in (x.split(':') for x in (
+    'arise:arose arisen;awake:awoke awoken;be:am is are was were been being;bear:bore borne born;beat:beat beaten;'
+    'become:became;begin:began begun;bend:bent;bet:bet;bind:bound;bite:bit bitten;bleed:bled;blow:blew blown;'
+    'break:broke broken;breed:bred;bring:brought;build:built;burn:burnt;burst:burst;buy:bought;cast:cast;catch:caught;'
+    'choose:chose chosen;cling:clung;come:came;cost:cost;creep:crept;cut:cut;deal:dealt;dig:dug;dive:dove;'
+    'do:does did done;draw:drew drawn;dream:dreamt;drink:drank drunk;drive:drove driven;eat:ate eaten;fall:fell fallen;'
+    'feed:fed;feel:felt;fight:fought;find:found;flee:fled;fling:flung;fly:flew flown;forbid:forbade forbidden;'
+    'forget:forgot forgotten;freeze:froze frozen;get:got gotten;give:gave given;go:goes went gone;grind:ground;'
+    'grow:grew grown;hang:hung;have:has had;hear:heard;hide:hid hidden;hit:hit;hold:held;hurt:hurt;keep:kept;'
+    'kneel:knelt;know:knew known;lay:laid;lead:led;lean:leant;leap:leapt;learn:learnt;leave:left;lend:lent;let:let;'
+    'lie:lay lain laying;light:lit;lose:lost;make:made;mean:meant;meet:met;pay:paid;put:put;quit:quit;read:read;'
+    'ride:rode ridden;ring:rang rung;rise:rose risen;run:ran;say:said;see:saw seen;seek:sought;sell:sold;send:sent;'
+    'set:set;sew:sewn;shake:shook shaken;shine:shone;shoot:shot;show:shown;shrink:shrank shrunk;shut:shut;'
+    'sing:sang sung;sink:sank sunk;sit:sat;sleep:slept;slide:slid;sling:slung;slit:slit;smell:smelt;speak:spoke spoken;'
+    'speed:sped;spend:spent;spill:spilt;spin:spun;spit:spat;split:split;spread:spread;spring:sprang sprung;'
+    'stand:stood;steal:stole stolen;stick:stuck;sting:stung;stink:stank;stride:strode;strike:struck;string:strung;'
+    'swear:swore sworn;sweep:swept;swim:swam swum;swing:swung;take:took taken;teach:taught;tear:tore torn;tell:told;'
+    'think:thought;throw:threw thrown;tread:trod;understand:understood;wake:woke woken;wear:wore worn;'
+    'weave:wove woven;weep:wept;win:won;wind:wound;write:wrote written').split(';'))}
+_WORDS = re.compile(r"[a-z]+")
+
+def lemma_forms(lemma:str)->frozenset:
+    "Every form of a verb lemma's head word: the lemma, -s, -ed and -ing by English spelling rules (`vsr_cic.vsr.ing_form`), and `IRREGULAR_VERB_FORMS`"
+    v = lemma.lower().replace('-', '_').split('_')[0]
+    ing = ing_form(v)                                         # ride -> riding, sit -> sitting, lie -> lying
+    third = (v[:-1] + 'ies' if v.endswith('y') and v[-2:-1] not in tuple('aeiou') else
+             v + 'es' if v.endswith(('s', 'x', 'z', 'ch', 'sh', 'o')) else v + 's')
+    stem = ing[:-3]
+    past = (v + 'd' if v.endswith('e') else v[:-1] + 'ied' if v.endswith('y') and v[-2:-1] not in tuple('aeiou') else
+            stem + 'ed' if stem == v + v[-1:] else v + 'ed')  # chase -> chased, carry -> carried, stop -> stopped
+    return frozenset({v, third, past, ing} | IRREGULAR_VERB_FORMS.get(v, set()))
+
+def says_verb(caption, # text or tokens
+              verb:str)->bool:
+    "Does the caption hold a form of `verb` (its particle after it: `pick_up` in 'picks the phone up')? By lemma, no parse"
+    words = _WORDS.findall(caption.lower() if isinstance(caption, str) else ' '.join(caption).lower())
+    head, *particle = verb.lower().replace('-', '_').split('_')
+    forms = lemma_forms(head)
+    at = next((i for i, w in enumerate(words) if w in forms), None)
+    return at is not None and all(p in words[at + 1:] for p in particle)
+
+def _control_verbs(c)->list[str]:
+    "A caption's control verbs from a lemma, a `VSR`, a `Control`, (verb, structure), {'verb': …} or a list of these"
+    if isinstance(c, str): return [c]
+    if isinstance(c, (VSR, Control)): return [c.verb]
+    if isinstance(c, Mapping): return [c['verb']]
+    if isinstance(c, tuple) and len(c) == 2 and isinstance(c[0], str) and not isinstance(c[1], str): return [c[0]]
+    return [v for x in c for v in _control_verbs(x)]
+
+def R_V_lemma(captions:Sequence,   # generated captions (text or tokens)
+              controls:Sequence,   # per caption its control verb(s): a lemma, a VSR, (verb, structure), … or a list
+             )->float|None:        # share of captions holding a form of every control verb (None: no caption)
+    "R_V without a parse: the share of captions that say a form of their control verb, matched by lemma"
+    if len(captions) != len(controls): raise ValueError(f"{len(captions)} captions but {len(controls)} control lists")
+    if not captions: return None
+    hits = [all(says_verb(c, v) for v in _control_verbs(ctl)) for c, ctl in zip(captions, controls)]
+    return sum(hits) / len(hits)
+

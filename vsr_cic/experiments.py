@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy, json, itertools
 from dataclasses import replace
 from pathlib import Path
+from typing import Mapping
 import numpy as np
 import torch
 from .vsr import VSR, VERB, ROLE_VOCAB, subrole_names, parse_subrole
@@ -33,8 +34,8 @@ from .protocol import chosen_dir
 
 # %% auto #0
 __all__ = ['METHODS', 'TABLE2_COLS', 'TRAIN_VARIANTS', 'ABLATION', 'ABLATION_COLS', 'default_ckpt_dirs', 'available_captioners',
-           'planned_examples', 'split_counts', 'with_examples', 'gt_plan', 'caption_k', 'sct_plans', 'ours_plans',
-           'evaluate_table1', 'table2_setup', 'diverse_sets', 'table2_scores', 'evaluate_diversity',
+           'ckpt_pipeline', 'planned_examples', 'split_counts', 'with_examples', 'gt_plan', 'caption_k', 'sct_plans',
+           'ours_plans', 'evaluate_table1', 'table2_setup', 'diverse_sets', 'table2_scores', 'evaluate_diversity',
            'evaluate_ablation', 'ablation_rows', 'ablation_table', 'evaluate_ablation_diversity',
            'ablation_diversity_rows', 'write_tiny_checkpoints', 'verb_predictability']
 
@@ -59,6 +60,17 @@ def available_captioners(ckpt_dirs:dict)->dict:
                 out[m] = chosen_dir(d)
                 break
     return out
+
+# %% ../nbs/23_experiments.ipynb #a54e0001
+def ckpt_pipeline(ckpt_dirs:Mapping, # `default_ckpt_dirs`-style folders: 'gsrl', 'planner' (and 'planner_no_verb')
+                  captioner,         # the captioner's folder
+                  device='cpu',
+                  planner='planner', # a key of `ckpt_dirs` ('planner', 'planner_no_verb') or a planner folder
+                  **kw)->Pipeline:   # `Pipeline.from_run` options: data_dir, kind, options, fallback
+    "The `Pipeline` of trainers' out_dirs that lie apart, wired by `Pipeline.from_run` (the one wiring)"
+    pl = ckpt_dirs[planner] if isinstance(planner, str) and planner in ckpt_dirs else planner
+    return Pipeline.from_run('.', device, captioner=captioner, gsrl=ckpt_dirs['gsrl'], planner=pl, **kw)
+
 
 # %% ../nbs/23_experiments.ipynb #00000007
 def _frame_vsr(rec:dict, f:int)->tuple[VSR, dict]:
@@ -284,7 +296,7 @@ def evaluate_table1(ckpt_dirs:dict, data_dir=None, device='cpu', beam:int=5, lim
         for pl in [planner] + (['sinkhorn'] if m == 'ours' and sinkhorn and structure == 'ssp' else []):
             if pl not in pipes:
                 pl_dir = nv_dir if pl == 'no_verb' else ckpt_dirs['planner']
-                pipes[pl] = Pipeline.from_dirs(ckpt_dirs['gsrl'], pl_dir, d, device, data_dir=path,
+                pipes[pl] = ckpt_pipeline(ckpt_dirs, d, device, pl_dir, data_dir=path,
                                                kind='sinkhorn' if pl == 'sinkhorn' else 'transformer')
         opts = _decode_options(info, preset)
         recs = cd.records('test')
@@ -358,7 +370,7 @@ def evaluate_diversity(ckpt_dirs:dict, data_dir=None, device='cpu', ks=(2, 6), b
     path, pipes, skipped = resolve_data(data_dir), {}, {}
     for name, m in who.items():
         if m not in caps: continue
-        p = Pipeline.from_dirs(ckpt_dirs['gsrl'], ckpt_dirs['planner'], caps[m], device, data_dir=path)
+        p = ckpt_pipeline(ckpt_dirs, caps[m], device, data_dir=path)
         if build_vocabs(p.data)['words'].itos != p.vocabs['captioner'].itos:
             skipped[name] = f"{caps[m]}: vocabulary differs from {path}"
             continue
@@ -438,7 +450,7 @@ def evaluate_ablation_diversity(runs:dict,     # training variant -> {seed: capt
     path, per_seed, recs, plans = resolve_data(data_dir), [], None, {}   # plans: planned once, said by every row
     for row, (variant, dec) in ABLATION.items():
         for s, d in sorted(runs.get(variant, {}).items()):
-            pipe = Pipeline.from_dirs(gsrl_dir, planner_dir, d, device, data_dir=path, options=dec)
+            pipe = ckpt_pipeline({'gsrl': gsrl_dir, 'planner': planner_dir}, d, device, data_dir=path, options=dec)
             if recs is None: recs, refs, mets, tok = table2_setup(pipe.data, limit, tokenizer, split)
             for k in ks:   # the same plans for every row (rng from `seed`): only the captioner and its decoding differ
                 res = table2_scores(diverse_sets('Ours', pipe, recs, pipe.data, k, beam, seed, plans), refs, mets, tok)

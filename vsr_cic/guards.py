@@ -12,12 +12,13 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['SHOW', 'MAX_PATH_CHARS', 'MAX_ROWS', 'MAX_COLS', 'MAX_ARRAY_BYTES', 'MAX_COMPRESSION', 'RUN_MARKER', 'RUN_LOCK',
-           'LEGACY_STAGES', 'MAX_NAME_CHARS', 'PICTURE_SUFFIXES', 'MAX_JSON_BYTES', 'MAX_ARCHIVE_BYTES',
-           'MAX_ARCHIVE_MEMBERS', 'WORK_MARKER', 'UnsafeInput', 'short', 'relative_path', 'inside', 'regular_file',
-           'check_h5_dataset', 'h5_array', 'writing', 'RunFolderError', 'RunLocked', 'run_dir', 'is_run_folder',
-           'claim_run', 'run_lock', 'safe_name', 'bounded', 'bounded_arg', 'finite_number', 'read_json_file',
-           'atomic_write', 'sidecar_path', 'foreign_sidecar', 'write_sidecar', 'md_text', 'extract_archive',
-           'work_folder', 'file_sha256', 'bundle_files', 'bundle_fingerprint', 'fingerprint_problems', 'reports_errors']
+           'LEGACY_STAGES', 'JOB_ENV', 'MAX_NAME_CHARS', 'PICTURE_SUFFIXES', 'MAX_JSON_BYTES', 'MAX_ARCHIVE_BYTES',
+           'MAX_ARCHIVE_MEMBERS', 'MAX_ARCHIVE_RATIO', 'ARCHIVE_FLOOR', 'WORK_MARKER', 'UnsafeInput', 'short',
+           'relative_path', 'inside', 'regular_file', 'check_h5_dataset', 'h5_array', 'writing', 'RunFolderError',
+           'RunLocked', 'run_dir', 'is_run_folder', 'claim_run', 'run_lock', 'check_run_free', 'safe_name', 'bounded',
+           'bounded_arg', 'finite_number', 'read_json_file', 'atomic_write', 'sidecar_path', 'foreign_sidecar',
+           'write_sidecar', 'md_text', 'extract_archive', 'work_folder', 'pack_archive', 'file_sha256', 'bundle_files',
+           'bundle_fingerprint', 'fingerprint_problems', 'reports_errors']
 
 # %% ../nbs/00a_guards.ipynb #d2c8da3a
 class UnsafeInput(ValueError):
@@ -213,6 +214,11 @@ def claim_run(out_dir, trainer:str='vsr_cic')->Path:
 
 # %% ../nbs/00a_guards.ipynb #a8a6ac06
 _HELD = {}   # resolved run folder -> [lock file descriptor, depth] of this process
+JOB_ENV = 'TORCHELASTIC_RUN_ID'   # torchrun's id of one job: its ranks are one trainer (the lock note: '<pid> <job>')
+
+def _locked(out:Path, note:list)->str:
+    return (f"run folder {str(out)!r} is in use by another process (pid {note[0] if note else 'unknown'}, lock "
+            f"{RUN_LOCK}); wait for it to finish or use another out_dir")
 
 @contextmanager
 def run_lock(out):
@@ -229,11 +235,10 @@ def run_lock(out):
     with writing(out/RUN_LOCK, 'run lock'): fd = os.open(out/RUN_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        pid = os.pread(fd, 32, 0).decode('ascii', 'replace').strip()
+        note = os.pread(fd, 64, 0).decode('ascii', 'replace').split()
         os.close(fd)
-        raise RunLocked(f"run folder {str(out)!r} is in use by another process (pid {pid or 'unknown'}, lock "
-                        f"{RUN_LOCK}); wait for it to finish or use another out_dir") from None
-    os.ftruncate(fd, 0); os.pwrite(fd, f'{os.getpid()}\n'.encode(), 0)
+        raise RunLocked(_locked(out, note)) from None
+    os.ftruncate(fd, 0); os.pwrite(fd, f"{os.getpid()} {os.environ.get(JOB_ENV, '')}".strip().encode() + b'\n', 0)
     _HELD[key] = [fd, 1]
     try: yield out
     finally:
@@ -242,6 +247,27 @@ def run_lock(out):
         else:
             del _HELD[key]
             fcntl.flock(fd, fcntl.LOCK_UN); os.close(fd)
+
+# %% ../nbs/00a_guards.ipynb #a54l0001
+def check_run_free(out,                 # a run folder (it need not exist)
+                   job:str|None=None,   # this trainer's torchrun job id: a holder of the same job is no other trainer
+                  )->Path:
+    "`out` when no other process holds its run lock (nothing taken, nothing created); `RunLocked` with `run_lock`'s message otherwise"
+    out = Path(out)
+    if str(out.resolve()) in _HELD or not (out/RUN_LOCK).is_file(): return out
+    try: import fcntl
+    except ImportError: return out
+    fd = os.open(out/RUN_LOCK, os.O_RDONLY)
+    try:
+        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            note = os.pread(fd, 64, 0).decode('ascii', 'replace').split()
+            if job and note[1:2] == [job]: return out       # our own job's rank 0 holds it
+            raise RunLocked(_locked(out, note)) from None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally: os.close(fd)
+    return out
+
 
 # %% ../nbs/00a_guards.ipynb #ab55600a
 MAX_NAME_CHARS = 120     # a file name a caller or an upload gives: one path component
@@ -376,12 +402,17 @@ def md_text(x, what:str='value', code:bool=False)->str:
 # %% ../nbs/00a_guards.ipynb #e6c88a88
 MAX_ARCHIVE_BYTES = 16 << 30    # an archive's unpacked size
 MAX_ARCHIVE_MEMBERS = 100_000
+MAX_ARCHIVE_RATIO = 500         # declared bytes per archive byte (a run's pack: ~10x captions, ~50x class features)
+ARCHIVE_FLOOR = 64 << 20        # any archive may unpack to this much, whatever its ratio
 WORK_MARKER = '.vsr_cic_work'   # "this scratch folder was made by vsr_cic and may be emptied"
 
-def extract_archive(archive, dest, max_bytes:int=MAX_ARCHIVE_BYTES, max_members:int=MAX_ARCHIVE_MEMBERS)->list[str]:
-    "Unpack tar `archive` into `dest` (only files and folders inside it, `data` filter, size-capped); `UnsafeInput` naming the member before anything is written"
+def extract_archive(archive, dest, max_bytes:int=MAX_ARCHIVE_BYTES, max_members:int=MAX_ARCHIVE_MEMBERS,
+                    max_ratio:int=MAX_ARCHIVE_RATIO)->list[str]:
+    "Unpack tar `archive` into `dest` (only files and folders inside it, `data` filter, size- and ratio-capped); `UnsafeInput` naming the member before anything is written"
     import tarfile
     a = regular_file(archive, 'archive')
+    n = a.stat().st_size
+    cap = min(max_bytes, max(max_ratio * n, ARCHIVE_FLOOR))   # checked at each header, before its data is inflated
     total, keep = 0, []
     try:
         with tarfile.open(a) as tar:
@@ -393,7 +424,11 @@ def extract_archive(archive, dest, max_bytes:int=MAX_ARCHIVE_BYTES, max_members:
                     raise UnsafeInput(f"{w} is {kind}; only files and folders are unpacked")
                 relative_path(m.name.rstrip('/') or m.name, w)
                 total += m.size
-                if total > max_bytes: raise UnsafeInput(f"{w}: the archive unpacks to more than {max_bytes:,} bytes; refused")
+                if total > cap:
+                    why = (f"{max_bytes:,} bytes" if cap == max_bytes else
+                           f"{cap:,} bytes ({max_ratio}x its {n:,} bytes: a compression bomb?)")
+                    raise UnsafeInput(f"{w} declares {m.size:,} bytes: the archive unpacks to more than {why}; refused "
+                                      f"before inflating it")
                 keep.append(m)
             tar.extractall(dest, members=keep, filter='data')
     except tarfile.TarError as e: raise UnsafeInput(f"archive {str(a)!r} cannot be read: {short(str(e))}") from None
@@ -414,6 +449,32 @@ def work_folder(path, what:str='work folder')->Path:
     p.mkdir(parents=True)
     (p/WORK_MARKER).write_text('scratch folder of vsr_cic: emptied on the next use\n')
     return p
+
+# %% ../nbs/00a_guards.ipynb #a54g0001
+def pack_archive(root,                 # the run folder
+                 dest,                 # the .tar.xz written (atomically: a temporary file, then renamed)
+                 members:Sequence[str], # relative paths of files inside `root`
+                 what:str='run')->list[str]:
+    "Pack files of `root` into a tar.xz, a link inside `root` stored as its file; `UnsafeInput` naming a member that is missing, special or resolves outside `root`, before anything is written"
+    import tarfile
+    root, dest = Path(root), Path(dest)
+    files = []
+    for rel in members:
+        w = f"{what} {str(root)!r}: {short(rel)}"
+        p = inside(root, rel, w)                       # no '..', no absolute name, no link resolving out of the run
+        files.append((regular_file(p, w).resolve(), rel))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f'.{dest.name[:40]}.', suffix='.tmp')
+    os.close(fd)
+    try:
+        with tarfile.open(tmp, 'w:xz') as tar:
+            for real, rel in files: tar.add(real, rel, recursive=False)   # the resolved file: never a link in the archive
+        os.chmod(tmp, 0o644); os.replace(tmp, dest)
+    except BaseException:
+        with suppress(OSError): os.unlink(tmp)
+        raise
+    return [rel for _, rel in files]
+
 
 # %% ../nbs/00a_guards.ipynb #fd40b0c3
 def file_sha256(path)->str:

@@ -164,12 +164,13 @@ def from_dirs(cls:Pipeline, gsrl_dir, planner_dir, captioner_dir, device='cpu',
 @patch(cls_method=True)
 def from_run(cls:Pipeline, run_dir, device='cpu',
              captioner=None,          # the captioner folder (None: the run's captioner/)
-             planner:str='planner',   # the run's planner folder: 'planner', or 'planner_no_verb' (Ours w/o verb)
+             planner='planner',       # the planner folder: 'planner', 'planner_no_verb' (Ours w/o verb) or a path
+             gsrl='gsrl',             # the GSRL folder: 'gsrl' or a path
              **kw,                    # `from_dirs` options: data_dir, fallback, kind, options
             )->Pipeline:
-    "A run folder's pipeline (every trainer's layout: gsrl/, planner/, captioner/), its wiring written once"
+    "A run folder's pipeline (every trainer's layout: gsrl/, planner/, captioner/), its wiring written once; a part given as a path is read there (relative: to `run_dir`)"
     run = Path(run_dir)
-    return cls.from_dirs(run/'gsrl', run/planner, run/'captioner' if captioner is None else captioner, device, **kw)
+    return cls.from_dirs(run/gsrl, run/planner, run/'captioner' if captioner is None else captioner, device, **kw)
 
 # %% ../nbs/22_pipeline.ipynb #ce3ee3d47a
 @patch

@@ -12,7 +12,7 @@ from .vsr import Vocab
 from .loader import load_vocabs
 from .gsrl import GSRL
 from .train import load_checkpoint, load_weights, build_checked, atomic_save
-from .guards import claim_run, run_lock, writing, LEGACY_STAGES, RunFolderError, RunLocked
+from .guards import claim_run, run_lock, check_run_free, writing, LEGACY_STAGES, RunFolderError, RunLocked, JOB_ENV
 from .core import seed_everything, get_device
 from .world import resolve_data
 
@@ -287,9 +287,11 @@ def guard_run(trainer:str|None=None,   # the name recorded in the marker and run
         sig, name = inspect.signature(fn), trainer or fn.__name__
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if int(os.environ.get('RANK', '0') or 0) != 0: return fn(*args, **kwargs)   # torchrun: rank 0 owns the folder
             b = sig.bind(*args, **kwargs)
             b.apply_defaults()
+            if int(os.environ.get('RANK', '0') or 0) != 0:     # torchrun: rank 0 owns the folder; another job's lock stops us now
+                if b.arguments.get('out_dir') not in (None, ''): check_run_free(b.arguments['out_dir'], os.environ.get(JOB_ENV))
+                return fn(*args, **kwargs)
             out = claim_run(b.arguments.get('out_dir'), name)
             with run_lock(out):
                 if config:

@@ -20,11 +20,12 @@ from .protocol import trained_as, chosen_dir, decoding_for, collapse_repeats, va
 
 # %% auto #0
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', 'CAPTIONER_SETTINGS', 'ROW_RECORD_KEYS', 'STAGES',
-           'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'WORLD_VERBS', 'RESULT_KEYS', 'method_predictions',
-           'table1_runs', 'slot_capped', 'table1_pipe', 'table1_predictions', 'floor_records', 'table1_scores',
-           'run_targets', 'run_row_predictions', 'captioner_record', 'captioner_records', 'training_bigrams',
-           'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'run_info', 'results_page',
-           'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish']
+           'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'MAX_TABLE1_ROWS', 'MAX_TEST_SETS', 'MAX_RESULTS_BYTES',
+           'RESULT_KEYS', 'method_predictions', 'table1_runs', 'slot_capped', 'table1_pipe', 'table1_predictions',
+           'floor_records', 'table1_scores', 'run_targets', 'run_row_predictions', 'captioner_record',
+           'captioner_records', 'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown',
+           'run_info', 'results_page', 'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results',
+           'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -38,7 +39,6 @@ FLOOR_PRESET = '—'                     # a floor's `preset`: it has no trainin
 
 # The paper's Table 1 (%, COCO Entities, single reference; `vsr_cic.scoring.PAPER_TABLE1`) by our row names
 _PAPER_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1', 'R_SR2')
-_OLD_ROW_NAMES = {'no_verb': 'ours_no_verb', 'ours (oracle verb)': 'ours_oracle_verb'}   # `evaluate` rows written before issue 42 (`_evaluate_row`)
 PAPER_BY_ROW = {k: dict(zip(_PAPER_COLS, v)) for k, v in PAPER_TABLE1.items()}
 
 # %% ../nbs/25b_tables.ipynb #0000000b
@@ -306,6 +306,15 @@ PAGE_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'SPICE', 
 SHOWN_SETTINGS = ('corpora', 'n_captions', 'epochs_xe', 'epochs_rl', 'hidden', 'lr_xe', 'min_freq', 'region_words', 'beam', 'seed')
 TABLE1_SHOWN = ('preset', 'seeds', 'beam', 'corpus_test_limit', 'quick', 'floors')   # of `table1_settings`: Table 1's own
 
+MAX_TABLE1_ROWS = 5_000     # rows a results file may hold (a real run: ~100; each is rendered and compared)
+MAX_TEST_SETS = 20          # test sets of one results file (a real run: 1-3), each its own sections
+MAX_RESULTS_BYTES = 16 << 20   # a metrics file read to publish (a real run's: ~250 KB)
+
+def _md_rows(rows:Sequence[Mapping], what:str)->list[dict]:
+    "Rows for `markdown_table` with every value that is not a number made safe for one cell (`md_text`: pipes, newlines)"
+    num = lambda v: v is None or isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+    return [{k: v if num(v) else md_text(v, f'{what} field {k}') for k, v in r.items()} for r in rows]
+
 def _commits(metrics:Mapping, rows:Sequence[Mapping])->str:
     "'gsrl `a`, planner `b`; Table 1's captioners: `c` (ours, sct)' from the components' and the rows' records ('' if none)"
     comp = [f"{k} `{v['commit']}`" for k, v in (metrics.get('components') or {}).items() if isinstance(v, Mapping) and v.get('commit')]
@@ -326,11 +335,11 @@ def _trained_table(rows:Sequence[Mapping])->str:
             if p.get('epochs') or p.get('selected'): seen.setdefault((r['method'], r['preset'], p.get('seed')), p)
     if not seen: return ''
     fmt = lambda d, ks: ' / '.join(str(d.get(k)) for k in ks) if isinstance(d, Mapping) else '–'
-    return markdown_table([{'method': md_text(m, 'method'), 'preset': md_text(pre, 'preset'), 'seed': s,
+    return markdown_table(_md_rows([{'method': m, 'preset': pre, 'seed': s,
                             'epochs (XE / RL)': fmt(p.get('epochs'), ('xe', 'rl')),
                             'selected (stage / epoch)': fmt(p.get('selected'), ('stage', 'epoch')),
-                            'sweep chose': md_text(p.get('chosen') or '–', 'chosen'), 'commit': md_text(p.get('commit') or '–', 'commit')}
-                           for (m, pre, s), p in seen.items()], (),
+                            'sweep chose': p.get('chosen') or '–', 'commit': p.get('commit') or '–'}
+                           for (m, pre, s), p in seen.items()], 'captioner record'), (),
                           keys=('method', 'preset', 'seed', 'epochs (XE / RL)', 'selected (stage / epoch)', 'sweep chose', 'commit'))
 
 # %% ../nbs/25b_tables.ipynb #0000aa03
@@ -350,15 +359,17 @@ def results_page(metrics:Mapping, title:str, intro:str='')->str:
     if commits := _commits(metrics, rows): out += [f"Commits: {md_text(commits, 'commits')}.", '']
     if intro: out += ['\n'.join(md_text(l, 'intro') for l in str(intro).split('\n')), '']
     names = {'photos': 'held-out photos', 'corpus': "the corpora's own test split", 'world': "the synthetic world's test split"}
-    for ts in dict.fromkeys(r.get('test_set', 'photos') for r in rows):
-        here = [r for r in rows if r.get('test_set', 'photos') == ts]
+    by_set = {ts: [] for ts in dict.fromkeys(r.get('test_set', 'photos') for r in rows)}
+    for r in rows:                     # one pass: each test set's rows, in order (a row without one is in every set)
+        for here in ([by_set[r['test_set']]] if 'test_set' in r else by_set.values()): here.append(r)
+    for ts, here in by_set.items():
         cols = [c for c in PAGE_COLS if any(c in r for r in here)]
         for v, name in (('all', 'every caption'), ('one', 'one-verb captions'), ('multi', 'multi-verb captions')):
             if any(r['verbs'] == v for r in here):
-                out += [f'## Table 1, {names.get(ts, ts)}: {name}', '',
-                        table1_markdown(rows, v, ts, cols, paper=PAPER_BY_ROW if v == 'all' else None), '']
+                out += [f"## Table 1, {md_text(names.get(ts, ts), 'test_set')}: {name}", '',
+                        table1_markdown(here, v, ts, cols, paper=PAPER_BY_ROW if v == 'all' else None), '']
         if not any(r['preset'] == 'paper' for r in here): continue   # the orderings are the paper preset's
-        bad = orderings(rows, test_set=ts)
+        bad = orderings(here, test_set=ts)
         fl = [f for f in TABLE1_FLOORS if any(r['method'] == f for r in here)]
         out += ['**The paper\'s orderings** (Ours above C-LSTM, C-UpDn, SCT and w/o verb' +
                 (f" (and the floor {', '.join(fl)})" if fl else '') + ' on CIDEr-D, R_V, R_SR1, '
@@ -374,7 +385,7 @@ def results_page(metrics:Mapping, title:str, intro:str='')->str:
         s2 = sorted({r['seed'] for r in t2 if isinstance(r.get('seed'), int)})
         seeds = f"; seed{'s' if len(s2) > 1 else ''} {', '.join(map(str, s2))}" if s2 else ''
         out += [f'## Table 2: diversity (best-1 accuracy against each caption\'s reference{seeds})', '',
-                markdown_table([{**r, **{k: md_text(r.get(k, ''), f'table2 field {k}') for k in ('method', 'k', 'n')}} for r in t2],
+                markdown_table(_md_rows([{**r, **{k: r.get(k, '') for k in ('method', 'k', 'n')}} for r in t2], 'table2'),
                                cols, keys=('method', 'k', 'n')), '']
     return '\n'.join(out)
 
@@ -387,13 +398,15 @@ def write_results_page(metrics_json, md_path, title:str, intro:str='')->Path:
     return md
 
 # %% ../nbs/25b_tables.ipynb #0000aa05
-WORLD_VERBS = {'all': 'all', 'one-verb': 'one', 'multi-verb': 'multi'}   # `captions` of `evaluate` files from before #42 -> `verbs`
-
-def _evaluate_row(r:Mapping)->dict:
-    "An `evaluate_table1` row; one of a file written before #42 (`proposals`, `captions`, `no_verb`, `ours (oracle verb)`) in today's words"
-    if 'proposals' not in r: return dict(r)
-    return {**r, 'method': _OLD_ROW_NAMES.get(r['method'], r['method']), 'grounding': r['proposals'].lower(),
-            'verbs': WORLD_VERBS[r['captions']]}
+def _evaluate_row(r:Mapping, i:int, source:str)->dict:
+    "An `evaluate_table1` row; `ValueError` naming the file for one written before the one Table 1 vocabulary (issue 42)"
+    old = [k for k in ('proposals', 'captions') if k in r and 'grounding' not in r]
+    if old or not all(k in r for k in ('method', 'grounding', 'verbs', 'n')):
+        raise ValueError(f"{source}: Table 1 row {i} " + (f"is an `evaluate` row from before issue 42 (fields {', '.join(old)}, "
+                         f"method {short(r.get('method'), 40)}); " if old else
+                         f"lacks {', '.join(k for k in ('method', 'grounding', 'verbs', 'n') if k not in r)}; ")
+                         + "re-run the evaluate step (vsr_cic.experiments.evaluate_table1) to write today's rows")
+    return dict(r)
 
 def world_results(ev:Mapping, # an `evaluate` run's metrics.json on a synthetic world (`experiments.evaluate_table1`'s result)
                   run:Mapping|None=None, # `run_info` of the run that made it
@@ -402,7 +415,7 @@ def world_results(ev:Mapping, # an `evaluate` run's metrics.json on a synthetic 
     rows = [{'test_set': 'world', 'method': r['method'], 'grounding': r['grounding'],
              'preset': r.get('preset', ev.get('preset')), 'verbs': r['verbs'], 'n_captions': r['n'],
              **{c: r.get(c) for c in TABLE1_COLS},
-             **{c: r[c] for c in ('attached', 'has_verb') if r.get(c) is not None}} for r in map(_evaluate_row, ev['rows'])]   # rows since #40
+             **{c: r[c] for c in ('attached', 'has_verb') if r.get(c) is not None}} for r in (_evaluate_row(r, i, source) for i, r in enumerate(ev['rows']))]
     fixed = ('preset', 'beam', 'structure', 'n_test', 'dataset')
     intro = (f"From `{source}`: " + ', '.join(f'{k} {ev[k]!r}' for k in fixed if k in ev) + '. Values in %. Unplanned '
              f"captions per row: {sorted({r.get('unplanned', 0) for r in ev['rows']})}; rows planned with a fallback "
@@ -455,12 +468,16 @@ def publish(metrics_json, name:str, title:str, root='.')->dict:
     "Commit-ready results of a run: `results/<name>.json` (`keep_results`), `results/<name>.md` (`results_page`) and the README / `nbs/index.ipynb` block `<!-- results:name -->`"
     root = Path(root)
     name = safe_name(name, 'publish name', pattern=r'[A-Za-z0-9][A-Za-z0-9_.-]*')   # results/<name>.*, nowhere else
-    raw = read_json_file(metrics_json, 'metrics file')
+    raw = read_json_file(metrics_json, 'metrics file', max_bytes=MAX_RESULTS_BYTES)
     if not isinstance(raw, dict): raise UnsafeInput(f"metrics file {str(metrics_json)!r} is not a JSON object")
     m = {'title': title, **keep_results(raw)}
     try:                                                    # everything is rendered before anything is written
         rows = m.get('table1')
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows): raise UnsafeInput("field table1 is not a list of rows")
+        if len(rows) > MAX_TABLE1_ROWS: raise UnsafeInput(f"field table1 has {len(rows):,} rows (at most {MAX_TABLE1_ROWS:,})")
+        sets = {short(r.get('test_set', 'photos'), 40) for r in rows}    # bounded before anything is rendered
+        if len(sets) > MAX_TEST_SETS:
+            raise UnsafeInput(f"field table1 names {len(sets):,} test sets (at most {MAX_TEST_SETS}), e.g. {', '.join(sorted(sets)[:3])}")
         for i, r in enumerate(rows):
             for k in ('method', 'grounding', 'preset', 'verbs'):
                 if not isinstance(r.get(k), str): raise UnsafeInput(f"table1[{i}] field {k} = {short(r.get(k))} is not text")

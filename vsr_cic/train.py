@@ -717,6 +717,9 @@ class Job:
     def __init__(self, target, kwargs:dict, threads:int=1):
         import multiprocessing as mp
         self.target, self.t0 = getattr(target, '__qualname__', str(target)), time.time()
+        if kwargs.get('out_dir') not in (None, ''):   # another process trains there: the lock's message now, not later as
+            from vsr_cic.guards import check_run_free #   "failed in its own process"
+            check_run_free(kwargs['out_dir'])
         from vsr_cic import train as lib  # the library's function (picklable also when this runs as __main__)
         self.proc = mp.get_context("spawn").Process(
             target=lib._run_job, args=(target, dict(kwargs), threads), daemon=False

@@ -12,9 +12,9 @@ from typing import Iterable, Mapping, Sequence
 from .core import MAX_SUBROLES, MAX_PER_ROLE
 
 # %% auto #0
-__all__ = ['ROLES', 'VERB', 'ROLE_MEANINGS', 'SHOW_CHARS', 'MAX_LEMMA', 'NOT_VERBS', 'MAX_VSRS', 'PAD', 'UNK', 'ROLE_VOCAB',
-           'UNKNOWN_VERBS', 'VSRError', 'normalize_role', 'subrole_names', 'parse_subrole', 'canonical_verb', 'VSR',
-           'parse_vsrs', 'Vocab', 'verb_vocab', 'as_vsrs', 'ing_form', 'check_known']
+__all__ = ['ROLES', 'VERB', 'ROLE_MEANINGS', 'SHOW_CHARS', 'MAX_LEMMA', 'NOT_VERBS', 'MAX_VSRS', 'UNCOUNTED', 'MIN_LEMMA', 'PAD',
+           'UNK', 'ROLE_VOCAB', 'UNKNOWN_VERBS', 'VSRError', 'normalize_role', 'subrole_names', 'parse_subrole',
+           'canonical_verb', 'VSR', 'parse_vsrs', 'Vocab', 'verb_vocab', 'as_vsrs', 'ing_form', 'check_known']
 
 # %% ../nbs/01_vsr.ipynb #00000006
 ROLES = ('ARG0', 'ARG1', 'ARG2', 'ARG3', 'ARG4', 'ARG5',
@@ -245,12 +245,48 @@ def _split_count(part:str, text:str)->tuple[str, int]:
         raise VSRError(f"cannot read role {_short(part)} in VSR {_short(text)}: the count {_short(cnt)} is {why}")
     return name, int(cnt)
 
+# %% ../nbs/01_vsr.ipynb #a54v0001
+UNCOUNTED = {'DIS': "'however'", 'MOD': "'can'", 'NEG': "'not'", 'LVB': 'a light verb'}   # a word fills them, never an entity: no count
+MIN_LEMMA = 2   # letters of a typed verb (PropBank's shortest verbal lemmas: 'be', 'do', 'go')
+
+_WIDE = re.compile('[\uff00-\uffef]')   # Unicode's halfwidth and fullwidth forms block: ＡＲＧ0, ｒｉｄｅ
+
+def _ascii_name(name:str, what:str, text:str)->str:
+    "`name` as typed; `VSRError` with its ASCII spelling when it holds fullwidth letters (other look-alikes fold, `canonical_verb`)"
+    if name.isascii() or not _WIDE.search(name): return name
+    folded = unicodedata.normalize('NFKC', name).strip()
+    hint = f": write {folded!r}" if folded.isascii() and folded else ''
+    raise VSRError(f"{what} {_short(name.strip())} in VSR {_short(text)} is typed in fullwidth letters{hint} (switch the "
+                   f"keyboard to half-width)")
+
+def _typed_role(name:str, count:int, text:str)->tuple[str, int]:
+    "A role as a person typed it, kept only when it names a role a VSR can ask for (no tag prefix, a count only on entities)"
+    name = _ascii_name(name, 'role', text)
+    s = name.strip().upper().replace('_', '-')
+    bare = _CONT.sub('', _BIO.sub('', s, count=1), count=1)
+    if bare != s:
+        base = normalize_role(bare, strict=False)
+        kind = ' and '.join(k for k, has in (('a BIO tag', _BIO.match(s)), ('a continuation (C-) or reference (R-) label',
+                                                                         bare != _BIO.sub('', s, count=1))) if has)
+        raise VSRError(f"role {_short(name)} in VSR {_short(text)} is {kind} of a parse, not a role a VSR asks for"
+                       + (f": write {base!r}" if base else f"; known roles: {', '.join(ROLES)}"))
+    role = normalize_role(name, tags=False)
+    if role in UNCOUNTED and count != 1:
+        raise VSRError(f"role {_short(f'{name}*{count}')} in VSR {_short(text)}: {role} ({ROLE_MEANINGS[role]}) is filled by "
+                       f"a word such as {UNCOUNTED[role]}, never by entities, so it takes no count: write {role!r}")
+    return name, count
+
+
 # %% ../nbs/01_vsr.ipynb #3a510e8b
 def _parse(cls, text:str, **kw)->VSR:
     "Parse `'ride: ARG0, ARG1, LOC*2'` into a `VSR` (linear in the length of `text`)"
     if isinstance(text, Mapping): raise VSRError(f"VSR.parse takes text; for the dict {_short(text)} use VSR.from_dict")
     if not isinstance(text, str): raise VSRError(f"VSR text must be a string, got {_short(text)}")
     verb, sep, rest = text.partition(':')
+    verb = _ascii_name(verb, 'verb', text)
+    if len(verb.strip()) < MIN_LEMMA and verb.strip().isalpha():
+        raise VSRError(f"verb {_short(verb.strip())} in VSR {_short(text)} is one letter, not a verb lemma: a VSR names a "
+                       f"verb and its roles, e.g. 'ride: ARG0, ARG1'")
     if not sep and ',' in text:
         raise VSRError(f"cannot parse VSR {_short(text)}: expected 'verb: role, role*count', e.g. 'ride: ARG0, ARG1, "
                        f"LOC*2'")
@@ -260,7 +296,7 @@ def _parse(cls, text:str, **kw)->VSR:
                        f"besides the verb")
     for part in (p.strip() for p in rest.split(',')) if rest.strip() else []:
         if not part: raise VSRError(f"empty role in VSR {_short(text)} (two commas in a row?)")
-        roles.append(_split_count(part, text))
+        roles.append(_typed_role(*_split_count(part, text), text))
     return cls(verb, roles, **kw)
 
 # %% ../nbs/01_vsr.ipynb #562f3e21
@@ -282,7 +318,12 @@ def parse_vsrs(text:str, **kw)->list[VSR]:
                        f"image's verbs)")
     parts = [p for p in text.split(';') if p.strip()]
     if not parts: raise VSRError(f"no VSR in {_short(text)}")
-    return [VSR.parse(p, **kw) for p in parts]
+    out = [VSR.parse(p, **kw) for p in parts]
+    for j, v in enumerate(out):                  # one VSR twice asks for nothing more: a typo (the merge would plan it twice)
+        if v in out[:j]:
+            raise VSRError(f"VSR {str(v)!r} is given twice in {_short(text)} (VSRs {out.index(v) + 1} and {j + 1}): give "
+                           f"each VSR once")
+    return out
 
 # %% ../nbs/01_vsr.ipynb #0000001d
 VSR.to_dict = lambda self: {'verb': self.verb, 'roles': [[r, c] for r, c in self.roles]}

@@ -28,14 +28,12 @@ MAX_PREDICTION_BYTES = 1 << 30   # decompressed predictions.json.gz read at once
 
 
 def pack(run, dest):
-    "The shared parts of `run` that decoding reads (best checkpoints only), as one .tar.xz"
+    "The shared parts of `run` that decoding reads (best checkpoints only), as one .tar.xz; a link out of the run is refused"
+    from vsr_cic.guards import pack_archive
     run, dest = Path(run), Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(dest, 'w:xz', dereference=True) as tar:   # a symlinked checkpoint is stored as its file
-        for f in SHARED: tar.add(run/f, f)
-        for d in SHARED_DIRS:
-            for f in sorted((run/d).rglob('*')):
-                if f.is_file() and f.name != 'last.pt': tar.add(f, str(f.relative_to(run)))
+    rels = list(SHARED) + [str(f.relative_to(run)) for d in SHARED_DIRS for f in sorted((run/d).rglob('*'))
+                           if (f.is_file() or f.is_symlink()) and f.name != 'last.pt']
+    pack_archive(run, dest, rels, 'run')
     print(f'{dest}: {dest.stat().st_size / 2**20:.1f} MiB')
 
 
