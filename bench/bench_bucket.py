@@ -1,10 +1,12 @@
-"""Bucketing (batches of captions of similar length) against a plain shuffle: seconds per XE and SCST step, and the epoch.
+"""Bucketing (batches of captions of similar length) against a plain shuffle: seconds per XE step, and the epoch.
 
 The captioner pads every batch to its longest caption and runs one decoder step per padded position, so a random batch
 of real captions is about half padding. `EpochBatchSampler(lengths=…)` (`bucket=True` in `train_captioner`) sorts
 pools of `--pool` batches by length before cutting them. This script draws the first `--steps` batches of epoch 0 from
-both samplers (seed 0), then times the same model's XE steps (`xe_step_fn`) and SCST steps (`scst_step_fn`, one sample
-+ greedy baseline) on each, alternating the two twice and keeping each one's faster pass (the machine may be shared).
+both samplers (seed 0), then times the same model's XE steps (`xe_step_fn`) on each, alternating the two twice and
+keeping each one's faster pass (the machine may be shared). The model is untrained, which an XE step does not care
+about; a self-critical step does (an untrained model's rollouts run to the cap), so it is timed on trained models by
+`bench_vs_peer.py`, not here (this script's SCST column, retired on 2026-12-01, timed 55-step rollouts no run makes).
 Each step includes collating the batch. Padded length: the mean over the epoch's batches of their longest caption, in tokens.
 
 Usage: python bench/bench_bucket.py [DATA] [--models ours c_updn] [--steps 20] [--batch 64] [--json PATH] [--quick]
@@ -24,10 +26,10 @@ def _time(step, opt, batches)->float:
         opt.zero_grad(); loss.backward(); opt.step()
     return (time.perf_counter() - t0) / len(batches)
 
-def run(data=None, models=('ours', 'c_updn'), steps:int=20, batch:int=64, pool:int=50, scst_steps:int|None=None)->dict:
+def run(data=None, models=('ours', 'c_updn'), steps:int=20, batch:int=64, pool:int=50)->dict:
     import numpy as np, torch
     from vsr_cic.world import ensure_world
-    from vsr_cic.captioning import caption_data, xe_step_fn, scst_step_fn, CiderReward, TRAIN_UNGROUNDED
+    from vsr_cic.captioning import caption_data, xe_step_fn, TRAIN_UNGROUNDED
     from vsr_cic.baselines import make_captioner
     from vsr_cic.train import EpochBatchSampler
     torch.set_num_threads(1); torch.manual_seed(0)
@@ -39,15 +41,13 @@ def run(data=None, models=('ours', 'c_updn'), steps:int=20, batch:int=64, pool:i
     every = {k: s.batches(0) for k, s in samplers.items()}
     padded = {k: float(np.mean([max(L[i] for i in b) for b in v])) for k, v in every.items()}   # over the whole epoch
     idx = {k: v[:steps] for k, v in every.items()}
-    reward, rows = None, []
+    rows = []
     for m in models:
         roles = {} if m in ('c_lstm', 'c_updn', 'sct') else {'use_roles': False}
         net = make_captioner(m, cd.vocab_size, cd.feat_dim, hidden=128, emb=128, att=128, dropout=0.3, verb_shift='one_word',
                              precompute=True, **roles)
-        reward = reward or CiderReward(tr, net.eos_id)       # (every model's vocabulary is the data's)
         opt = torch.optim.Adam(net.parameters(), 3e-4)
-        fns = {'XE': (xe_step_fn(net, 'cpu'), steps),
-               'SCST': (scst_step_fn(net, reward, 'cpu', cd.max_len, n=1, cd=cd, constrain=True), scst_steps or max(steps // 2, 1))}
+        fns = {'XE': (xe_step_fn(net, 'cpu'), steps)}
         for stage, (fn, n) in fns.items():
             best = {}
             for _ in range(2):
@@ -67,7 +67,7 @@ if __name__ == '__main__':
     ap.add_argument('--quick', action='store_true', help='2 steps of each, one model (a smoke run)')
     ap.add_argument('--json', default=None, help='also write the result here')
     a = ap.parse_args()
-    r = run(a.data, a.models[:1] if a.quick else a.models, 2 if a.quick else a.steps, a.batch, a.pool, 1 if a.quick else None)
+    r = run(a.data, a.models[:1] if a.quick else a.models, 2 if a.quick else a.steps, a.batch, a.pool)
     print(f"{r['data']}: {r['train_captions']} training captions, {r['mean_len']:.1f} tokens on average; batch {r['batch']} "
           f"padded to {r['padded_len']['plain']:.1f} (plain shuffle) vs {r['padded_len']['bucket']:.1f} (bucketed, pool {r['pool']})")
     print(table('Seconds per step, plain shuffle vs bucketed (1 thread, collate included)', r['rows']))

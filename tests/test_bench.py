@@ -88,6 +88,6 @@ def test_bench_bucket_quick(tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     r = json.loads(out.read_text())
     assert r['padded_len']['bucket'] < 0.8 * r['padded_len']['plain'], r['padded_len']
-    assert {(x['model'], x['stage']) for x in r['rows']} == {('ours', 'XE'), ('ours', 'SCST')}
+    assert {(x['model'], x['stage']) for x in r['rows']} == {('ours', 'XE')}   # (SCST: bench_vs_peer.py, trained models)
     assert all(x['s_per_step_plain'] > 0 and x['s_per_step_bucket'] > 0 for x in r['rows'])
     assert 'Seconds per step' in p.stdout

@@ -16,11 +16,12 @@ from .vsr import VSR, VERB, parse_subrole
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['DEFAULT_WORD', 'IRREGULAR_PLURALS', 'NUMBER_WORDS', 'AMBIGUOUS', 'NOT_PRE', 'CLAUSE_WORDS', 'MAX_PRE',
-           'PLACE_CLASSES', 'PLACE_ROLES', 'PLACE_WORDS', 'DANGLING', 'IRREGULAR_FORMS', 'plural', 'class_words',
-           'default_word', 'resolve_box_word', 'set_phrase', 'object_word_index', 'object_mentions', 'hallucinated',
-           'BoxWordsCap', 'verb_roles', 'is_place_role', 'known_verb_lemma', 'close_verbs', 'set_words',
-           'fill_box_words', 'BoxWordsPipeline', 'verb_said', 'caption_checks']
+__all__ = ['DEFAULT_WORD', 'IRREGULAR_PLURALS', 'SPLIT_NAMES', 'NUMBER_WORDS', 'AMBIGUOUS', 'NOT_PRE', 'CLAUSE_WORDS', 'MAX_PRE',
+           'PLACE_CLASSES', 'PLACE_ROLES', 'PLACE_WORDS', 'AUXILIARIES', 'DANGLING', 'SPECIAL_TOKENS', 'STAND_INS',
+           'IRREGULAR_FORMS', 'plural', 'class_words', 'default_word', 'resolve_box_word', 'set_phrase',
+           'object_word_index', 'object_mentions', 'hallucinated', 'pair_bans', 'BoxWordsCap', 'verb_roles',
+           'is_place_role', 'known_verb_lemma', 'close_verbs', 'set_words', 'said_words', 'fill_box_words',
+           'BoxWordsPipeline', 'set_said_words', 'verb_said', 'dangling_end', 'caption_checks']
 
 # %% ../nbs/25c_box_words.ipynb #2b5433aa
 DEFAULT_WORD = {'person': 'person'}     # the word a box named only by its class is said with (its class name otherwise)
@@ -28,6 +29,9 @@ IRREGULAR_PLURALS = {'man': 'men', 'woman': 'women', 'person': 'people', 'child'
                      'knife': 'knives', 'sheep': 'sheep', 'skis': 'skis', 'scissors': 'scissors', 'calf': 'calves',
                      'people': 'people', 'men': 'men', 'women': 'women', 'children': 'children', 'cattle': 'cattle',
                      'policeman': 'policemen', 'businessman': 'businessmen', 'gentleman': 'gentlemen', 'fish': 'fish'}
+SPLIT_NAMES = {'surf board': 'surfboard', 'skate board': 'skateboard', 'snow board': 'snowboard',
+               'tooth brush': 'toothbrush', 'hand bag': 'handbag', 'motor cycle': 'motorcycle', 'air plane': 'airplane',
+               'tennis racquet': 'tennis racket', 'tv set': 'tv'}   # one-word classes captions also spell as two words
 NUMBER_WORDS = {2: 'two', 3: 'three', 4: 'four', 5: 'five', 6: 'six'}
 AMBIGUOUS = set('light signal sign cycle sub coffee seat meter screen monitor notebook glass disc ram pickup '
                 'controller signal bag board'.split())   # words that often name no COCO object ('a street sign', 'a seat')
@@ -50,6 +54,8 @@ def class_words(classes:tuple|None=None)->dict[str, str]:
         if classes is not None and c not in classes: continue
         for w in [c, *(s.replace('_', ' ') for s in syn.split())]:
             out.setdefault(w, c)
+    for w, c in SPLIT_NAMES.items():
+        if classes is None or c in classes: out.setdefault(w, c)
     for w, c in list(out.items()): out.setdefault(plural(w), c)
     return out
 
@@ -84,6 +90,8 @@ def object_word_index()->dict[str, tuple[str, ...]]:
         for x in (w, plural(w)): out[x] = tuple(dict.fromkeys(out.get(x, ()) + tuple(cs)))
     for c in COCO_SYNONYMS:
         for x in (c, plural(c)): out.setdefault(x, (c,))
+    for w, c in SPLIT_NAMES.items():
+        for x in (w, plural(w)): out.setdefault(x, (c,))
     return out
 
 # %% ../nbs/25c_box_words.ipynb #04ec2301
@@ -115,6 +123,18 @@ def _mask(words, itos)->torch.Tensor:
     s = set(words)
     return torch.tensor([w in s for w in itos], dtype=torch.bool)
 
+def pair_bans(itos:Sequence[str])->tuple[torch.Tensor, torch.Tensor]:
+    "Two-word object names as a ban after their first word: ((V,) row per first word or -1, (F + 1, V) second words)"
+    stoi = {w: i for i, w in enumerate(itos)}
+    pairs = [tuple(w.split()) for w in object_word_index() if len(w.split()) == 2]
+    firsts = sorted({a for a, b in pairs if a in stoi and b in stoi})
+    row = torch.full((len(itos),), -1, dtype=torch.long)
+    second = torch.zeros(len(firsts) + 1, len(itos), dtype=torch.bool)
+    for r, a in enumerate(firsts): row[stoi[a]] = r
+    for a, b in pairs:
+        if a in stoi and b in stoi: second[row[stoi[a]], stoi[b]] = True
+    return row, second
+
 # %% ../nbs/25c_box_words.ipynb #b093e601
 class BoxWordsCap(SlotWordCap):
     "A `SlotWordCap` whose sub-roles grounded to drawn boxes say the boxes' words, once, and nothing else names an object"
@@ -130,6 +150,10 @@ class BoxWordsCap(SlotWordCap):
         self.register_buffer('numbers', _mask([*NUMBER_WORDS.values(), 'several'], itos))
         self.register_buffer('clause', _mask(CLAUSE_WORDS, itos))
         self.register_buffer('end_ban', open_ | _mask(CLAUSE_WORDS | {'with', 'of', 'on', 'in', 'at', 'to'}, itos))
+        first, second = pair_bans(itos)
+        self.pre_words &= first < 0                    # no 'surf' before a box's words either
+        self.register_buffer('pair_first', first)      # (V,) row of `pair_second` for a word that opens a two-word name, else -1
+        self.register_buffer('pair_second', second)    # (F + 1, V) the words that would close it (last row: none)
 
     def encode(self, box_head:torch.Tensor|None=None, **controls):
         ctx = self.inner.encode(**controls)
@@ -167,8 +191,10 @@ def step(self:BoxWordsCap, prev_word, ptr, state, ctx)->tuple:
     ban = self.object_words[None].expand(N, V).clone()
     ban |= (todo & ~forced)[:, None] & ~self.pre_words[None]
     ban |= forced[:, None]
+    pf = self.pair_first[prev_word]                                                   # after 'surf' no 'board': a two-word
+    ban |= self.pair_second[torch.where(pf >= 0, pf, self.pair_second.shape[0] - 1)]   #   name is an object word too
     ban[rows[todo], due[todo].clamp(min=0)] = False
-    ban |= ((hlen > 0) & ~todo)[:, None] & self.clause[None]
+    ban |= ((hlen > 0) & ~todo)[:, None] & (self.clause | (self.pair_first >= 0))[None]   # after its words: no clause, no 'surf'
     nonverb = ~ctx.slot_is_verb.gather(1, ptr.clamp(max=ctx.slot_is_verb.shape[1] - 1)[:, None])[:, 0]
     ban[:, self.inner.eos_id] |= todo | (nonverb & self.end_ban[prev_word]) | self.clause[prev_word]
     wl = wl.masked_fill(ban & (~ban & torch.isfinite(wl)).any(1, keepdim=True), float('-inf'))
@@ -236,8 +262,13 @@ def close_verbs(word:str, known, n:int=3)->list[str]:
 from .pipeline import Pipeline
 from .decoding import MAX_LEN
 
-DANGLING = CLAUSE_WORDS | set('a an the of on in at to with by for from near next into onto over under behind is are '
-                              'while and top front'.split())   # a caption never ends on these
+AUXILIARIES = set('is are be being been was were am has have had do does did can could will would shall should may '
+                  'might must'.split())
+DANGLING = CLAUSE_WORDS | AUXILIARIES | set('a an the of on in at to with by for from near next into onto over under '
+                                            'behind while and top front some this these those another each every '
+                                            'several than'.split()) | set(NUMBER_WORDS.values())   # never a caption's last word
+SPECIAL_TOKENS = ('<pad>', '<unk>', '<bos>', '<eos>')   # the captioner's vocabulary specials: never in an own photo's caption
+STAND_INS = ('object', 'thing', 'item')                 # said for a box none of whose words nor its class's the captioner has
 
 def set_words(proposals:Mapping, box_words:Sequence[str])->list[list[str]|None]:
     "Per region set of a photo's proposals: the tokens it is said with (`set_phrase` of its boxes' words), None for the whole picture"
@@ -247,6 +278,14 @@ def set_words(proposals:Mapping, box_words:Sequence[str])->list[list[str]|None]:
         out.append(None if c == SCENE_CLASS else set_phrase([box_words[i] for i in s if i < len(box_words)], c))
     return out
 
+def said_words(words:Sequence[str]|None, cls:str|None, stoi:Mapping[str, int])->list[str]:
+    "The tokens the decoder says for a set said `words`: those it has, else a word it has for `cls`, else a stand-in"
+    if not words: return []
+    have = [w for w in words if w in stoi]
+    if [w for w in have if w not in NUMBER_WORDS.values() and w != 'several']: return have
+    syn = [w for w in [cls or '', *COCO_SYNONYMS.get(cls, '').split()] if w in stoi]   # its one-word names the captioner has
+    return have + [next(iter(syn), None) or next((w for w in STAND_INS if w in stoi), words[-1])]
+
 # %% ../nbs/25c_box_words.ipynb #34e46d01
 def _find(toks:Sequence[str], ph:Sequence[str])->int|None:
     for i in range(len(toks) - len(ph) + 1):
@@ -254,35 +293,47 @@ def _find(toks:Sequence[str], ph:Sequence[str])->int|None:
     return None
 
 # %% ../nbs/25c_box_words.ipynb #34e46d02
-def fill_box_words(tokens:Sequence[str], subroles:Sequence[str], plan, words:Sequence)->tuple[list[str], list[str]]:
+def fill_box_words(tokens:Sequence[str], subroles:Sequence[str], plan, words:Sequence,
+                   spoken:Sequence|None=None,   # per set, the tokens the decoder was made to say for it (`said_words`)
+                  )->tuple[list[str], list[str]]:
     "A caption's tokens and sub-roles with each grounded sub-role saying its set's words (`words`, per set; see above)"
     names = ['+'.join(s for _, s in it.labels) for it in plan.items]
     groups = [[] for _ in names]
-    for t, s in zip(tokens, subroles): groups[names.index(s) if s in names else len(names) - 1].append(t)
-    said, keep = {}, []
+    for t, s in zip(tokens, subroles):
+        if t in SPECIAL_TOKENS and t != '<unk>': continue                          # <pad>, <bos>, <eos>: never words
+        groups[names.index(s) if s in names else len(names) - 1].append(t)
+    seen, keep = {}, []
     for k, it in enumerate(plan.items):
         ph = list(words[it.region]) if it.region is not None and it.region < len(words) and words[it.region] else None
         g = groups[k]
         if not ph: continue
+        sd = list(spoken[it.region]) if spoken is not None and it.region < len(spoken) and spoken[it.region] else ph
         i = _find(g, ph)
+        if i is None and sd != ph and (i := _find(g, sd)) is not None: g[i:i + len(sd)] = ph   # the decoder's words: the phrase
         obj = next((j for j, t in enumerate(g) if t in object_word_index()), None)
         if i is not None: g[i:i + len(ph)] = ph
         elif obj is not None: i, g[obj:obj + 1] = obj, ph                          # another object word: the box's words
         else: i, g[:] = len(g), g + ph                                             # cut short: complete the phrase
+        for rest in (ph, sd):                                                      # said once: another copy goes
+            while (j := _find(g[i + len(ph):], rest)) is not None: del g[i + len(ph) + j:i + len(ph) + j + len(rest)]
+            while i >= len(rest) and g[i - len(rest):i] == rest: del g[i - len(rest):i]; i -= len(rest)
         det = i > 0 and g[i - 1] in ('a', 'an')
-        if said.get(tuple(ph), it.region) != it.region:                            # same words, another region
+        if seen.get(tuple(ph), it.region) != it.region:                            # same words, another region
             if det: g[i - 1] = 'another'
             else: g.insert(i, 'another'); i += 1
         elif ph[0] in NUMBER_WORDS.values() or ph[0] == 'several' or ph[-1] in ('people', 'men', 'women', 'children'):
             if det: del g[i - 1]; i -= 1
         elif det: g[i - 1] = 'an' if ph[0][0] in 'aeiou' else 'a'
-        said.setdefault(tuple(ph), it.region)
+        seen.setdefault(tuple(ph), it.region)
         keep.append((k, i, i + len(ph)))
     toks, subs, protect = [], [], set()
     for k, g in enumerate(groups):
-        prot = {len(toks) + j for kk, a, b in keep if kk == k for j in range(a, b)}
-        protect |= prot
-        toks += g; subs += [names[k]] * len(g)
+        spans = [(a, b) for kk, a, b in keep if kk == k]
+        kept = [(t, any(a <= j < b for a, b in spans)) for j, t in enumerate(g)]
+        kept = [(t, p) for t, p in kept if p or t not in SPECIAL_TOKENS]           # an <unk> no phrase took: dropped
+        if kept and any(s == VERB for _, s in plan.items[k].labels): kept[-1] = (kept[-1][0], True)  # the verb's word stays
+        protect |= {len(toks) + j for j, (_, p) in enumerate(kept) if p}
+        toks += [t for t, _ in kept]; subs += [names[k]] * len(kept)
     while toks and toks[-1] in DANGLING and len(toks) - 1 not in protect: toks.pop(); subs.pop()
     return toks, subs
 
@@ -311,6 +362,11 @@ class BoxWordsPipeline(Pipeline):
         res.box_notes = list(dict.fromkeys(self.notes))
         return res
 
+def set_said_words(image:Mapping, stoi:Mapping[str, int])->list[list[str]]:
+    "`said_words` of each region set of a photo's proposals (its `set_words`; [] for the whole picture)"
+    cls = [image['classes'][s[0]] for s in image['sets']]
+    return [said_words(w, c, stoi) for w, c in zip(image.get('set_words') or [], cls)]
+
 # %% ../nbs/25c_box_words.ipynb #e47bd0c26a
 @patch
 def ground(self:BoxWordsPipeline, vsr:VSR, image:Mapping)->dict:
@@ -331,7 +387,8 @@ def ground(self:BoxWordsPipeline, vsr:VSR, image:Mapping)->dict:
     for r, i, j, p in subs:                                          # the others: their box, else a free box
         if is_place_role(vsr.verb, r): continue
         free = [k for k, c in enumerate(cls) if k != scene and k not in taken]
-        k = j if j != scene and j not in taken else max(free, key=lambda k: area[k]) if free else j
+        k = (j if j != scene and j not in taken else max(free, key=lambda k: area[k]) if free
+             else scene if scene is not None else j)                # no box left: the whole picture, not a box twice
         out[r][i] = (k, p); taken.add(k)
     return out
 
@@ -339,13 +396,14 @@ def ground(self:BoxWordsPipeline, vsr:VSR, image:Mapping)->dict:
 @patch
 def controls(self:BoxWordsPipeline, plans, vsrs, image:Mapping, spell:bool=False)->dict:
     ctl = super(BoxWordsPipeline, self).controls(plans, vsrs, image, spell)
-    W, sw = self.vocabs['captioner'], image.get('set_words') or []
+    W = self.vocabs['captioner']
+    sw = set_said_words(image, W.stoi)                                          # per set: the tokens the decoder says
     B, K = ctl['slot_is_verb'].shape
     head = torch.full((B, K, max([len(x) for x in sw if x] + [1])), -1, dtype=torch.long)
     for b, p in enumerate(plans):
         for k, it in enumerate(p.items):
             if it.region is not None and it.region < len(sw) and sw[it.region]:
-                ids = [W.stoi.get(t, UNK_ID) for t in sw[it.region]]
+                ids = [W.stoi[t] for t in sw[it.region]]                          # all in the vocabulary: never <unk>
                 head[b, k, :len(ids)] = torch.tensor(ids)
     return {**ctl, 'box_head': head.to(self.device)}
 
@@ -354,7 +412,7 @@ def controls(self:BoxWordsPipeline, plans, vsrs, image:Mapping, spell:bool=False
 def caption(self:BoxWordsPipeline, plans, vsrs, image:Mapping, beam:int=5, max_len:int=MAX_LEN, spell:bool=False)->list[dict]:
     out, sw = super(BoxWordsPipeline, self).caption(plans, vsrs, image, beam, max_len, spell), image.get('set_words') or []
     for c, p in zip(out, plans):
-        toks, subs = fill_box_words(c['tokens'], c['subroles'], p, sw)
+        toks, subs = fill_box_words(c['tokens'], c['subroles'], p, sw, set_said_words(image, self.vocabs['captioner'].stoi))
         if toks != c['tokens']: c['gates'], c['alpha_g'] = None, None     # no longer the decoder's own words
         c.update(tokens=toks, subroles=subs, caption=' '.join(toks))
     return out
@@ -371,6 +429,11 @@ def verb_said(tokens:Sequence[str], verb:str)->bool:
     forms = set(IRREGULAR_FORMS.get(verb, '').split())
     return any(t in forms or known_verb_lemma(t, {verb}) == verb for t in map(str.lower, tokens))
 
+def dangling_end(tokens:Sequence[str])->bool:
+    "Does a caption end on a word that leaves it open (`DANGLING`: an auxiliary, article, preposition, conjunction, number), or is it empty?"
+    toks = [t.lower() for t in tokens if t not in SPECIAL_TOKENS]
+    return not toks or toks[-1] in DANGLING
+
 # %% ../nbs/25c_box_words.ipynb #22d66c01
 def caption_checks(tokens:Sequence[str],
                    verb:str,                       # the VSR's verb
@@ -379,6 +442,7 @@ def caption_checks(tokens:Sequence[str],
                   )->dict:
     "The benchmark's checks of one caption (see above)"
     toks = [t.lower() for t in tokens]
+    special = [t for t in toks if t in SPECIAL_TOKENS]
     ment = object_mentions(toks)
     named = {c: any(c in cs for _, cs in ment) for c in asked}
     text = f" {' '.join(toks)} "
@@ -391,4 +455,4 @@ def caption_checks(tokens:Sequence[str],
             if not (n_box.get(c, 0) >= 2 and 'another' in toks): rep.append(w)
         seen[c] = True
     return {'verb_said': verb_said(toks, verb), 'named': named, 'user_words': words, 'repeats': rep,
-            'broken_end': not toks or toks[-1] in DANGLING, 'mentions': len(ment), 'hallucinated': hallucinated(toks, box_classes)}
+            'special': special, 'broken_end': dangling_end(toks), 'mentions': len(ment), 'hallucinated': hallucinated(toks, box_classes)}

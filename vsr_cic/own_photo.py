@@ -22,9 +22,9 @@ from .verbs import load_verb_predictor, VerbDataset, evaluate_verbs, train_verbs
 from .vsr_suggest import VerbStats, suggest_vsrs
 from .metrics import evaluate_captions
 from .decoding import slot_word_limit, slot_end_mask
-from .runs import best_ckpt, read_model, model_file
+from .runs import best_ckpt, read_model, model_file, guard_run
 from .train import Job, load_checkpoint
-from .photos import pipeline_predictions
+from .photos import pipeline_predictions, exif_upright
 from .readers import concat_records, read_coco
 from .flickr import read_multi30k
 from .build import build
@@ -32,9 +32,10 @@ from .train_planners import train_gsrl, train_planner
 from .captioning import train_captioner
 
 # %% auto #0
-__all__ = ['MAX_SIDE', 'MIN_BOX', 'MAX_PICTURE_BYTES', 'BEAM', 'MAX_BEAM', 'MAX_SUGGEST', 'DROP_KEYS', 'PhotoInputError',
-           'read_picture', 'box_record', 'photo_classes', 'check_drawn_boxes', 'drawn_box_words', 'photo_vsrs',
-           'known_verbs', 'photo_verbs', 'check_vsr_boxes', 'models_dir', 'sha256', 'check_fingerprint', 'PhotoModels',
+__all__ = ['MAX_SIDE', 'MIN_BOX', 'MAX_PICTURE_BYTES', 'UTF8_BOM', 'DECODING_TYPES', 'BEAM', 'MAX_BEAM', 'MAX_SUGGEST',
+           'DROP_KEYS', 'PhotoInputError', 'read_picture', 'box_record', 'photo_classes', 'read_boxes_file',
+           'check_drawn_boxes', 'drawn_box_words', 'photo_vsrs', 'known_verbs', 'photo_verbs', 'check_vsr_boxes',
+           'models_dir', 'sha256', 'check_fingerprint', 'PhotoModels', 'check_decoding_json', 'check_verb_stats_json',
            'load_photo_models', 'photo_result', 'prepare_photo', 'suggest_photo_vsrs', 'caption_photo', 'photo_json',
            'save_photo_json', 'main', 'slim_checkpoint', 'validation_scores', 'export_photo_models',
            'train_photo_models']
@@ -73,10 +74,8 @@ def read_picture(src,                      # a path, the bytes of an upload, or 
         except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
             raise PhotoInputError(f"{label} is not a picture that can be read (JPEG, PNG, GIF, BMP, TIFF, WebP): "
                                   f"{type(e).__name__}: {e}") from None
-        from PIL import ImageOps
-        o = im.getexif().get(0x0112, 1) if hasattr(im, 'getexif') else 1
-        if o not in (None, 1):                             # a phone photo: upright as it is shown, where boxes are drawn
-            im = ImageOps.exif_transpose(im)
+        im, o = exif_upright(im)                           # a phone photo: upright as it is shown, where boxes are drawn
+        if o != 1:
             exif_notes.append(f"the picture is turned upright by its EXIF orientation ({o}), as viewers show it")
     W, H = im.size
     if W < 1 or H < 1: raise PhotoInputError(f"{label} has no pixels ({W}x{H})")
@@ -109,6 +108,15 @@ def box_record(b:Mapping, what:str='box')->tuple[str, list[float]]:
 def photo_classes(classes:Sequence[str])->list[str]:
     "The classes a user may give a box: the models' classes without the background and the whole-picture `scene`"
     return [c for c in classes if c not in (BACKGROUND, SCENE_CLASS)]
+UTF8_BOM = b'\xef\xbb\xbf'    # the byte-order mark Windows editors (Notepad) put before UTF-8 text
+
+def read_boxes_file(path, what:str='boxes file')->dict:
+    "An own photo's boxes file as {'boxes': [...], ...}: the documented JSON object or a bare list of boxes (`guards.read_json_file`: bounded, a byte-order mark read)"
+    spec = read_json_file(path, what)
+    if isinstance(spec, list): spec = {'boxes': spec}
+    if not isinstance(spec, dict): raise PhotoInputError(f"{what} {str(path)!r}: expected {{'boxes': [...]}} or a list of boxes, got {type(spec).__name__}")
+    return spec
+
 
 # %% ../nbs/26_own_photo.ipynb #217f1b02
 def check_drawn_boxes(boxes:Sequence[Mapping],   # box records (`box_record`)
@@ -236,6 +244,45 @@ class PhotoModels:
     @property
     def box_classes(self)->list[str]: return photo_classes(self.classes)
     def __repr__(self): return f"PhotoModels({self.path}, {len(self.box_classes)} classes, {len(self.stats.role_sets)} verbs)"
+DECODING_TYPES = {'constrain_verbs': bool, 'verb_forms': dict, 'verb_extra': list, 'slot_word_limit': int,
+                  'open_words': list, 'no_repeat': bool, 'no_unk': bool, 'joint_grounding': bool, 'beam': int}
+
+def _kind(v)->str: return {dict: 'an object', list: 'a list', str: 'a string', bool: 'a boolean'}.get(type(v), type(v).__name__)
+
+def check_decoding_json(dec, path, vocab_size:int)->dict:
+    "A bundle's `decoding.json` value, checked field by field (ValueError naming the file, the field and what it holds)"
+    bad = lambda why: ValueError(f"photo models {str(path)!r}: {why} (re-export the bundle with export_photo_models)")
+    if not isinstance(dec, dict): raise bad(f"must be a JSON object of decoding settings, not {_kind(dec)}")
+    for k, t in DECODING_TYPES.items():
+        if k in dec and not (isinstance(dec[k], t) and (t is not int or not isinstance(dec[k], bool))):
+            raise bad(f"{k!r} must be {_kind(t())}, not {_kind(dec[k])} ({short(dec[k], 60)})")
+    if dec.get('constrain_verbs', True):
+        for k in ('verb_forms', 'verb_extra'):
+            if k not in dec: raise bad(f"no {k!r} (needed with constrain_verbs)")
+    ids = lambda v: isinstance(v, list) and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < vocab_size for i in v)
+    for v, forms in dec.get('verb_forms', {}).items():
+        if not str(v).isdigit() or not ids(forms):
+            raise bad(f"'verb_forms' entry {short(v, 20)}: {short(forms, 60)} is not a verb id with a list of word ids below {vocab_size}")
+    if not ids(dec.get('verb_extra', [])): raise bad(f"'verb_extra' must be word ids below {vocab_size}")
+    if not all(isinstance(w, str) for w in dec.get('open_words', [])): raise bad("'open_words' must be a list of words")
+    if dec.get('slot_word_limit', 1) < 0: raise bad(f"'slot_word_limit' must be >= 0, not {dec['slot_word_limit']}")
+    return dec
+
+def check_verb_stats_json(st, path)->None:
+    "A bundle's `verb_stats.json` value (`VerbStats.save`): role_sets, counts and lexicon objects (ValueError naming what is wrong)"
+    bad = lambda why: ValueError(f"photo models {str(path)!r}: {why} (re-export the bundle with export_photo_models)")
+    if not isinstance(st, dict): raise bad(f"must be a JSON object of verb statistics, not {_kind(st)}")
+    for k in ('role_sets', 'counts', 'lexicon'):
+        if not isinstance(st.get(k), dict): raise bad(f"needs an object {k!r}, got {_kind(st.get(k)) if k in st else 'none'}")
+    if not st['role_sets']: raise bad("'role_sets' names no verb")
+    for v, sets in st['role_sets'].items():
+        if not isinstance(sets, dict) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sets.values()):
+            raise bad(f"'role_sets' of {short(v, 30)} must map role sets to counts, got {short(sets, 60)}")
+    for v, rc in st['counts'].items():
+        if not isinstance(rc, dict) or not all(isinstance(c, dict) and all(str(n).isdigit() and isinstance(x, int) for n, x in c.items())
+                                                for c in rc.values()):
+            raise bad(f"'counts' of {short(v, 30)} must map roles to {{count: times}}, got {short(rc, 60)}")
+
 
 # %% ../nbs/26_own_photo.ipynb #8bcf6s04
 def load_photo_models(path=None,         # a bundle folder (None: the package's own, `models_dir()`)
@@ -251,7 +298,9 @@ def load_photo_models(path=None,         # a bundle folder (None: the package's 
     if not isinstance(meta, dict): raise UnsafeInput(f"photo models meta.json {str(d/'meta.json')!r} is not a JSON object")
     if check: check_fingerprint(d, meta)
     pipe = Pipeline.from_run(d, device)
-    dec = json.loads((d/'decoding.json').read_text())
+    dec = check_decoding_json(read_json_file(d/'decoding.json', 'photo models decoding.json'), d/'decoding.json',
+                              len(pipe.vocabs['captioner']))
+    check_verb_stats_json(read_json_file(d/'verb_stats.json', 'photo models verb_stats.json'), d/'verb_stats.json')
     if dec.get('constrain_verbs', True):
         pipe.verb_words = {int(k): v for k, v in dec['verb_forms'].items()}
         pipe.verb_extra = tuple(dec['verb_extra']) + (pipe.captioner.eos_id,)
@@ -367,7 +416,7 @@ def main(argv:Sequence[str]|None=None)->int:
         bj = Path(a.boxes) if a.boxes else Path(a.picture).with_suffix('.json')
         if not os.path.lexists(bj):
             raise PhotoInputError(f"no boxes file {short(str(bj))}: pass --boxes my.json (see README, 'Your own photo')")
-        spec = read_photo_json(bj, 'boxes file', bare_boxes=True)
+        spec = read_boxes_file(bj)
         boxes = spec.get('boxes')
         if not isinstance(boxes, list): raise PhotoInputError(f"{bj}: expected {{'boxes': [...]}} or a list of boxes")
         vsrs = a.vsr or ([] if a.suggest else [spec.get('vsr')] if spec.get('vsr') else [])
@@ -506,6 +555,7 @@ def _photo_train_data(train_path:Path, data_dir, corpora:Sequence[str], n_distra
     return train_path
 
 # %% ../nbs/26_own_photo.ipynb #88e46f75
+@guard_run(config=False)   # holds out_dir for the whole call: a second one gets the lock's message, not a race on the data build
 def train_photo_models(out_dir='runs/photo_models',
                        data_dir=None,        # a built class-feature dataset (`build(..., text_only=True)`); None: build one
                        corpora:Sequence[str]=('coco',), # corpora kept (from `data_dir`, or read from ../shared/data)

@@ -12,14 +12,16 @@ from .data import load_dataset, frame_structure
 from .loader import vsrs_in_caption_order
 from .pipeline import Pipeline
 from .photo_proposals import SAMPLE_PHOTOS, sample_photo, photo_proposals, WithPhotos, load_photo_spec
-from .features import load_image, feature_kind_of, scene_context_of
+from .features import load_image, feature_kind_of, scene_context_of, MAX_PIXELS
+from .guards import regular_file, short
 from .core import repo_root
 from .runs import model_file
 from .decoding import slot_end_mask
 
 # %% auto #0
-__all__ = ['TEXT_IN', 'pipeline_predictions', 'photo_figure', 'save_small_png', 'run_dataset', 'photo_pipeline', 'photo_preview',
-           'coco_test_files', 'merge_identical_regions', 'photo_refs', 'coco_photo_pipeline', 'own_photo']
+__all__ = ['TEXT_IN', 'EXIF_ORIENTATION', 'pipeline_predictions', 'photo_figure', 'save_small_png', 'run_dataset',
+           'photo_pipeline', 'photo_preview', 'coco_test_files', 'merge_identical_regions', 'photo_refs',
+           'coco_photo_pipeline', 'exif_upright', 'upright_image', 'own_photo']
 
 # %% ../nbs/24_photos.ipynb #0000000f
 def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', structure:str='ssp', beam:int=5,
@@ -238,12 +240,37 @@ def coco_photo_pipeline(run_dir, device='cpu')->tuple:
     pipe.cap_slot_words(k, no_end)
     return pipe, ''
 
+# %% ../nbs/24_photos.ipynb #06dd73e1
+EXIF_ORIENTATION = 0x0112   # the EXIF tag of how a camera held the picture (1: upright; 6: turned a quarter right to view)
+
+def exif_upright(im)->tuple:
+    "(a PIL image turned as its EXIF orientation says viewers show it, that orientation: 1 when there is none)"
+    from PIL import ImageOps
+    o = im.getexif().get(EXIF_ORIENTATION, 1) if hasattr(im, 'getexif') else 1
+    return (ImageOps.exif_transpose(im), o) if o not in (None, 1) else (im, 1)
+
+def upright_image(src)->tuple[np.ndarray, int]:
+    "(a picture file as (H, W, 3) uint8 RGB, upright as viewers show it, its EXIF orientation); an array is as given"
+    if isinstance(src, np.ndarray): return load_image(src), 1
+    from PIL import Image
+    p = regular_file(src, 'picture')
+    try:
+        with Image.open(p) as im:
+            if im.size[0] * im.size[1] > MAX_PIXELS: raise ValueError(f"{im.size[0]}x{im.size[1]} pixels, more than {MAX_PIXELS:,}")
+            im.load()
+            up, o = exif_upright(im)
+            return np.asarray(up.convert('RGB')), o
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
+        raise ValueError(f"image {str(p)!r} cannot be read as a picture ({type(e).__name__}: {short(str(e), 200)[1:-1]})") from None
+
+
 # %% ../nbs/24_photos.ipynb #06dd7401
 def own_photo(pipe, spec, image_id:str='my_photo')->dict:
     "Add a user's photo (`load_photo_spec` input) to a pipeline's data; returns its proposals dict"
     meta = pipe.data.meta
     pic, boxes, names, _ = load_photo_spec(spec, meta['classes'])
-    pp = photo_proposals(load_image(pic), boxes, names, meta['classes'], image_id, feature_kind=feature_kind_of(meta),
+    img, _ = upright_image(pic)
+    pp = photo_proposals(img, boxes, names, meta['classes'], image_id, feature_kind=feature_kind_of(meta),
                          scene_context_weight=scene_context_of(meta))
     base = pipe.data.base if isinstance(pipe.data, WithPhotos) else pipe.data
     old = dict(pipe.data.photos) if isinstance(pipe.data, WithPhotos) else {}

@@ -21,7 +21,7 @@ from .pipeline import runs_root, pipeline_from_runs, image_proposals
 from .train_planners import train_gsrl, train_slevel, train_rlevel, has_features, SSP_LR
 from .core import repo_root
 from .guards import reports_errors, safe_name, PICTURE_SUFFIXES, atomic_write, read_json_file, sidecar_path
-from .own_photo import load_photo_models, PhotoInputError, MAX_PICTURE_BYTES, read_picture, box_record, MIN_BOX, save_photo_json, caption_photo, BEAM, prepare_photo, suggest_photo_vsrs
+from .own_photo import load_photo_models, PhotoInputError, MAX_PICTURE_BYTES, read_picture, read_boxes_file, box_record, MIN_BOX, save_photo_json, caption_photo, BEAM, prepare_photo, suggest_photo_vsrs
 from .box_words import verb_roles, class_words
 
 # %% auto #0
@@ -107,14 +107,19 @@ def suggestion_label(vsr:VSR, score:float)->str:
 def suggester(data,                       # the loaded dataset (statistics, proposals, verb vocabulary)
               verbs_dir=None,             # a `train_verbs` out_dir (None or missing: the frequency prior)
               pipeline=None,              # its GSRL, when loaded, gives the counts
-              k:int=SUGGEST_K, device='cpu')->tuple:
+              k:int=SUGGEST_K, device='cpu',
+              root=None,                  # messages name `verbs_dir` relative to this folder (the lookup's root)
+             )->tuple:
     "(image id -> [(VSR, score)], note): top-k `suggest_vsrs` for an image; note is '' or the prior's warning"
     vocab, model, why = build_vocabs(data)['verbs'], None, 'none given'
     if verbs_dir is not None:
+        shown = verbs_dir
+        if root is not None and Path(verbs_dir).resolve().is_relative_to(Path(root).resolve()):
+            shown = Path(verbs_dir).resolve().relative_to(Path(root).resolve())   # as the lookup lines say it
         try:
             model = load_verb_predictor(verbs_dir, device)
-            if model.vocab.itos != vocab.itos: model, why = None, f'{verbs_dir}: trained on other verbs'
-        except FileNotFoundError: why = f'no checkpoint in {verbs_dir}'
+            if model.vocab.itos != vocab.itos: model, why = None, f'{shown}: trained on other verbs'
+        except FileNotFoundError: why = f'no checkpoint in {shown}'
     if model is None: model = FrequencyPrior(VerbDataset(data, 'train', vocab))
     stats = VerbStats.from_data(data, lexicon=None)
     gsrl = getattr(pipeline, 'gsrl', None)
@@ -435,7 +440,11 @@ def grounding_png(image, grounding:Mapping[str, np.ndarray], title:str|None=None
 
 def _image_array(data, image_id:str):
     rec = data.images[image_id]
-    if rec.get('file') and (Path(data.path)/rec['file']).exists(): return Path(data.path)/rec['file']
+    if rec.get('file') and (Path(data.path)/rec['file']).exists():
+        from vsr_cic.photos import upright_image
+        p = Path(data.path)/rec['file']
+        img, o = upright_image(p)
+        return img if o != 1 else p            # a phone photo: upright, as its boxes were drawn (`photos.own_photo`)
     return np.full((rec['height'], rec['width'], 3), 255, dtype=np.uint8)   # no picture: boxes on white
 
 # %% ../nbs/31_widgets.ipynb #926d6052
@@ -452,7 +461,8 @@ class VSRExplorer(W.VBox):
         self.root, self.given, self.verbs_dir, self.k_suggest = root, given, verbs_dir, k_suggest
         ids = list(image_ids if image_ids is not None else data.images)
         if value is None and ids and ids[0] in data.images: value = str(annotated_vsr(data, ids[0]) or '') or None
-        fn, note = suggester(data, verbs_dir, pipeline, k_suggest, self.device) if suggest else (None, '')
+        fn, note = (suggester(data, verbs_dir, pipeline, k_suggest, self.device, runs_root(root)) if suggest
+                    else (None, ''))
         self.picker = VSRPicker(known_frames(verb_frames(data), pipeline), ids, value, suggest=fn, suggest_note=note)
         self.note, self.runs, self.fallback = W.HTML(), W.HTML(), W.HTML()
         self.trainer = None if runs is None else MissingTrainer(data, list(pipeline.missing), root, self.device,
@@ -508,7 +518,8 @@ def _set_runs(self:VSRExplorer, runs:Mapping|None):
 def reload(self:VSRExplorer):
     "Look the checkpoints up again (after training) and rerun the views"
     self.pipeline, runs = pipeline_from_runs(self.data, self.root, self.device, self.given)
-    self.picker.suggest_fn = suggester(self.data, self.verbs_dir, self.pipeline, self.k_suggest, self.device)[0]
+    self.picker.suggest_fn = suggester(self.data, self.verbs_dir, self.pipeline, self.k_suggest, self.device,
+                                       runs_root(self.root))[0]
     self._set_runs(runs)
     self.update()
 
@@ -762,7 +773,7 @@ def _open_boxes(self:OwnPhotoPanel, p:Path, shown:Path, scale:float, notes:list)
     js = sidecar_path(p)
     if js.exists() or js.is_symlink():                     # read, never written here: saved when the user draws
         try:
-            spec = read_json_file(js, 'boxes file')
+            spec = read_boxes_file(js)                      # a Notepad-saved file's byte-order mark too
             recs = spec if isinstance(spec, list) else spec.get('boxes') if isinstance(spec, dict) else None
             if not isinstance(recs, list): raise PhotoInputError("not {'image', 'boxes': [...]}")
             if isinstance(spec, dict) and spec.get('image', p.name) != p.name:
