@@ -233,6 +233,9 @@ def test_notebook(nb_run):
     assert m['grounding']['retrieval'] == m['grounding']['ours'] == 'gsrl'          # the paper's protocol: same source
     assert m['grounding']['retrieval_gt'] == m['grounding']['ours_gt'] == 'annotated'
     assert sum(m['training_captions']['sampled'].values()) >= 400 and m['wall_s'] > 0 and m['cpu_s'] > 0
+    ts = m['table1_settings']   # the schedule named, and the quick smoke's epochs recorded as overrides of it
+    assert ts['schedule'] == 'quick' and ts['protocol']['schedule']['name'] == 'quick'
+    assert ts['protocol']['overrides'].get('epochs_xe') == 1 and ts['protocol']['epochs_xe'] == 1
     assert m['settings']['no_repeat'] and len(m['load_average']) == 3
     assert m['settings']['region_words'] and m['settings']['precompute']
     assert m['settings']['gsrl_loss'] == 'listwise'                    # the default GSRL loss, recorded and used
