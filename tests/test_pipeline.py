@@ -130,7 +130,7 @@ def test_ablation_notebook(tiny, tmp_path):
     assert all(r['seeds'] == [0, 1] and r['CIDEr-D'] is not None and r['CIDEr-D_sd'] is not None for r in m['rows'])
     dec = {r['row']: r['decoded_with'] for r in m['rows']}
     assert dec['paper'] == {'role_emb': False, 'complete': False, 'constrain_verbs': True, 'last_slot': False}   # the official code's verb channel
-    assert dec['paper, verb-blind'] == {'role_emb': False, 'complete': False, 'constrain_verbs': False}
+    assert dec['paper, verb-blind'] == {'role_emb': False, 'complete': False, 'constrain_verbs': False, 'last_slot': False}
     assert dec['+ complete (decoding)']['complete'] and not dec['+ complete (decoding)']['role_emb']
     assert dec['ours'] == {'role_emb': True, 'complete': True, 'constrain_verbs': True, 'last_slot': True}
     assert '± ' in (out/'table.md').read_text()
