@@ -171,7 +171,7 @@ def run_row_predictions(run, method:str, seed:int, cap_dir, beam:int=5, corpus_l
 # %% ../nbs/25b_tables.ipynb #rec00002
 CAPTIONER_SETTINGS = ('lr_xe', 'lr_rl', 'dropout', 'hidden', 'batch_size', 'epochs_xe', 'epochs_rl', 'patience',
                       'lr_decay', 'lr_step', 'rl_samples', 'min_freq', 'preset', 'seed')
-ROW_RECORD_KEYS = ('epochs', 'selected', 'commit', 'chosen')   # what a Table 1 row carries of its captioner's record
+ROW_RECORD_KEYS = ('epochs', 'selected', 'commit', 'chosen', 'stopped')   # what a Table 1 row carries of its captioner's record
 STAGES = ('xe', 'rl')
 
 def _best_epoch(history)->int|None:
@@ -199,7 +199,16 @@ def captioner_record(cap_dir)->dict:
     return {'epochs': {k: int(ep[k]) for k in STAGES}, 'selected': {'stage': sel['stage'], 'epoch': sel.get('epoch')},
             'commit': m.get('commit') or (m.get('run') or {}).get('commit'),
             'settings': {k: cfg[k] for k in CAPTIONER_SETTINGS if k in cfg},
-            'chosen': ch.get('chosen'), 'sweep_val_CIDEr-D': ch.get('val_CIDEr-D', {})}
+            'chosen': ch.get('chosen'), 'sweep_val_CIDEr-D': ch.get('val_CIDEr-D', {}),
+            'stopped': _stopped(m.get('stopped'), f)}
+
+def _stopped(s, f)->dict|None:
+    "A captioner's stop reasons ({'xe', 'rl'}: 'plateau' | 'cap' | None), or None for a run from before they were recorded"
+    if s is None: return None
+    from vsr_cic.train import STOP_REASONS
+    if not (isinstance(s, Mapping) and set(s) <= set(STAGES) and all(v is None or v in STOP_REASONS for v in s.values())):
+        raise ValueError(f"captioner_record: {str(f)!r}: stopped must be {{'xe': reason, 'rl': reason}} with reasons of {STOP_REASONS}, got {s!r}")
+    return {k: s.get(k) for k in STAGES}
 
 # %% ../nbs/25b_tables.ipynb #552f760b
 def captioner_records(runs:Sequence[tuple])->dict: # `table1_runs`: (method, seed, captioner folder, preset)
