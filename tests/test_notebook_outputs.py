@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 NBS = Path(__file__).resolve().parent.parent/'nbs'
-FIRST_READ = ['index', '01_vsr', '09_viz', '10_sinkhorn', '11_gsrl', '12_slevel', '13_captioner', '21_merge']
+FIRST_READ = ['index', '01_vsr', '09_viz', '10_sinkhorn', '11_gsrl', '12_slevel', '13_captioner', '13a_decoding', '21_merge']
 VARIES = re.compile(r'^\s*# output varies: \S', re.M)
 MAX_PNG = 100_000          # bytes of one figure
 MAX_OUTPUTS = 400_000      # bytes of one notebook's outputs, all told
