@@ -143,7 +143,7 @@ def _dense_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor
 
 # %% ../nbs/13a_decoding.ipynb #d923b2cc
 def _sparse_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor:
-    "The same rules on a CPU: banned columns and repeats written in place, the dense rules only on the rows a slot restricts"
+    "The same rules on a CPU: banned columns and repeats written in place, restricted rows ruled on their allowed ids, a row left without a word ruled densely"
     if wl.requires_grad: wl = wl.clone()                 # (a wrapper's scores may be a log-softmax autograd still needs)
     rows = None
     if 'allowed_words' in ctx:                                                   # verb-slot rows under `allowed_words`
