@@ -155,6 +155,9 @@ def test_table1_rows(nb_run):
     for r in rows:
         assert r['verbs'] in ('all', 'one', 'multi') and r['seeds'] == ([] if r in floors else [0]) and r['n_captions'] > 0
         assert 0 <= r['has_verb'] <= 1, r                                  # share of captions whose own parse has a verb frame
+        assert r['special'] == 0, r                                        # no <pad>, <bos>, <eos> in any caption (#54)
+        assert 0 <= r['unk'] <= 1 and (r['unk'] == 0 or r['preset'] != 'ours'), r   # `ours` never says <unk>; `paper` may (reported)
+        assert r.get('stopped') is None or set(r['stopped']) == {'xe', 'rl'}, r   # why each stage ended (#53)
         for k in ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2'):
             assert k in r and (r[k] is None or math.isfinite(r[k])), (r['method'], k)
             assert f'{k}_sd' not in r                                      # one seed: no standard deviation
@@ -176,6 +179,7 @@ def test_table1_rows(nb_run):
     assert all(r['has_verb'] >= .9 for r in floors)          # the floor returns human captions: they have verbs
     for r in (r for r in rows if r not in floors):          # every trained row went through XE and self-critical training
         assert r['epochs']['rl'] >= 1 and r['epochs']['xe'] >= 1 and r['selected']['stage'] in ('xe', 'rl'), r
+        assert r['stopped'] == {'xe': 'cap', 'rl': 'cap'}, r   # the smoke's one epoch of each stage: its cap, not a plateau
     assert (out/'planner_no_verb'/'slevel_transformer').exists()
 
 

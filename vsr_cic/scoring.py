@@ -14,7 +14,8 @@ from .control import controllability_from_text
 # %% auto #0
 __all__ = ['TEST_METRICS', 'TABLE1_COLS', 'PAPER_TABLE1', 'PHOTO_METRICS', 'TABLE1_FLOORS', 'VERB_SUBSETS', 'mean_sd',
            'markdown_table', 'cider_d', 'evaluate_split', 'safe_evaluate', 'control_counts', 'control_of',
-           'photo_scores', 'attached_share', 'has_verb_share', 'subset_scores', 'diversity_captions', 'orderings']
+           'photo_scores', 'attached_share', 'has_verb_share', 'token_shares', 'subset_scores', 'diversity_captions',
+           'orderings']
 
 # %% ../nbs/08d_scoring.ipynb #e0c255fc
 TEST_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'SPICE', 'R_V', 'R_SR1', 'R_SR2')
@@ -152,6 +153,12 @@ def has_verb_share(counts:Sequence[Mapping])->float|None:
     return float(np.mean([c['n_frames'] > 0 for c in counts]))
 
 # %% ../nbs/08d_scoring.ipynb #56a6ee03
+def token_shares(preds:Sequence[dict])->dict:
+    "Shares of captions holding `<unk>` (`unk`; the `paper` preset may say it, as the official code does) and `<pad>`, `<bos>` or `<eos>` (`special`: never)"
+    toks = [set(p['caption'].split()) for p in preds]
+    n = max(len(toks), 1)
+    return {'unk': sum('<unk>' in t for t in toks) / n, 'special': sum(bool(t & {'<pad>', '<bos>', '<eos>'}) for t in toks) / n}
+
 def subset_scores(preds:Sequence[dict], refs:Mapping|None, # {image id: references}; None: each caption's own `gt`
                   n_frames:Mapping, corpus_bigrams:set|None=None, srl='spacy',
                   metrics:bool=True, # refs=None: BLEU, METEOR, ROUGE-L, SPICE too (`evaluate_split`), not CIDEr-D alone
@@ -169,6 +176,7 @@ def subset_scores(preds:Sequence[dict], refs:Mapping|None, # {image id: referenc
         if counts is not None:
             sub = [counts[i] for i in idx]
             res.update({**control_of(sub), 'attached': attached_share(sub), 'has_verb': has_verb_share(sub)})
+        res.update(token_shares(ps))
         out[name] = res
     return out
 

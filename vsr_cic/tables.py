@@ -34,7 +34,7 @@ TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, 
     'ours': dict(model='ours', planner='verb'),
     'ours_oracle_verb': dict(model='ours', planner='verb', oracle=True),   # a decoding of `ours`, not a training
 }
-TABLE1_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2', 'attached', 'has_verb')
+TABLE1_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2', 'attached', 'has_verb', 'unk', 'special')
 FLOOR_PRESET = '—'                     # a floor's `preset`: it has no training schedule nor decoding switches
 
 # The paper's Table 1 (%, COCO Entities, single reference; `vsr_cic.scoring.PAPER_TABLE1`) by our row names
@@ -262,7 +262,7 @@ def pool_seeds(rows:Sequence[dict], metrics:Sequence[str]=TABLE1_METRICS,
             if len(rs) > 1: row[f'{m}_sd'] = sd
         row['per_seed'] = [{'seed': r.get('seed'), **{k: r.get(k) for k in ROW_RECORD_KEYS}, **{m: r.get(m) for m in metrics}}
                            for r in rs]
-        for k in ('epochs', 'selected', 'chosen'):   # the seeds' common record, else one per seed (in `seeds` order)
+        for k in ('epochs', 'selected', 'chosen', 'stopped'):   # the seeds' common record, else one per seed (in `seeds` order)
             if vals := [r.get(k) for r in rs if r.get(k) is not None]: row[k] = vals[0] if all(v == vals[0] for v in vals) else vals
         out.append(row)
     return out
