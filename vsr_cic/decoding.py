@@ -63,13 +63,8 @@ def joint_argmax(word_logp:torch.Tensor, # (N, V)
 def repeat_ban(hist:torch.Tensor, # (N, L) the last L words said, oldest first (-1: none yet); n-grams up to (L+1)//2
                V:int)->torch.Tensor: # (N, V) bool
     "Words that would repeat an n-gram immediately: the previous word (`a a`), the word completing `x y x y`, `x y z x y z`, …"
-    N, L = hist.shape
-    ban = torch.zeros(N, V, dtype=torch.bool, device=hist.device)
-    rows = torch.arange(N, device=hist.device)
-    for n in range(1, (L + 1) // 2 + 1):                                         # last 2n-1 words = x1…xn x1…x(n-1)
-        ok = (hist[:, L - 2 * n + 1:] >= 0).all(1) & (hist[:, L - 2 * n + 1:L - n] == hist[:, L - n + 1:]).all(1)
-        ban[rows[ok], hist[ok, L - n]] = True                                    # w == xn would repeat the n-gram
-    return ban
+    ids = repeat_ids(hist, V)                                   # (`V`: no repeat, a column past the vocabulary, dropped)
+    return torch.zeros(len(hist), V + 1, dtype=torch.bool, device=hist.device).scatter_(1, ids, True)[:, :V]
 
 # %% ../nbs/13a_decoding.ipynb #d040c787
 def step_scores(model:ControllableCaptioner):
@@ -126,7 +121,7 @@ def _restricted_rules(model, wl, ids, eos_ok, hist, no_unk, fresh)->torch.Tensor
 
 # %% ../nbs/13a_decoding.ipynb #a53090d1
 def _dense_rules(model, wl, ptr, ctx, eos_ok, hist, no_unk, fresh)->torch.Tensor:
-    "The decoding rules as one (N, V) mask (CUDA, where captured graphs hold it; and the rows a slot restricts)"
+    "The decoding rules as one (N, V) mask (CUDA, where captured graphs hold it; on a CPU, the rows the sparse writes would leave without a word)"
     ban = torch.zeros_like(wl, dtype=torch.bool)
     ban[:, model.pad_id] = True                                                  # (scalar indices: no host-to-device
     ban[:, model.bos_id] = True                                                  #  copy, so a CUDA graph can capture it)
@@ -224,14 +219,14 @@ def _still_going(live:torch.Tensor, # (n,) bool: rows (images) of the working se
     n_live = int(live.sum())                                                     # (a host sync: not when captured)
     return live.nonzero()[:, 0] if 0 < n_live <= COMPACT_AT * live.shape[0] else None
 
-def _place(parts:list, N:int, fill, dtype=None)->torch.Tensor: # parts: per step (rows (n,), values (n, …))
+def _place(parts:list, N:int, fill)->torch.Tensor: # parts: per step (rows (n,), values (n, …))
     "(N, L, …) from each step's working-set values at their rows; `fill` elsewhere (a value, or an (N, …) tensor that every step repeats)"
     rows, vals = zip(*parts)
     L, v0 = len(parts), vals[0]
     t = torch.cat([torch.full_like(r, i) for i, r in enumerate(rows)])
     r, v = torch.cat(rows), torch.cat(vals)
     if isinstance(fill, torch.Tensor): out = fill[:, None].expand(N, L, *fill.shape[1:]).to(v.dtype)
-    else: out = torch.full((N, L, *v0.shape[1:]), fill, dtype=dtype or v0.dtype, device=v0.device)
+    else: out = torch.full((N, L, *v0.shape[1:]), fill, dtype=v0.dtype, device=v0.device)
     return out.index_put((r, t), v)                                  # out of place: autograd reaches every value
 
 # %% ../nbs/13a_decoding.ipynb #7d96243c
@@ -614,6 +609,9 @@ class SlotWordCap(torch.nn.Module):
         if no_end is not None and tuple(no_end.shape) != (V,):
             raise ValueError(f"no_end must be a ({V},) mask over the captioner's vocabulary, got shape {tuple(no_end.shape)}")
         self.register_buffer('no_end', no_end.bool() if no_end is not None else torch.zeros(V, dtype=torch.bool))
+        # a captioner's own scores are all finite: "never every word" then holds without reading them (a wrapper's
+        # may not be), as long as two words are outside `no_end`
+        self.raw_scores = isinstance(model, ControllableCaptioner) and int((~self.no_end).sum()) > 1
         self.train(model.training)
 
     def __getattr__(self, k):
@@ -645,8 +643,7 @@ class SlotWordCap(torch.nn.Module):
         if len(wait): full[wait] = ~self.no_end[wl[wait].max(1).indices] # the phrase is open ('a herd of'): wait a word
         rows = (full & nonverb).nonzero()[:, 0]                          # the last word must close it
         if wl.requires_grad and (len(rows) or self.end_open): wl = wl.clone()
-        # a captioner's own scores are all finite: "never every word" holds without reading them (a wrapper's may not be)
-        raw = isinstance(self.inner, ControllableCaptioner) and int((~self.no_end).sum()) > 1
+        raw = self.raw_scores
         if len(rows):
             sub, ban = wl[rows], self.no_end[None].expand(len(rows), -1)
             wl[rows] = (sub.masked_fill(ban, float('-inf')) if raw else                     # never every word
