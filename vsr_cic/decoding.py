@@ -609,8 +609,7 @@ class SlotWordCap(torch.nn.Module):
         if no_end is not None and tuple(no_end.shape) != (V,):
             raise ValueError(f"no_end must be a ({V},) mask over the captioner's vocabulary, got shape {tuple(no_end.shape)}")
         self.register_buffer('no_end', no_end.bool() if no_end is not None else torch.zeros(V, dtype=torch.bool))
-        # a captioner's own scores are all finite: "never every word" then holds without reading them (a wrapper's
-        # may not be), as long as two words are outside `no_end`
+        # a captioner's own scores are finite: "never every word" holds without reading them (a wrapper's may not)
         self.raw_scores = isinstance(model, ControllableCaptioner) and int((~self.no_end).sum()) > 1
         self.train(model.training)
 
