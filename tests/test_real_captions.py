@@ -168,7 +168,9 @@ def test_table1_rows(nb_run):
     assert '162.8' in page                                                 # the paper's numbers beside ours
     from vsr_cic.protocol import chosen_dir
     trained = {p.parent.name for p in (out/'table1').glob('*/seed0') if (chosen_dir(p)/'model.pt').exists()}
-    assert trained == {'c_lstm', 'c_updn', 'sct', 'ours'}   # the oracle verb decodes ours; under `paper` w/o verb is SCT's network
+    assert trained == {'c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'ours'}   # the oracle verb decodes ours; w/o verb trains on its own (#53)
+    nv, sct = (json.loads((chosen_dir(out/'table1'/m/'seed0')/'metrics.json').read_text()) for m in ('ours_no_verb', 'sct'))
+    assert nv['config']['seed'] == 1000 and sct['config']['seed'] == 0   # w/o verb: its own seed stream (SCT's network under `paper`)
     grid = m['table1_settings']['protocol']['grid']
     for p in (out/'table1').glob('*/seed0'):                # one protocol: the same sweep for every method, chosen on validation
         ch = json.loads((p/'choice.json').read_text())
@@ -181,6 +183,33 @@ def test_table1_rows(nb_run):
         assert r['epochs']['rl'] >= 1 and r['epochs']['xe'] >= 1 and r['selected']['stage'] in ('xe', 'rl'), r
         assert r['stopped'] == {'xe': 'cap', 'rl': 'cap'}, r   # the smoke's one epoch of each stage: its cap, not a plateau
     assert (out/'planner_no_verb'/'slevel_transformer').exists()
+
+
+def test_table1_intervals(nb_run):
+    "Ours minus each baseline with paired intervals over images (#53): in metrics.json, on the baseline rows, on the page; R_V_lemma in every row; the curves"
+    out, m, tmp = nb_run
+    from vsr_cic.intervals import ORDERINGS
+    ivs = m['table1_intervals']
+    got = {(e['preset'], e['test_set'], e['grounding'], e['baseline']) for e in ivs}
+    for ts in ('photos', 'corpus'):
+        for g in ('gsrl', 'gt'):
+            assert {('paper', ts, g, b) for b in ('c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'retrieval_blind')} <= got, (ts, g)
+    for e in ivs:
+        assert e['seeds'] == [0] and e['n_images'] >= 1 and e['n_captions'] >= e['n_images'] and e['B'] == 1000
+        assert {'CIDEr-D', 'R_V_lemma'} <= set(e['metrics']), e['metrics'].keys()
+        for v in e['metrics'].values(): assert v['lo'] <= v['diff'] <= v['hi'] or v['lo'] == v['hi'], v; assert v['ordering'] in ORDERINGS
+    rows = {(r['test_set'], r['method'], r['grounding'], r['preset']): r for r in m['table1'] if r['verbs'] == 'all'}
+    for r in rows.values():
+        assert r['R_V_lemma'] is None or 0 <= r['R_V_lemma'] <= 1, r
+    e = next(e for e in ivs if (e['preset'], e['test_set'], e['grounding'], e['baseline']) == ('paper', 'corpus', 'gsrl', 'sct'))
+    assert rows[('corpus', 'sct', 'gsrl', 'paper')]['vs_ours'] == e['metrics']
+    o, b = rows[('corpus', 'ours', 'gsrl', 'paper')], rows[('corpus', 'sct', 'gsrl', 'paper')]
+    assert abs(e['metrics']['R_V_lemma']['diff'] - (o['R_V_lemma'] - b['R_V_lemma'])) < 1e-9   # the rows' own values
+    assert abs(e['metrics']['CIDEr-D']['diff'] - (o['CIDEr-D'] - b['CIDEr-D'])) < 0.05          # our CIDEr-D on the same tokens vs pycocoevalcap's
+    assert 'vs_ours' not in rows[('corpus', 'ours', 'gsrl', 'paper')]
+    page = (out/'results_page.md').read_text()
+    assert '**Ours minus each baseline**' in page and '| sct | gsrl | 0 |' in page
+    assert (out/'val_curves_all.png').read_bytes()[:4] == b'\x89PNG'
 
 
 def test_run_checks(nb_run, tmp_path):

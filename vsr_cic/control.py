@@ -17,7 +17,7 @@ from .data import frame_structure
 # %% auto #0
 __all__ = ['OPTIONS', 'IRREGULAR_VERB_FORMS', 'Control', 'frame_items', 'match_frames', 'caption_counts', 'controllability',
            'noun_phrase_spans', 'controls_from_parse', 'controls_of_caption', 'controllability_from_text',
-           'lemma_forms', 'says_verb', 'R_V_lemma']
+           'lemma_forms', 'says_verb', 'lemma_hits', 'R_V_lemma']
 
 # %% ../nbs/08b_control.ipynb #00000005
 @dataclass(frozen=True)
@@ -253,20 +253,28 @@ def says_verb(caption, # text or tokens
     at = next((i for i, w in enumerate(words) if w in forms), None)
     return at is not None and all(p in words[at + 1:] for p in particle)
 
+# %% ../nbs/08b_control.ipynb #274fbe65
 def _control_verbs(c)->list[str]:
     "A caption's control verbs from a lemma, a `VSR`, a `Control`, (verb, structure), {'verb': …} or a list of these"
     if isinstance(c, str): return [c]
     if isinstance(c, (VSR, Control)): return [c.verb]
     if isinstance(c, Mapping): return [c['verb']]
-    if isinstance(c, tuple) and len(c) == 2 and isinstance(c[0], str) and not isinstance(c[1], str): return [c[0]]
+    if _is_pair(c): return [c[0]]
     return [v for x in c for v in _control_verbs(x)]
+
+def _is_pair(c)->bool:
+    "(verb, structure), as a tuple or as JSON gives it back (a list): a word, then a list of role names"
+    return (isinstance(c, (tuple, list)) and len(c) == 2 and isinstance(c[0], str) and isinstance(c[1], (tuple, list))
+            and all(isinstance(x, str) for x in c[1]))
+
+def lemma_hits(captions:Sequence, controls:Sequence)->list[bool]:
+    "Per caption: does it say a form of every control verb (`says_verb`)? R_V_lemma's numerators"
+    if len(captions) != len(controls): raise ValueError(f"{len(captions)} captions but {len(controls)} control lists")
+    return [all(says_verb(c, v) for v in _control_verbs(ctl)) for c, ctl in zip(captions, controls)]
 
 def R_V_lemma(captions:Sequence,   # generated captions (text or tokens)
               controls:Sequence,   # per caption its control verb(s): a lemma, a VSR, (verb, structure), … or a list
              )->float|None:        # share of captions holding a form of every control verb (None: no caption)
     "R_V without a parse: the share of captions that say a form of their control verb, matched by lemma"
-    if len(captions) != len(controls): raise ValueError(f"{len(captions)} captions but {len(controls)} control lists")
-    if not captions: return None
-    hits = [all(says_verb(c, v) for v in _control_verbs(ctl)) for c, ctl in zip(captions, controls)]
-    return sum(hits) / len(hits)
-
+    hits = lemma_hits(captions, controls)
+    return sum(hits) / len(hits) if hits else None

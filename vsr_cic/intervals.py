@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import Hashable, Mapping, Sequence
 import numpy as np
 from .cider import CiderD
+from .control import lemma_hits
+from .guards import md_text
 
 # %% auto #0
-__all__ = ['N_BOOT', 'LEVEL', 'PER_CAPTION_METRICS', 'INTERVAL_METRICS', 'ORDERINGS', 'cider_per_caption', 'resample_weights',
-           'paired_intervals', 'ordering', 'records_intervals', 'plot_val_curves']
+__all__ = ['N_BOOT', 'LEVEL', 'PER_CAPTION_METRICS', 'INTERVAL_METRICS', 'ORDERINGS', 'TABLE1_BASELINES', 'SAYS',
+           'cider_per_caption', 'resample_weights', 'paired_intervals', 'ordering', 'records_intervals',
+           'caption_values', 'table1_intervals', 'intervals_markdown', 'plot_val_curves']
 
 # %% ../nbs/25d_intervals.ipynb #iv000005
 N_BOOT = 1000                # bootstrap resamples (B)
@@ -111,6 +114,104 @@ def records_intervals(ours:Sequence[Mapping], # Ours' per-caption records: capti
             except KeyError: raise KeyError(f"records_intervals: metric {m!r} missing from {k}'s records (caption "
                                             f"{next(p[side]['caption_id'] for p in pairs if m not in p[side])!r})") from None
     return paired_intervals(vals['ours'], vals['base'], [a['image_id'] for a, _ in pairs], B, seed, level)
+
+# %% ../nbs/25d_intervals.ipynb #5351073b
+TABLE1_BASELINES = ('c_lstm', 'c_updn', 'sct', 'ours_no_verb', 'retrieval_blind')   # the rows Ours is compared with (the paper's orderings and the floor)
+
+def caption_values(preds:Sequence[Mapping], # one record's predictions (`pipeline_predictions`): tokens, gt, controls
+                   srl='spacy', control:bool=True, # control=False: no parse (R_V, R_SR1, R_SR2 left out)
+                  )->dict: # {metric: (numerators, denominators)}, one entry per caption
+    "Per-caption values of the interval metrics of one Table 1 record, as (numerators, denominators)"
+    from vsr_cic.scoring import control_counts
+    toks = [list(p['tokens']) for p in preds]
+    ones = np.ones(len(preds))
+    out = {'CIDEr-D': (cider_per_caption([' '.join(t) for t in toks], [[' '.join(p['gt'])] for p in preds]), ones),
+           'R_V_lemma': (np.array(lemma_hits(toks, [p['controls'] for p in preds]), float), ones)}
+    if control and preds:
+        counts = control_counts(list(preds), srl)
+        for m, k in (('R_V', 'v'), ('R_SR1', 'sr'), ('R_SR2', 'pair')):
+            out[m] = tuple(np.array([c[f'{k}_{h}'] for c in counts], float) for h in ('hit', 'total'))
+    return out
+
+# %% ../nbs/25d_intervals.ipynb #d38746f1
+def _aligned(r:Mapping, ids:Sequence, what:str)->list:
+    "A record's predictions in the order of caption ids `ids` (ValueError naming the record if it decoded other captions)"
+    by = {p['caption_id']: p for p in r['predictions']}
+    if len(by) != len(r['predictions']) or set(by) != set(ids):
+        diff = sorted(map(str, set(by) ^ set(ids)))[:3]
+        raise ValueError(f"table1_intervals: {what} decoded other captions than Ours ({len(by)} vs {len(ids)}; e.g. {diff})")
+    return [by[i] for i in ids]
+
+def _summed(vals:Sequence[dict])->dict:
+    "Per-caption (numerators, denominators) of several seeds, summed caption by caption (metrics all of them have)"
+    ms = [m for m in vals[0] if all(m in v for v in vals)]
+    return {m: (sum(v[m][0] for v in vals), sum(v[m][1] for v in vals)) for m in ms}
+
+def _interval_entry(ours:list, base:list, images:list, B:int, seed:int, level:float)->dict:
+    o, b = _summed(ours), _summed(base)
+    keep = [m for m in INTERVAL_METRICS if m in o and m in b and o[m][1].sum() > 0 and b[m][1].sum() > 0]
+    iv = paired_intervals({m: o[m] for m in keep}, {m: b[m] for m in keep}, images, B, seed, level)
+    return {m: {**iv[m], 'ordering': ordering(iv[m])} for m in keep}
+
+# %% ../nbs/25d_intervals.ipynb #649d8e1a
+def table1_intervals(records:Sequence[Mapping], # `table1_predictions` (and `floor_records`) of every seed
+                     baselines:Sequence[str]=TABLE1_BASELINES, srl='spacy', control:bool=True,
+                     B:int=N_BOOT, seed:int=0, level:float=LEVEL)->list[dict]:
+    "Ours minus each baseline per (preset, test set, grounding): paired bootstrap over images, seeds pooled caption by caption, and per seed"
+    ours = {}
+    for r in records:
+        if r['method'] == 'ours': ours.setdefault((r['preset'], r['test_set'], r['grounding']), {})[r['seed']] = r
+    find = {(r['method'], r['seed'], r['preset'], r['test_set'], r['grounding']): r for r in records}
+    floors = {(r['method'], r['test_set'], r['grounding']): r for r in records if r['seed'] is None}
+    cache, out = {}, []
+    def vals(r, ids):
+        k = (r['method'], r['seed'], r['preset'], r['test_set'], r['grounding'])
+        if k not in cache: cache[k] = caption_values(_aligned(r, ids, f"{r['method']} seed {r['seed']}"), srl, control)
+        return cache[k]
+    for (pre, ts, g), by_seed in ours.items():
+        seeds = sorted(by_seed)
+        ids = [p['caption_id'] for p in by_seed[seeds[0]]['predictions']]
+        images = [p['image_id'] for p in by_seed[seeds[0]]['predictions']]
+        for b in baselines:
+            base = {s: find.get((b, s, pre, ts, g)) or floors.get((b, ts, g)) for s in seeds}
+            pair = [s for s in seeds if base[s] is not None]
+            if not pair: continue
+            o = {s: vals(by_seed[s], ids) for s in pair}; x = {s: vals(base[s], ids) for s in pair}
+            out.append({'preset': pre, 'test_set': ts, 'grounding': g, 'baseline': b, 'seeds': pair, 'n_captions': len(ids),
+                        'n_images': len(set(images)), 'B': B, 'level': level,
+                        'metrics': _interval_entry([o[s] for s in pair], [x[s] for s in pair], images, B, seed, level),
+                        'per_seed': [{'seed': s, 'metrics': _interval_entry([o[s]], [x[s]], images, B, seed, level)} for s in pair]})
+    return out
+
+# %% ../nbs/25d_intervals.ipynb #7be2e62d
+SAYS = {'holds': 'holds', 'not significant': 'n.s.', 'reverses': 'reverses'}
+
+def _iv_num(v, what:str)->float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) or not np.isfinite(v):
+        raise ValueError(f"interval field {what} = {str(v)[:40]!r} is not a finite number")
+    return float(v)
+
+def _iv_cell(iv:Mapping|None, what:str, scale:float)->str:
+    if not iv: return '–'
+    d, lo, hi = (_iv_num(iv.get(k), f'{what}.{k}') * scale for k in ('diff', 'lo', 'hi'))
+    o = ordering({'lo': lo, 'hi': hi})
+    return f"{d:+.1f} [{lo:+.1f}, {hi:+.1f}] {SAYS[o]}"
+
+def intervals_markdown(intervals:Sequence[Mapping], # `table1_intervals`
+                       test_set:str='photos', preset:str='paper',
+                       metrics:Sequence[str]=INTERVAL_METRICS, scale:float=100.)->str:
+    "Markdown: Ours minus each baseline (× `scale`) [its interval] and whether the ordering holds, is n.s. or reverses"
+    sel = [e for e in intervals if e.get('test_set') == test_set and e.get('preset') == preset]
+    if not sel: return ''
+    head = ['Ours minus', 'grounding', 'seeds', 'images / captions', *metrics]
+    lines = ['| ' + ' | '.join(head) + ' |', '|' + '---|' * len(head)]
+    for e in sel:
+        what = f"{md_text(e.get('baseline'), 'baseline')}/{md_text(e.get('grounding'), 'grounding')}"
+        seeds = ', '.join(md_text(s, 'seed') for s in (e.get('seeds') or []))
+        lines.append('| ' + ' | '.join([md_text(e.get('baseline'), 'baseline'), md_text(e.get('grounding'), 'grounding'), seeds,
+                                        f"{md_text(e.get('n_images'), 'n_images')} / {md_text(e.get('n_captions'), 'n_captions')}"]
+                                       + [_iv_cell((e.get('metrics') or {}).get(m), f'{what}.{m}', scale) for m in metrics]) + ' |')
+    return '\n'.join(lines)
 
 # %% ../nbs/25d_intervals.ipynb #iv000024
 def plot_val_curves(runs:Mapping[tuple, str|Path], # {(method, seed): a captioner run folder}

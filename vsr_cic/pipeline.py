@@ -18,8 +18,8 @@ from .rlevel import RLevelPlanner
 from .planner import SemanticStructurePlanner
 from .merge import Plan, merge_structures
 from .baselines import make_captioner
-from .decoding import beam_search, greedy_decode, verb_constraint, allow_final_eos, MAX_LEN, SlotWordCap
-from .captioner import UNK_ID
+from .decoding import beam_search, greedy_decode, verb_constraint, allow_final_eos, MAX_LEN, SlotWordCap, step_scores
+from .captioner import UNK_ID, SlotContext
 from .train import load_checkpoint, load_weights, build_checked
 from .vsr import as_vsrs, check_known, ing_form
 from .data import check_proposals, load_dataset
@@ -33,7 +33,8 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['RUN_LOOKUP', 'load_planner', 'load_captioner', 'image_proposals', 'set_features', 'PipelineResult', 'Pipeline',
-           'tiny_pipeline', 'run_checkpoint', 'run_verbs', 'RunChoice', 'runs_root', 'find_runs', 'pipeline_from_runs']
+           'VerbGroup', 'tiny_pipeline', 'run_checkpoint', 'run_verbs', 'RunChoice', 'runs_root', 'find_runs',
+           'pipeline_from_runs']
 
 # %% ../nbs/22_pipeline.ipynb #00000005
 def load_planner(planner_dir, device='cpu', kind:str='transformer')->tuple:
@@ -304,22 +305,83 @@ def controls(self:Pipeline, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mapp
 
 # %% ../nbs/22_pipeline.ipynb #a06758b241
 @patch
-def oracle_words(self:Pipeline, plans:Sequence[Plan], rec:Mapping, allowed=None, B:int=1, K:int=1)->torch.Tensor: # (B, K, V)
-    "`allowed_words` with each verb slot pinned to the reference caption's own verb word (paper §4.2, Table 1's grey *oracle verb* rows)"
-    V, W = self.captioner.vocab_size, self.vocabs['captioner']
-    allowed = torch.zeros(B, K, V, dtype=torch.bool) if allowed is None else allowed.clone()   # all-False row: no constraint
+def oracle_groups(self:Pipeline, plans:Sequence[Plan], rec:Mapping, B:int=1, K:int=1)->torch.Tensor: # (B, K, L) word ids, -1 padded
+    "Each verb slot's oracle: the reference caption's whole verb group ('is riding'), its words in order; a group holding a word the captioner lacks: its main verb word alone, if known"
+    W, groups = self.vocabs['captioner'], {}
     for b, p in enumerate(plans):
         for k, it in enumerate(p.items):
             f = next((f for f, s in it.labels if s == VERB), None)
             if f is None or f >= len(rec['frames']): continue
             s, e = rec['frames'][f]['verb_span']
-            w = W[rec['tokens'][e - 1].lower()]                       # the main verb word ("riding" of "is riding")
-            if w == W['<unk>']: continue                                # a word the captioner lacks: the slot keeps its row
-            row = torch.zeros(V, dtype=torch.bool)
-            row[w] = True
-            if k == len(p.items) - 1: row[self.captioner.eos_id] = True   # the verb ends the caption: it may stop
-            allowed[b, k] = row
+            ids = [W[t.lower()] for t in rec['tokens'][s:e]]
+            if W['<unk>'] in ids: ids = [ids[-1]] if ids[-1] != W['<unk>'] else []   # the main verb word ("riding")
+            if ids: groups[b, k] = ids
+    L = max((len(v) for v in groups.values()), default=1)
+    out = torch.full((B, K, L), -1, dtype=torch.long)
+    for (b, k), ids in groups.items(): out[b, k, :len(ids)] = torch.tensor(ids)
+    return out
+
+@patch
+def oracle_words(self:Pipeline, plans:Sequence[Plan], rec:Mapping, allowed=None, B:int=1, K:int=1)->torch.Tensor: # (B, K, V)
+    "`allowed_words` with each verb slot held to the words of its oracle group (`oracle_groups`; paper §4.2, Table 1's grey *oracle verb* rows)"
+    V = self.captioner.vocab_size
+    allowed = torch.zeros(B, K, V, dtype=torch.bool) if allowed is None else allowed.clone()   # all-False row: no constraint
+    G = self.oracle_groups(plans, rec, B, K)
+    for b, k in (G[..., 0] >= 0).nonzero().tolist():
+        row = torch.zeros(V, dtype=torch.bool)
+        row[G[b, k][G[b, k] >= 0]] = True
+        if k == len(plans[b].items) - 1: row[self.captioner.eos_id] = True   # the verb ends the caption: it may stop
+        allowed[b, k] = row
     return allowed
+
+# %% ../nbs/22_pipeline.ipynb #c3d65fa1
+class VerbGroup(torch.nn.Module):
+    "Decoding view of a captioner whose slots with a word group (`groups`) say exactly it, in order, then shift"
+    def __init__(self, model, groups:torch.Tensor): # (B, K, L) word ids per slot, -1 padded; a slot without one is free
+        super().__init__()
+        if groups.ndim != 3: raise ValueError(f"groups must be (B, K, L) word ids, got shape {tuple(groups.shape)}")
+        self.inner, self.groups = model, groups.long()
+        self.train(model.training)
+
+    def __getattr__(self, k):
+        try: return super().__getattr__(k)
+        except AttributeError:
+            if k == 'inner': raise
+            return getattr(self.inner, k)
+
+    def encode(self, **controls)->SlotContext:
+        ctx = self.inner.encode(**controls)
+        K = ctx.slot_is_verb.shape[1]
+        if self.groups.shape[0] != ctx.batch_size or self.groups.shape[1] > K:
+            raise ValueError(f"groups of shape {tuple(self.groups.shape)} for a batch of {ctx.batch_size} captions of {K} slots")
+        g = torch.full((ctx.batch_size, K, self.groups.shape[2]), -1, dtype=torch.long)
+        g[:, :self.groups.shape[1]] = self.groups
+        ctx['verb_group'] = g.to(ctx.device)           # in the context: beams and working sets carry their own rows
+        return ctx
+
+    def init_state(self, ctx)->tuple:
+        z = torch.zeros(ctx.batch_size, dtype=torch.long, device=ctx.device)
+        return (*self.inner.init_state(ctx), z - 1, z)   # + the previous step's sub-role and its word count
+
+    def step(self, prev_word, ptr, state, ctx): return self._said(self.inner.step, prev_word, ptr, state, ctx)
+    def step_logits(self, prev_word, ptr, state, ctx): return self._said(step_scores(self.inner), prev_word, ptr, state, ctx)
+
+    def _said(self, step, prev_word, ptr, state, ctx)->tuple:
+        *inner, last, n = state
+        wl, gate, inner, tr = step(prev_word, ptr, tuple(inner), ctx)
+        n = torch.where(ptr == last, n + 1, torch.ones_like(n))           # words in this sub-role, this one included
+        G = ctx.verb_group
+        seq = G[torch.arange(len(ptr), device=ptr.device), ptr.clamp(max=G.shape[1] - 1)]   # (N, L)
+        size = (seq >= 0).sum(1)
+        rows = (size > 0).nonzero()[:, 0]
+        if len(rows):
+            j, m = n[rows] - 1, size[rows]
+            w = torch.where(j < m, seq[rows, j.clamp(max=G.shape[2] - 1)], torch.full_like(j, self.inner.eos_id))   # then only <eos>
+            keep = wl[rows, w]
+            wl = wl.clone(); wl[rows] = float('-inf'); wl[rows, w] = keep
+            stay = torch.tensor([0., float('-inf')], dtype=gate.dtype, device=gate.device)
+            gate = gate.clone(); gate[rows] = torch.where((j + 1 >= m)[:, None], stay.flip(0), stay)   # shift after its last word
+        return wl, gate, (*inner, ptr, n), tr
 
 # %% ../nbs/22_pipeline.ipynb #3f0de6d04e
 @patch
@@ -332,7 +394,8 @@ def caption(self:Pipeline, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mappi
     ctl = self.controls(plans, vsrs, image, spell, **({'oracle': oracle} if oracle is not None else {}))
     kw = dict(max_len=max_len, complete=self.complete, no_repeat=getattr(self, 'no_repeat', False),
               no_unk=getattr(self, 'no_unk', False), **ctl)
-    dec = greedy_decode(self.captioner, **kw) if beam <= 1 else beam_search(self.captioner, beam_size=beam, **kw)
+    net = self.captioner if oracle is None else VerbGroup(self.captioner, self.oracle_groups(plans, oracle, len(plans), max(map(len, plans))))
+    dec = greedy_decode(net, **kw) if beam <= 1 else beam_search(net, beam_size=beam, **kw)
     W, out = self.vocabs['captioner'], []
     ag = dec.trace.get('alpha_g')
     for b, p in enumerate(plans):

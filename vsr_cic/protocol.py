@@ -12,9 +12,10 @@ from .captioning import train_captioner, preset_options
 from .train import run_jobs, Schedule, stop_state
 
 # %% auto #0
-__all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'JUDGES', 'PATIENCE_ALL', 'SCHEDULES', 'decoding_for',
-           'collapse_repeats', 'trained_as', 'val_curve', 'selection', 'sweep_choice', 'TrainingSchedule',
-           'schedule_named', 'chosen_dir', 'swept', 'sweep_jobs', 'choose', 'choose_all', 'train_table1']
+__all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'SEED_OFFSETS', 'JUDGES', 'PATIENCE_ALL', 'SCHEDULES',
+           'decoding_for', 'collapse_repeats', 'trained_as', 'training_seed', 'val_curve', 'selection', 'sweep_choice',
+           'TrainingSchedule', 'schedule_named', 'chosen_dir', 'swept', 'sweep_jobs', 'choose', 'choose_all',
+           'train_table1']
 
 # %% ../nbs/16a_protocol.ipynb #p0000005
 SWEEP_GRID = {   # the validation sweep every Table 1 method gets (lr_xe, dropout)
@@ -49,12 +50,17 @@ def collapse_repeats(pred:dict)->dict:
     return pred
 
 # %% ../nbs/16a_protocol.ipynb #p0000011
+SEED_OFFSETS = {'ours_no_verb': 1000}   # rows whose network another row shares under some preset train from their own seeds
+
 def trained_as(method:str, # a Table 1 row (`vsr_cic.tables.TABLE1_METHODS`)
                preset:str='paper')->str:
-    "The folder name of the captioner a Table 1 row decodes: the oracle verb decodes Ours; w/o verb shares SCT's when the preset has no role embedding"
-    if method == 'ours_oracle_verb': return 'ours'
-    if method == 'ours_no_verb' and not preset_options(preset)['role_emb']: return 'sct'
-    return method
+    "The folder name of the captioner a Table 1 row decodes: its own, but the oracle verb decodes Ours'"
+    preset_options(preset)                                  # a known preset
+    return 'ours' if method == 'ours_oracle_verb' else method
+
+def training_seed(method:str, seed:int)->int:
+    "The seed a Table 1 row's captioner trains from: the row's seed, offset for w/o verb (`SEED_OFFSETS`)"
+    return int(seed) + SEED_OFFSETS.get(method, 0)
 
 # %% ../nbs/16a_protocol.ipynb #p0000014
 def val_curve(cap_dir)->list[dict]:

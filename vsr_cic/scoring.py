@@ -9,7 +9,7 @@ import numpy as np
 from .vsr import VERB
 from .cider import CiderD
 from .metrics import evaluate_captions, java_available, repeat_rate, unseen_bigram_rate, EMPTY
-from .control import controllability_from_text
+from .control import controllability_from_text, R_V_lemma
 
 # %% auto #0
 __all__ = ['TEST_METRICS', 'TABLE1_COLS', 'PAPER_TABLE1', 'PHOTO_METRICS', 'TABLE1_FLOORS', 'VERB_SUBSETS', 'mean_sd',
@@ -177,6 +177,8 @@ def subset_scores(preds:Sequence[dict], refs:Mapping|None, # {image id: referenc
             sub = [counts[i] for i in idx]
             res.update({**control_of(sub), 'attached': attached_share(sub), 'has_verb': has_verb_share(sub)})
         res.update(token_shares(ps))
+        if all('controls' in p for p in ps):            # the verb said, by lemma: no parse (`vsr_cic.control.R_V_lemma`)
+            res['R_V_lemma'] = R_V_lemma([p['tokens'] for p in ps], [p['controls'] for p in ps])
         out[name] = res
     return out
 

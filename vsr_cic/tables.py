@@ -4,7 +4,7 @@
 
 # %% ../nbs/25b_tables.ipynb #00000002
 from __future__ import annotations
-import json, os, platform, time
+import json, os, platform, re, time
 from pathlib import Path
 from typing import Mapping, Sequence
 import numpy as np
@@ -17,15 +17,16 @@ from .metrics import bigrams
 from .data import load_dataset
 from .decoding import slot_word_limit, slot_end_mask
 from .protocol import trained_as, chosen_dir, decoding_for, collapse_repeats, val_curve, selection
+from .intervals import intervals_markdown
 
 # %% auto #0
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', 'CAPTIONER_SETTINGS', 'ROW_RECORD_KEYS', 'STAGES',
            'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'MAX_TABLE1_ROWS', 'MAX_TEST_SETS', 'MAX_RESULTS_BYTES',
-           'RESULT_KEYS', 'method_predictions', 'table1_runs', 'slot_capped', 'table1_pipe', 'table1_predictions',
-           'floor_records', 'table1_scores', 'run_targets', 'run_row_predictions', 'captioner_record',
-           'captioner_records', 'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown',
-           'run_info', 'results_page', 'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results',
-           'readme_block', 'publish']
+           'FIGURE_PATH', 'RESULT_KEYS', 'method_predictions', 'table1_runs', 'slot_capped', 'table1_pipe',
+           'table1_predictions', 'floor_records', 'table1_scores', 'run_targets', 'run_row_predictions',
+           'captioner_record', 'captioner_records', 'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds',
+           'table1_markdown', 'run_info', 'attach_vs_ours', 'results_page', 'write_results_page', 'world_results',
+           'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -34,7 +35,7 @@ TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, 
     'ours': dict(model='ours', planner='verb'),
     'ours_oracle_verb': dict(model='ours', planner='verb', oracle=True),   # a decoding of `ours`, not a training
 }
-TABLE1_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2', 'attached', 'has_verb', 'unk', 'special')
+TABLE1_METRICS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_V_lemma', 'R_SR1', 'R_SR2', 'attached', 'has_verb', 'unk', 'special')
 FLOOR_PRESET = '—'                     # a floor's `preset`: it has no training schedule nor decoding switches
 
 # The paper's Table 1 (%, COCO Entities, single reference; `vsr_cic.scoring.PAPER_TABLE1`) by our row names
@@ -283,7 +284,7 @@ def _cell(r:Mapping, m:str, scale:float)->str:
 # %% ../nbs/25b_tables.ipynb #85036f8a
 def table1_markdown(rows:Sequence[Mapping], verbs:str='all',
                     test_set:str='photos',   # rows without a `test_set` are shown whatever it is
-                    cols:Sequence[str]=('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_SR1', 'R_SR2',
+                    cols:Sequence[str]=('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'R_V', 'R_V_lemma', 'R_SR1', 'R_SR2',
                                         'attached', 'has_verb'),
                     paper:Mapping|None=PAPER_BY_ROW, # the paper's numbers, shown as `(paper …)` under ours
                     scale:float=100.)->str:
@@ -311,7 +312,7 @@ def run_info(command:str|None=None)->dict:
             'python': platform.python_version(), 'command': command}
 
 # %% ../nbs/25b_tables.ipynb #0000aa01
-PAGE_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'SPICE', 'R_V', 'R_SR1', 'R_SR2', 'attached', 'has_verb')   # those the rows have
+PAGE_COLS = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'CIDEr-D_5ref', 'SPICE', 'R_V', 'R_V_lemma', 'R_SR1', 'R_SR2', 'attached', 'has_verb')   # those the rows have
 SHOWN_SETTINGS = ('corpora', 'n_captions', 'epochs_xe', 'epochs_rl', 'hidden', 'lr_xe', 'min_freq', 'region_words', 'beam', 'seed')
 TABLE1_SHOWN = ('preset', 'seeds', 'beam', 'corpus_test_limit', 'quick', 'floors')   # of `table1_settings`: Table 1's own
 
@@ -351,6 +352,26 @@ def _trained_table(rows:Sequence[Mapping])->str:
                            for (m, pre, s), p in seen.items()], 'captioner record'), (),
                           keys=('method', 'preset', 'seed', 'epochs (XE / RL)', 'selected (stage / epoch)', 'sweep chose', 'commit'))
 
+# %% ../nbs/25b_tables.ipynb #e63ca431
+def attach_vs_ours(rows:Sequence[dict], # `pool_seeds` rows
+                   intervals:Sequence[Mapping], # `vsr_cic.intervals.table1_intervals`
+                   floor_preset:str='paper')->list[dict]: # whose intervals a floor's row (no preset) carries
+    "Each baseline's pooled row of every caption with `vs_ours` (Ours minus it: diff, lo, hi, ordering per metric) and `vs_ours_seeds`, in place"
+    by = {(e['baseline'], e['preset'], e['test_set'], e['grounding']): e for e in intervals}
+    for r in rows:
+        if r.get('verbs') != 'all': continue
+        pre = floor_preset if r.get('preset') == FLOOR_PRESET else r.get('preset')
+        if e := by.get((r['method'], pre, r.get('test_set', 'photos'), r['grounding'])):
+            r['vs_ours'], r['vs_ours_seeds'] = e['metrics'], e['seeds']
+    return list(rows)
+
+FIGURE_PATH = re.compile(r'(?:[A-Za-z0-9_][A-Za-z0-9_.-]*/)*[A-Za-z0-9_][A-Za-z0-9_.-]*\.png')
+def _figure_path(p)->str:
+    "A figure's path relative to the repository root, as a results page may link it (UnsafeInput otherwise)"
+    if not isinstance(p, str) or not FIGURE_PATH.fullmatch(p) or '..' in p.split('/'):
+        raise UnsafeInput(f"figure path {short(p)} is not a relative .png path inside the repository")
+    return p
+
 # %% ../nbs/25b_tables.ipynb #0000aa03
 def results_page(metrics:Mapping, title:str, intro:str='')->str:
     "A Markdown results page generated from a run's `metrics.json` (Table 1 per verb subset, Table 2, provenance)"
@@ -384,6 +405,14 @@ def results_page(metrics:Mapping, title:str, intro:str='')->str:
                 (f" (and the floor {', '.join(fl)})" if fl else '') + ' on CIDEr-D, R_V, R_SR1, '
                 'R_SR2 within each grounding; oracle verb ≥ Ours on R_V), every caption: ' +
                 ('all hold.' if not bad else 'these do not hold: ' + '; '.join(md_text(b, 'ordering') for b in bad) + '.'), '']
+        if ivt := intervals_markdown(metrics.get('table1_intervals') or [], ts, 'paper'):
+            e0 = next(e for e in metrics['table1_intervals'] if e.get('test_set') == ts)
+            out += [f"**Ours minus each baseline** (× 100, every caption, seeds pooled caption by caption) with its "
+                    f"{md_text(round(100 * float(e0.get('level', .95))), 'level')} % paired bootstrap interval over images "
+                    f"({md_text(e0.get('B'), 'B')} resamples; `vsr_cic.intervals.table1_intervals`) and what it says of the "
+                    "paper's ordering: *holds* (above 0), *n.s.* (holds 0) or *reverses* (below 0).", '', ivt, '']
+    if curves := (metrics.get('figures') or {}).get('val_curves'):
+        out += ["## Validation curves", '', f"![validation CIDEr-D per epoch of every Table 1 captioner](../{_figure_path(curves)})", '']
     if tt := _trained_table(rows):
         out += ["## Table 1's captioners: epochs trained and the checkpoint selected", '',
                 'Per seed, from each captioner\'s `metrics.json` (`vsr_cic.tables.captioner_record`); the oracle verb '
@@ -451,7 +480,8 @@ def as_list(value, name:str='value')->list:
     return list(value)
 
 # %% ../nbs/25b_tables.ipynb #pub00002
-RESULT_KEYS = ('run', 'intro', 'settings', 'test', 'table1', 'orderings', 'table2', 'table1_settings', 'training_captions', 'components', 'timings', 'wall_s')
+RESULT_KEYS = ('run', 'intro', 'settings', 'test', 'table1', 'table1_intervals', 'figures', 'orderings', 'table2', 'table1_settings',
+               'training_captions', 'components', 'timings', 'wall_s')
 
 def keep_results(metrics:Mapping, keys:Sequence[str]=RESULT_KEYS)->dict:
     "The part of a run's `metrics.json` a results page and the README read (what `results/<name>.json` commits)"
@@ -487,6 +517,9 @@ def publish(metrics_json, name:str, title:str, root='.')->dict:
         sets = {short(r.get('test_set', 'photos'), 40) for r in rows}    # bounded before anything is rendered
         if len(sets) > MAX_TEST_SETS:
             raise UnsafeInput(f"field table1 names {len(sets):,} test sets (at most {MAX_TEST_SETS}), e.g. {', '.join(sorted(sets)[:3])}")
+        ivs = m.get('table1_intervals', [])
+        if not isinstance(ivs, list) or not all(isinstance(e, dict) for e in ivs): raise UnsafeInput("field table1_intervals is not a list of objects")
+        if len(ivs) > MAX_TABLE1_ROWS: raise UnsafeInput(f"field table1_intervals has {len(ivs):,} entries (at most {MAX_TABLE1_ROWS:,})")
         for i, r in enumerate(rows):
             for k in ('method', 'grounding', 'preset', 'verbs'):
                 if not isinstance(r.get(k), str): raise UnsafeInput(f"table1[{i}] field {k} = {short(r.get(k))} is not text")
