@@ -17,7 +17,7 @@ from .loader import word_slots
 
 # %% auto #0
 __all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'COMPACT_AT', 'SLOT_WORDS_Q', 'SLOT_END_RATE', 'SLOT_EXTRA_WORDS',
-           'joint_candidates', 'joint_argmax', 'repeat_ban', 'step_scores', 'repeat_ids', 'constrained_step', 'Decoded',
+           'joint_candidates', 'joint_argmax', 'repeat_ids', 'repeat_ban', 'step_scores', 'constrained_step', 'Decoded',
            'ends_ok', 'greedy_decode', 'gumbel_noise', 'inverse_cdf_sample', 'sample_decode', 'beam_search',
            'verb_constraint', 'allow_final_eos', 'slot_word_limit', 'slot_end_mask', 'SlotWordCap', 'toy_ordering_task',
            'scst_loss', 'CapturedRollouts']
@@ -59,6 +59,18 @@ def joint_argmax(word_logp:torch.Tensor, # (N, V)
     g = ((lw + gate_logp[:, 0]) < best).long()                                   # gate 0 unless gate 1 is strictly higher
     return w.masked_fill(eos, eos_id), g.masked_fill(eos, 0)
 
+# %% ../nbs/13a_decoding.ipynb #1b819bd8
+def repeat_ids(hist:torch.Tensor, # (N, L) the last L words said, oldest first (-1: none yet)
+               fill:int,          # the id written where no n-gram would repeat (a word banned anyway: `<pad>`)
+              )->torch.Tensor:    # (N, (L+1)//2) the word that would repeat each n-gram, n = 1 … (L+1)//2
+    "`repeat_ban` as word ids, one column per n-gram length: what a decoder bans with one scatter, no (N, V) mask"
+    N, L = hist.shape
+    cols = []
+    for n in range(1, (L + 1) // 2 + 1):                                         # last 2n-1 words = x1…xn x1…x(n-1)
+        ok = (hist[:, L - 2 * n + 1:] >= 0).all(1) & (hist[:, L - 2 * n + 1:L - n] == hist[:, L - n + 1:]).all(1)
+        cols.append(torch.where(ok, hist[:, L - n], torch.full_like(hist[:, 0], fill)))
+    return torch.stack(cols, 1)
+
 # %% ../nbs/13a_decoding.ipynb #b1169305
 def repeat_ban(hist:torch.Tensor, # (N, L) the last L words said, oldest first (-1: none yet); n-grams up to (L+1)//2
                V:int)->torch.Tensor: # (N, V) bool
@@ -72,18 +84,6 @@ def step_scores(model:ControllableCaptioner):
     if 'step' in vars(model): return model.step
     owner = next((c for c in type(model).__mro__ if 'step' in vars(c)), None)
     return model.step_logits if owner is not None and 'step_logits' in vars(owner) else model.step
-
-# %% ../nbs/13a_decoding.ipynb #1b819bd8
-def repeat_ids(hist:torch.Tensor, # (N, L) the last L words said, oldest first (-1: none yet)
-               fill:int,          # the id written where no n-gram would repeat (a word banned anyway: `<pad>`)
-              )->torch.Tensor:    # (N, (L+1)//2) the word that would repeat each n-gram, n = 1 … (L+1)//2
-    "`repeat_ban` as word ids, one column per n-gram length: what a decoder bans with one scatter, no (N, V) mask"
-    N, L = hist.shape
-    cols = []
-    for n in range(1, (L + 1) // 2 + 1):                                         # last 2n-1 words = x1…xn x1…x(n-1)
-        ok = (hist[:, L - 2 * n + 1:] >= 0).all(1) & (hist[:, L - 2 * n + 1:L - n] == hist[:, L - n + 1:]).all(1)
-        cols.append(torch.where(ok, hist[:, L - n], torch.full_like(hist[:, 0], fill)))
-    return torch.stack(cols, 1)
 
 # %% ../nbs/13a_decoding.ipynb #8b8a1a8f
 def _allowed_ids(ctx:SlotContext)->tuple|None:
@@ -386,33 +386,6 @@ def _beam_topk(wl:torch.Tensor, gl:torch.Tensor, # (Bw·k, V), (Bw·k, 2) this s
     beam_ix, w, g = idx // (V * 2), (idx % (V * 2)) // 2, idx % 2                 # (Bw, k) each
     return score, beam_ix, w.view(-1), g.view(-1)
 
-# %% ../nbs/13a_decoding.ipynb #8659e2cd
-def _backtrack(steps:list, traces:list, bps:list, score:torch.Tensor, length_norm:float)->Decoded:
-    "Follow each final beam back through the per-step parents `bps`; rank the beams by (length-normalised) score"
-    (B, k), dev = score.shape, score.device
-    rows = torch.arange(B, device=dev)[:, None] * k
-    # back-track: final beam j at step t came from bps[t][j]
-    L = len(steps)
-    cur = torch.arange(k, device=dev)[None].expand(B, k)                          # (B, k) beam index at the last step
-    seq = {key: [None] * L for key in steps[0]}
-    trs = {key: [None] * L for key in traces[0]}
-    for t in range(L - 1, -1, -1):
-        flat = (rows + cur).view(-1)
-        for key in seq: seq[key][t] = steps[t][key][flat].view(B, k)
-        for key in trs: trs[key][t] = traces[t][key][flat].view(B, k, *traces[t][key].shape[1:])
-        cur = bps[t].gather(1, cur)
-    seq = {key: torch.stack(v, 2) for key, v in seq.items()}                      # (B, k, L)
-    trs = {key: torch.stack(v, 2) for key, v in trs.items()}                      # (B, k, L, …)
-    length = seq['mask'].sum(2).clamp(min=1).to(score.dtype)                      # (B, k)
-    ranked = score / length ** length_norm if length_norm else score
-    ranked, order = ranked.sort(1, descending=True)                               # (B, k)
-    def pick(x, j=None): return x.gather(1, order.view(B, k, *[1] * (x.dim() - 2)).expand(B, k, *x.shape[2:]))
-    seq = {key: pick(v) for key, v in seq.items()}
-    trs = {key: pick(v) for key, v in trs.items()}
-    best = {key: v[:, 0] for key, v in seq.items() if key != 'running'}
-    return Decoded(**best, score=ranked[:, 0], trace={key: v[:, 0] for key, v in trs.items()},
-                   beams=seq['words'], beam_scores=ranked, score_history=seq['running'])
-
 # %% ../nbs/13a_decoding.ipynb #58732a95
 def _beam_start(model:ControllableCaptioner, ctx:SlotContext, # `ctx`: the encoded batch, expanded to B·k rows
                 B:int, k:int, no_repeat:bool)->tuple:
@@ -479,6 +452,33 @@ def _chosen_logp(wl:torch.Tensor, gl:torch.Tensor, # (Bw·k, V), (Bw·k, 2) this
     glp = torch.where((w == eos_id) | was_done, torch.zeros_like(glp), glp)
     wlp = torch.where(was_done, torch.zeros_like(wlp), wlp)
     return wlp, glp, was_done
+
+# %% ../nbs/13a_decoding.ipynb #8659e2cd
+def _backtrack(steps:list, traces:list, bps:list, score:torch.Tensor, length_norm:float)->Decoded:
+    "Follow each final beam back through the per-step parents `bps`; rank the beams by (length-normalised) score"
+    (B, k), dev = score.shape, score.device
+    rows = torch.arange(B, device=dev)[:, None] * k
+    # back-track: final beam j at step t came from bps[t][j]
+    L = len(steps)
+    cur = torch.arange(k, device=dev)[None].expand(B, k)                          # (B, k) beam index at the last step
+    seq = {key: [None] * L for key in steps[0]}
+    trs = {key: [None] * L for key in traces[0]}
+    for t in range(L - 1, -1, -1):
+        flat = (rows + cur).view(-1)
+        for key in seq: seq[key][t] = steps[t][key][flat].view(B, k)
+        for key in trs: trs[key][t] = traces[t][key][flat].view(B, k, *traces[t][key].shape[1:])
+        cur = bps[t].gather(1, cur)
+    seq = {key: torch.stack(v, 2) for key, v in seq.items()}                      # (B, k, L)
+    trs = {key: torch.stack(v, 2) for key, v in trs.items()}                      # (B, k, L, …)
+    length = seq['mask'].sum(2).clamp(min=1).to(score.dtype)                      # (B, k)
+    ranked = score / length ** length_norm if length_norm else score
+    ranked, order = ranked.sort(1, descending=True)                               # (B, k)
+    def pick(x, j=None): return x.gather(1, order.view(B, k, *[1] * (x.dim() - 2)).expand(B, k, *x.shape[2:]))
+    seq = {key: pick(v) for key, v in seq.items()}
+    trs = {key: pick(v) for key, v in trs.items()}
+    best = {key: v[:, 0] for key, v in seq.items() if key != 'running'}
+    return Decoded(**best, score=ranked[:, 0], trace={key: v[:, 0] for key, v in trs.items()},
+                   beams=seq['words'], beam_scores=ranked, score_history=seq['running'])
 
 # %% ../nbs/13a_decoding.ipynb #be7b4d9e
 @torch.no_grad()
