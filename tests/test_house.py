@@ -291,3 +291,15 @@ def test_no_class_swap():
     "A pipeline's variant is an argument (the oracle verb: `Pipeline.controls(oracle=...)`), never a swapped `__class__`"
     assert _class_swaps('p = copy.copy(q)\np.__class__ = C\n') == [2]
     assert not {m: ls for m, (src, _) in MODS.items() if (ls := _class_swaps(src))}
+
+def test_papermill_reads_every_parameter():
+    "papermill infers each parameter of every notebook's `parameters` cell (an `=` in a comment hides a line from it, and `-p` then warns 'unknown parameter')"
+    import nbformat
+    from papermill.translators import PythonTranslator
+    bad = {}
+    for p in sorted(NBS.rglob('*.ipynb')):
+        nb = nbformat.read(p, as_version=4)
+        for c in (c for c in nb.cells if 'parameters' in c.metadata.get('tags', [])):
+            names = {t.id for n in ast.parse(c.source).body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+            if miss := names - {x.name for x in PythonTranslator.inspect(c)}: bad[p.name] = sorted(miss)
+    assert not bad, bad
