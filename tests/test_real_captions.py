@@ -210,6 +210,12 @@ def test_table1_intervals(nb_run):
     page = (out/'results_page.md').read_text()
     assert '**Ours minus each baseline**' in page and '| sct | gsrl | 0 |' in page
     assert (out/'val_curves_all.png').read_bytes()[:4] == b'\x89PNG'
+    from vsr_cic.protocol import DECODING_MENU
+    for r in (r for r in rows.values() if r['method'] != 'retrieval_blind'):   # each trained row's beam options, chosen on validation
+        d = r['decoding']
+        assert d['eos_gate'] == ('paid' if r['preset'] == 'paper' else 'free') and d['chosen']['length_norm'] in DECODING_MENU['length_norm'], d
+        assert len(d['val_CIDEr-D']) == len(DECODING_MENU['length_norm']) and d['n_val'] == 8, d
+        assert d['val_CIDEr-D'][f"length_norm={d['chosen']['length_norm']}"] == max(d['val_CIDEr-D'].values()), d
 
 
 def test_run_checks(nb_run, tmp_path):

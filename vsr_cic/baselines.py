@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 import torch.nn as nn
-from .captioner import (ControllableCaptioner, RoleShiftCaptioner, SlotContext, HIDDEN, STAY, SHIFT)
+from .captioner import (ControllableCaptioner, RoleShiftCaptioner, SlotContext, HIDDEN, STAY, SHIFT, RowDropout)
 from .fast_captioner import with_fast_step
 from .vsr import VERB
 from .data import frame_structure
@@ -115,7 +115,7 @@ class CLSTMCaptioner(ControllableCaptioner):
         self.embed = nn.Embedding(vocab_size, emb, padding_idx=self.pad_id)
         self.img = nn.Linear(feat_dim, emb)
         self.lstm = nn.LSTMCell(2 * emb, hidden)
-        self.drop, self.out = nn.Dropout(dropout), nn.Linear(hidden, vocab_size)
+        self.drop, self.out = RowDropout(dropout), nn.Linear(hidden, vocab_size)
 
     def prepare(self, ctx:SlotContext)->SlotContext:
         p = pool_grounded(ctx)

@@ -15,7 +15,7 @@ from fastcore.basics import patch
 __all__ = ['PAD_ID', 'UNK_ID', 'BOS_ID', 'EOS_ID', 'GATE_WEIGHT', 'N_ROLES', 'HIDDEN', 'MASK_LOGIT', 'SHIFT', 'STAY',
            'CONTROL_KEYS', 'CAPTION_KEYS', 'VERB_SHIFT_MODES', 'check_shape', 'SlotContext', 'make_context',
            'toy_controls', 'caption_inputs', 'stack_steps', 'ControllableCaptioner', 'gate_targets', 'caption_mask',
-           'caption_loss', 'SentinelAttention', 'shift_where', 'RoleShiftCaptioner']
+           'caption_loss', 'SentinelAttention', 'shift_where', 'RowDropout', 'RoleShiftCaptioner']
 
 # %% ../nbs/13_captioner.ipynb #00000005
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3  # caption vocabulary specials (<pad>, <unk>, <bos>, <eos>)
@@ -332,6 +332,17 @@ def shift_where(gate:torch.Tensor, # (B, 2) gate log-probs [stay, shift]
     shift = torch.stack([torch.full_like(gate[:, 0], float('-inf')), torch.zeros_like(gate[:, 0])], 1)
     return torch.where(rows[:, None], shift, gate)
 
+# %% ../nbs/13_captioner.ipynb #74099e50
+class RowDropout(nn.Dropout):
+    "`nn.Dropout` whose mask, while `rows = (indices, n)` is set, is drawn for all n rows of a batch and read at `indices`"
+    rows: tuple|None = None
+    def forward(self, x:torch.Tensor)->torch.Tensor:
+        if not (self.training and self.p > 0 and self.rows is not None): return super().forward(x)
+        idx, n = self.rows
+        if self.p >= 1: return x * 0.
+        m = torch.empty((n, *x.shape[1:]), dtype=x.dtype, device=x.device).bernoulli_(1 - self.p)   # nn.Dropout's draw
+        return x * m[idx] * (1 / (1 - self.p))
+
 # %% ../nbs/13_captioner.ipynb #0000001a
 class RoleShiftCaptioner(ControllableCaptioner):
     "Two-layer LSTM role-shift captioner with a sub-role shift gate and adaptive attention (paper §3.1.3, supp. §C.3)"
@@ -369,7 +380,7 @@ class RoleShiftCaptioner(ControllableCaptioner):
         self.W_ig, self.W_hg = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)  # sub-role sentinel gate
         self.W_is, self.W_hs = nn.Linear(x_dim, hidden), nn.Linear(hidden, hidden, bias=False)   # visual sentinel gate
         self.attn = SentinelAttention(d, hidden, att, visual_sentinel)
-        self.drop, self.out = nn.Dropout(dropout), nn.Linear(hidden, vocab_size)   # FC_b
+        self.drop, self.out = RowDropout(dropout), nn.Linear(hidden, vocab_size)   # FC_b
         self.region_words = nn.Linear(d, hidden, bias=False) if region_words else None
         # (created last: a seeded model without it draws the same initial weights as before)
         self.last_embed = nn.Embedding(2, re_dim, padding_idx=0) if (last_slot and use_roles) else None   # 1: the last

@@ -6,17 +6,18 @@
 from __future__ import annotations
 import itertools
 from collections import Counter
+from contextlib import contextmanager
 
 from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
 import numpy as np
-from .captioner import ControllableCaptioner, SlotContext, make_context, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID, UNK_ID, shift_where
+from .captioner import ControllableCaptioner, SlotContext, make_context, SHIFT, STAY, BOS_ID, EOS_ID, PAD_ID, UNK_ID, shift_where, RowDropout
 from .vsr import VERB
 from .loader import word_slots
 
 # %% auto #0
-__all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'COMPACT_AT', 'SLOT_WORDS_Q', 'SLOT_END_RATE', 'SLOT_EXTRA_WORDS',
+__all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'EOS_GATES', 'COMPACT_AT', 'SLOT_WORDS_Q', 'SLOT_END_RATE', 'SLOT_EXTRA_WORDS',
            'joint_candidates', 'joint_argmax', 'repeat_ids', 'repeat_ban', 'step_scores', 'constrained_step', 'Decoded',
            'ends_ok', 'greedy_decode', 'gumbel_noise', 'inverse_cdf_sample', 'sample_decode', 'beam_search',
            'verb_constraint', 'allow_final_eos', 'slot_word_limit', 'slot_end_mask', 'SlotWordCap', 'toy_ordering_task',
@@ -26,21 +27,30 @@ __all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'COMPACT_AT', 'SLOT_WORDS_Q',
 MAX_LEN = 20     # longest generated caption, `<eos>` included (official seq_len)
 REPEAT_NGRAM = 4 # `no_repeat`: longest n-gram whose immediate repetition is banned (history of 2n-1 words)
 BEAM_SIZE = 5    # paper supp. §D
+EOS_GATES = ('free', 'paid')   # `<eos>`'s gate: 'free' (it takes gate 0 at no cost) | 'paid' (it pays its better gate, as the
+                               #   official SCT / VSR joint V×2 beam, where `<eos>` is one word of the (word, gate) grid)
+
+def _eos_gate(eos_gate:str)->bool:
+    "Does `<eos>` pay its gate? (ValueError naming the value otherwise)"
+    if eos_gate not in EOS_GATES: raise ValueError(f"eos_gate must be one of {EOS_GATES}, got {eos_gate!r}")
+    return eos_gate == 'paid'
 
 def joint_candidates(word_logp:torch.Tensor, # (N, V)
                      gate_logp:torch.Tensor, # (N, 2)
                      eos_id:int=EOS_ID,
+                     eos_gate:str='free',    # `EOS_GATES`
                     )->torch.Tensor:         # (N, V, 2) log p(word, gate)
-    "Log-probs of every (word, gate) pair; `<eos>` takes gate 0 for free"
+    "Log-probs of every (word, gate) pair; `<eos>` takes gate 0, for free or paying the row's better gate"
     cand = word_logp[:, :, None] + gate_logp[:, None, :]                          # (N, V, 2)
-    eos = torch.stack([word_logp[:, eos_id], torch.full_like(word_logp[:, eos_id], float('-inf'))], 1)
-    cand[:, eos_id] = eos
+    e = word_logp[:, eos_id] + (gate_logp.max(1).values if _eos_gate(eos_gate) else 0.)
+    cand[:, eos_id] = torch.stack([e, torch.full_like(e, float('-inf'))], 1)
     return cand
 
 # %% ../nbs/13a_decoding.ipynb #dae5b6b7
 def joint_argmax(word_logp:torch.Tensor, # (N, V)
                  gate_logp:torch.Tensor, # (N, 2)
                  eos_id:int=EOS_ID,
+                 eos_gate:str='free',    # `EOS_GATES`
                 )->tuple:                # (word, gate), (N,) each
     "The argmax of `joint_candidates` (first maximum in (word, gate) order) without building the (N, V, 2) tensor"
     # A word's best joint log-prob is its own plus its row's better gate, a constant per row, so the best word is the
@@ -55,6 +65,7 @@ def joint_argmax(word_logp:torch.Tensor, # (N, V)
     x[:, eos_id] = e                                                             # restored, bit for bit
     lw = word_logp.gather(1, w[:, None])[:, 0]                                   # its own log-prob
     best = lw + c                                                                # its joint log-prob with that gate
+    if _eos_gate(eos_gate): e = e + c                                            # 'paid': `<eos>` with the better gate too
     eos = (e > best) | ((e == best) & (w > eos_id))                              # ties: the first in (word, gate) order
     g = ((lw + gate_logp[:, 0]) < best).long()                                   # gate 0 unless gate 1 is strictly higher
     return w.masked_fill(eos, eos_id), g.masked_fill(eos, 0)
@@ -229,10 +240,20 @@ def _place(parts:list, N:int, fill)->torch.Tensor: # parts: per step (rows (n,),
     else: out = torch.full((N, L, *v0.shape[1:]), fill, dtype=v0.dtype, device=v0.device)
     return out.index_put((r, t), v)                                  # out of place: autograd reaches every value
 
+# %% ../nbs/13a_decoding.ipynb #cba42604
+@contextmanager
+def _working_rows(drops:list, rows:torch.Tensor, n:int):
+    "While a rollout steps its working set `rows` of n: each `RowDropout` in `drops` draws all n rows' masks and reads the working rows'"
+    for d in drops: d.rows = (rows, n)
+    try: yield
+    finally:
+        for d in drops: d.rows = None
+
 # %% ../nbs/13a_decoding.ipynb #7d96243c
 def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, complete:bool=True, no_repeat:bool=False,
              no_unk:bool=False,
-             drop_finished:bool=True)->Decoded: # False: all `max_len` steps for every row (a fixed length to capture)
+             drop_finished:bool=True, # False: all `max_len` steps for every row (a fixed length to capture)
+             eos_gate:str='free')->Decoded: # 'paid': `pick`'s gate log-prob beside `<eos>` counts
     N, dev = ctx.batch_size, ctx.device
     hist = (
         torch.full((N, 2 * REPEAT_NGRAM - 1), -1, dtype=torch.long, device=dev) if no_repeat else None
@@ -242,9 +263,10 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
     done = torch.zeros(N, dtype=torch.bool, device=dev)
     fresh = torch.ones(N, dtype=torch.bool, device=dev)                          # the current sub-role has no word yet
     rows = torch.arange(N, device=dev)                                           # the working set: rows still going
-    # (a model that draws dropout masks keeps every row until the end: fewer rows would draw other masks, and a seeded
-    # run other samples than before; it still stops when every row has ended)
-    compact = drop_finished and not (model.training and any(isinstance(x, nn.Dropout) and x.p > 0 for x in model.modules()))
+    # (dropout: a `RowDropout` draws the masks of all N rows and reads the working rows', so ended rows may leave and a
+    # seeded run samples what it sampled with every row kept; a model with any other dropout keeps every row to the end)
+    drops = [x for x in model.modules() if isinstance(x, nn.Dropout) and x.p > 0] if model.training else []
+    compact = drop_finished and all(isinstance(x, RowDropout) for x in drops)
     last, ptr_end, recs, traces = ctx.n_slots - 1, ptr.clone(), [], []           # (pointers of rows that left)
     for _ in range(max_len):
         keep = _still_going(~done) if compact and len(rows) > 1 else None
@@ -254,11 +276,12 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
             ptr, prev, done, fresh, last = ptr[keep], prev[keep], done[keep], fresh[keep], last[keep]
             if hist is not None: hist = hist[keep]
         eos_ok = ends_ok(ptr, fresh, last) if complete else None
-        wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, eos_ok, hist, no_unk, fresh)
+        with _working_rows(drops if compact else [], rows, N):
+            wl, gl, state, tr = constrained_step(model, prev, ptr, state, ctx, eos_ok, hist, no_unk, fresh)
         w, g, wlp, glp = pick(wl, gl, rows if drop_finished else None)           # (n,) each
         if hist is not None: hist = torch.cat([hist[:, 1:], w[:, None]], 1)
         g = torch.where(w == model.eos_id, torch.zeros_like(g), g)              # the gate chosen with <eos> is void
-        glp = torch.where((w == model.eos_id) | done, torch.zeros_like(glp), glp)
+        glp = torch.where(((w == model.eos_id) & (eos_gate == 'free')) | done, torch.zeros_like(glp), glp)
         w = torch.where(done, torch.full_like(w, model.pad_id), w)
         g = g.masked_fill(done, STAY)
         wlp = torch.where(done, torch.zeros_like(wlp), wlp)
@@ -285,18 +308,22 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
                   no_repeat:bool=False,        # never repeat the previous word or 2-gram immediately (see below)
                   no_unk:bool=False,           # never say `<unk>` (see below)
                   drop_finished:bool=True,     # ended rows leave the computation; False: all `max_len` steps (`CapturedRollouts`)
+                  eos_gate:str='free',         # `EOS_GATES`: does `<eos>` pay its gate ('paid': the official SCT / VSR decoding)
                   **controls,  # regions, region_mask, slot_role, slot_is_verb, global_feat, n_slots[, slot_sub, slot_verb, allowed_words]
                  )->Decoded:
     "Argmax decoding of the joint (word, gate) distribution, batched"
-    return _rollout(model, model.encode(**controls), max_len, _greedy_pick(model), complete, no_repeat, no_unk,
-                    drop_finished)
+    return _rollout(model, model.encode(**controls), max_len, _greedy_pick(model, eos_gate), complete, no_repeat, no_unk,
+                    drop_finished, eos_gate)
 
 # %% ../nbs/13a_decoding.ipynb #9e3174d8
-def _greedy_pick(model:ControllableCaptioner):
-    "The `pick` of greedy decoding: the joint (word, gate) argmax and its log-probs"
+def _greedy_pick(model:ControllableCaptioner, eos_gate:str='free'):
+    "The `pick` of greedy decoding: the joint (word, gate) argmax and its log-probs (`<eos>` 'paid': its better gate's)"
+    paid = _eos_gate(eos_gate)
     def pick(wl, gl, rows=None):
-        w, g = joint_argmax(wl, gl, model.eos_id)                               # (N,) each
-        return w, g, wl.gather(1, w[:, None])[:, 0], gl.gather(1, g[:, None])[:, 0]
+        w, g = joint_argmax(wl, gl, model.eos_id, eos_gate)                     # (N,) each
+        glp = gl.gather(1, g[:, None])[:, 0]
+        if paid: glp = torch.where(w == model.eos_id, gl.max(1).values, glp)
+        return w, g, wl.gather(1, w[:, None])[:, 0], glp
     return pick
 
 
@@ -373,11 +400,11 @@ def sample_decode(model:ControllableCaptioner,
 def _beam_topk(wl:torch.Tensor, gl:torch.Tensor, # (Bw·k, V), (Bw·k, 2) this step's log-probs
                done:torch.Tensor,                  # (Bw·k,) finished beams: only `<pad>` (score unchanged) follows them
                score:torch.Tensor,                 # (Bw, k) running scores
-               model)->tuple:
+               model, eos_gate:str='free')->tuple:
     "The k best (beam, word, gate) continuations per image: new scores (Bw, k), parent beam (Bw, k), words, gates (Bw·k,)"
     Bw, k = score.shape
     V = wl.shape[1]
-    cand = joint_candidates(wl, gl, model.eos_id)                                 # (Bw·k, V, 2)
+    cand = joint_candidates(wl, gl, model.eos_id, eos_gate)                       # (Bw·k, V, 2)
     frozen = torch.full_like(cand, float('-inf'))
     frozen[:, model.pad_id, STAY] = 0.
     cand = torch.where(done[:, None, None], frozen, cand)
@@ -444,12 +471,14 @@ def _chosen_logp(wl:torch.Tensor, gl:torch.Tensor, # (Bw·k, V), (Bw·k, 2) this
                  src:torch.Tensor,                 # (Bw·k,) each new beam's parent row
                  w:torch.Tensor, g:torch.Tensor,   # (Bw·k,) its word and gate
                  done:torch.Tensor,                # (Bw·k,) finished parent rows
-                 eos_id:int)->tuple:
-    "The new beams' word and gate log-probs (0 after `<eos>`; no gate log-prob beside `<eos>`) and which of them had already ended"
+                 eos_id:int, eos_gate:str='free')->tuple:
+    "The new beams' word and gate log-probs (0 after `<eos>`; beside `<eos>` none, or its better gate's when 'paid') and which of them had already ended"
     wlp = wl[src].gather(1, w[:, None])[:, 0]
     glp = gl[src].gather(1, g[:, None])[:, 0]
     was_done = done[src]
-    glp = torch.where((w == eos_id) | was_done, torch.zeros_like(glp), glp)
+    at_eos = (w == eos_id) & ~was_done
+    glp = torch.where(at_eos, gl[src].max(1).values if _eos_gate(eos_gate) else torch.zeros_like(glp), glp)
+    glp = torch.where(was_done, torch.zeros_like(glp), glp)
     wlp = torch.where(was_done, torch.zeros_like(wlp), wlp)
     return wlp, glp, was_done
 
@@ -490,6 +519,7 @@ def beam_search(model:ControllableCaptioner,
                 drop_finished:bool=True,   # images whose k beams have all ended leave the computation (same result, less work)
                 no_repeat:bool=False,      # never repeat the previous word or 2-gram immediately (see below)
                 no_unk:bool=False,         # never say `<unk>` (see below)
+                eos_gate:str='free',       # `EOS_GATES`: does `<eos>` pay its gate ('paid': the official SCT / VSR beam)
                 **controls)->Decoded:
     "Joint word × gate beam search, vectorised over batch × beam, with frozen finished beams"
     if beam_size < 1: raise ValueError(f"beam_size must be >= 1, got {beam_size}")
@@ -515,9 +545,9 @@ def beam_search(model:ControllableCaptioner,
         wl, gl, state, tr = constrained_step(
             model, prev, ptr, state, ctx, ends_ok(ptr, fresh, last) if complete else None, hist, no_unk, fresh
         )  # (Bw·k, V), (Bw·k, 2)
-        score, beam_ix, w, g = _beam_topk(wl, gl, done, score, model)
+        score, beam_ix, w, g = _beam_topk(wl, gl, done, score, model, eos_gate)
         src = (rows + beam_ix).view(-1)                                           # (Bw·k,) parent rows
-        wlp, glp, was_done = _chosen_logp(wl, gl, src, w, g, done, model.eos_id)
+        wlp, glp, was_done = _chosen_logp(wl, gl, src, w, g, done, model.eos_id, eos_gate)
         state, ptr, fresh = tuple(s[src] for s in state), ptr[src], fresh[src]
         if hist is not None: hist = torch.cat([hist[src, 1:], w[:, None]], 1)
         steps.append(dict(words=full(w, model.pad_id), slots=full(ptr, ptr_all), gates=full(g, STAY),

@@ -30,6 +30,8 @@ def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', str
                          no_repeat:bool|None=None, # the decoding rule against immediate repetition (None: the pipeline's)
                          no_unk:bool|None=None,    # the decoding rule against saying <unk> (None: the pipeline's)
                          oracle_verb:bool|None=None, # verb slots say the reference's own verb words (Table 1's oracle verb; None: the pipeline's)
+                         eos_gate:str|None=None,   # does `<eos>` pay its gate (`vsr_cic.decoding.EOS_GATES`; None: the pipeline's)
+                         length_norm:float|None=None, # beam search's final ranking by score / length**length_norm (None: the pipeline's)
                         )->tuple[list, int]:
     "(one record per caption of `split` (None: every caption) with the pipeline's caption, number of captions it failed on)"
     if grounding not in ('gsrl', 'gt') or structure not in ('ssp', 'gt'):
@@ -40,6 +42,8 @@ def pipeline_predictions(pipe, data, split:str='test', grounding:str='gsrl', str
     if no_repeat is not None: p.no_repeat = no_repeat
     if no_unk is not None: p.no_unk = no_unk
     if oracle_verb is not None: p.oracle_verb = oracle_verb
+    if eos_gate is not None: p.eos_gate = eos_gate
+    if length_norm is not None: p.length_norm = float(length_norm)
     out, failed = [], 0
     for rec in data.captions:
         if split is not None and data.images[rec['image_id']]['split'] != split: continue

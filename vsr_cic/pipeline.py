@@ -111,10 +111,13 @@ class Pipeline:
                  no_repeat:bool=False,   # decoding rule: never repeat the previous word or 2-gram (`vsr_cic.decoding`)
                  no_unk:bool=False,      # decoding rule: never say <unk> where another word is allowed
                  joint_grounding:bool=False, # GSRL: one assignment per VSR (`vsr_cic.gsrl.ground_joint`) instead of per role
-                 oracle_verb:bool=False):    # verb slots say the `gt=` caption's own verb words (Table 1's oracle verb)
+                 oracle_verb:bool=False,     # verb slots say the `gt=` caption's own verb words (Table 1's oracle verb)
+                 eos_gate:str='free',        # decoding: does `<eos>` pay its gate (`vsr_cic.decoding.EOS_GATES`; 'paid': the official beam)
+                 length_norm:float=0.):      # beam search: final ranking by score / length**length_norm
         self.gsrl, self.captioner, self.data, self.device = gsrl, captioner, data, torch.device(device)
         self.complete, self.no_repeat, self.no_unk = complete, no_repeat, no_unk
         self.joint_grounding, self.oracle_verb = joint_grounding, oracle_verb
+        self.eos_gate, self.length_norm = eos_gate, float(length_norm)
         self.ssp = SemanticStructurePlanner(slevel, rlevel) if slevel is not None else None
         self.vocabs, self.missing = vocabs or {}, dict(missing or {})
         self.verb_words = None
@@ -393,7 +396,8 @@ def caption(self:Pipeline, plans:Sequence[Plan], vsrs:Sequence[VSR], image:Mappi
     "Caption each plan; words tagged with the slot they were generated under, gate trace included"
     ctl = self.controls(plans, vsrs, image, spell, **({'oracle': oracle} if oracle is not None else {}))
     kw = dict(max_len=max_len, complete=self.complete, no_repeat=getattr(self, 'no_repeat', False),
-              no_unk=getattr(self, 'no_unk', False), **ctl)
+              no_unk=getattr(self, 'no_unk', False), eos_gate=getattr(self, 'eos_gate', 'free'), **ctl)
+    if beam > 1: kw['length_norm'] = getattr(self, 'length_norm', 0.)
     net = self.captioner if oracle is None else VerbGroup(self.captioner, self.oracle_groups(plans, oracle, len(plans), max(map(len, plans))))
     dec = greedy_decode(net, **kw) if beam <= 1 else beam_search(net, beam_size=beam, **kw)
     W, out = self.vocabs['captioner'], []

@@ -12,10 +12,10 @@ from .captioning import train_captioner, preset_options
 from .train import run_jobs, Schedule, stop_state
 
 # %% auto #0
-__all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'SEED_OFFSETS', 'JUDGES', 'PATIENCE_ALL', 'SCHEDULES',
-           'decoding_for', 'collapse_repeats', 'trained_as', 'training_seed', 'val_curve', 'selection', 'sweep_choice',
-           'TrainingSchedule', 'schedule_named', 'chosen_dir', 'swept', 'sweep_jobs', 'choose', 'choose_all',
-           'train_table1']
+__all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'DECODING_MENU', 'SEED_OFFSETS', 'JUDGES', 'PATIENCE_ALL',
+           'SCHEDULES', 'decoding_for', 'collapse_repeats', 'trained_as', 'training_seed', 'val_curve', 'selection',
+           'sweep_choice', 'TrainingSchedule', 'schedule_named', 'chosen_dir', 'swept', 'sweep_jobs', 'choose',
+           'choose_all', 'train_table1']
 
 # %% ../nbs/16a_protocol.ipynb #p0000005
 SWEEP_GRID = {   # the validation sweep every Table 1 method gets (lr_xe, dropout)
@@ -29,10 +29,12 @@ PRESET_TRAINING = {   # captioner options each preset trains with
 }
 TABLE1_DECODING = {   # the decoding rules of each preset's Table 1 rows, the same for every method of that preset
     'paper': dict(max_slot_words=None, slot_end_rule=False, no_repeat=False, no_unk=False, unknown_verbs='unk',
-                  collapse_repeats=True),      # the official evaluation collapses repeated words (itertools.groupby)
+                  collapse_repeats=True,       # the official evaluation collapses repeated words (itertools.groupby)
+                  eos_gate='paid'),            # the official SCT / VSR beam: <eos> is a word of the joint (word, gate) grid
     'ours': dict(max_slot_words='auto', slot_end_rule=True, no_repeat=True, no_unk=True, unknown_verbs='spell',
-                 collapse_repeats=False),
+                 collapse_repeats=False, eos_gate='free'),
 }
+DECODING_MENU = {'length_norm': (0., 1.)}   # the model-agnostic beam options every trained row chooses from on validation (beam 5)
 
 # %% ../nbs/16a_protocol.ipynb #p0000007
 def decoding_for(preset:str)->dict:

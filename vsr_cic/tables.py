@@ -16,17 +16,18 @@ from .core import git_commit
 from .metrics import bigrams
 from .data import load_dataset
 from .decoding import slot_word_limit, slot_end_mask
-from .protocol import trained_as, chosen_dir, decoding_for, collapse_repeats, val_curve, selection
-from .intervals import intervals_markdown
+from .protocol import trained_as, chosen_dir, decoding_for, collapse_repeats, val_curve, selection, DECODING_MENU
+from .intervals import intervals_markdown, caption_values
+import itertools
 
 # %% auto #0
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', 'CAPTIONER_SETTINGS', 'ROW_RECORD_KEYS', 'STAGES',
            'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'MAX_TABLE1_ROWS', 'MAX_TEST_SETS', 'MAX_RESULTS_BYTES',
            'FIGURE_PATH', 'RESULT_KEYS', 'method_predictions', 'table1_runs', 'slot_capped', 'table1_pipe',
-           'table1_predictions', 'floor_records', 'table1_scores', 'run_targets', 'run_row_predictions',
-           'captioner_record', 'captioner_records', 'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds',
-           'table1_markdown', 'run_info', 'attach_vs_ours', 'results_page', 'write_results_page', 'world_results',
-           'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish']
+           'table1_predictions', 'choose_decoding', 'floor_records', 'table1_scores', 'run_targets',
+           'run_row_predictions', 'captioner_record', 'captioner_records', 'training_bigrams', 'table1_references',
+           'table_rows', 'pool_seeds', 'table1_markdown', 'run_info', 'attach_vs_ours', 'results_page',
+           'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -89,6 +90,7 @@ def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) 
                        targets:Mapping, # {test set name: dataset to caption (every caption)}
                        beam:int=5, progress=print,
                        by_preset:bool=True, # decode each row by its preset's rules (`vsr_cic.protocol.TABLE1_DECODING`)
+                       decoding:Mapping|None=None, # {(method, seed, preset): `choose_decoding`'s choice}: its menu options
                        **kw, # `pipeline_predictions` options for every row (no_repeat, no_unk): only with by_preset=False
                       )->list[dict]:
     "One JSON-ready record per (method, seed, preset, test set, grounding): its predictions and failures"
@@ -97,7 +99,8 @@ def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) 
     for m, s, cap_dir, pre in runs:
         pipe = make_pipe(m, cap_dir, pre)
         rules = decoding_for(pre) if by_preset else {}
-        opts = {k: rules[k] for k in ('no_repeat', 'no_unk', 'unknown_verbs')} if by_preset else kw
+        opts = {k: rules[k] for k in ('no_repeat', 'no_unk', 'unknown_verbs', 'eos_gate')} if by_preset else dict(kw)
+        opts.update(((decoding or {}).get((m, s, pre)) or {}).get('chosen', {}))
         for where, d in targets.items():
             pipe.data = d
             for g in ('gsrl', 'gt'):
@@ -107,6 +110,29 @@ def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) 
                 out.append({'method': m, 'seed': s, 'preset': pre, 'test_set': where, 'grounding': g, 'failed': nf,
                             'predictions': json.loads(json.dumps(pr))})
         if progress: progress(f"{m} seed {s} ({pre}): {len(targets) * 2} decodings done")
+    return out
+
+# %% ../nbs/25b_tables.ipynb #5f343752
+def choose_decoding(make_pipe, # make_pipe(method, captioner folder, preset) -> the row's Pipeline
+                    runs:Sequence[tuple], # `table1_runs`
+                    val_data, # the corpus' validation captions (a dataset whose `captions` are the ones to decode)
+                    beam:int=5, menu:Mapping=DECODING_MENU, grounding:str='gsrl', progress=print)->dict:
+    "Per Table 1 decoding (method, seed, preset): the `menu` options with the best validation CIDEr-D under the row's preset rules (ties: the first)"
+    combos = [dict(zip(menu, vals)) for vals in itertools.product(*menu.values())]
+    label = lambda c: ', '.join(f'{k}={v}' for k, v in c.items())
+    out = {}
+    for m, s, cap_dir, pre in runs:
+        pipe, rules = make_pipe(m, cap_dir, pre), decoding_for(pre)
+        opts = {k: rules[k] for k in ('no_repeat', 'no_unk', 'unknown_verbs', 'eos_gate')}
+        val = {}
+        for c in combos:
+            pr, _ = method_predictions(pipe, val_data, None, grounding, beam, oracle=TABLE1_METHODS[m].get('oracle', False), **opts, **c)
+            if rules.get('collapse_repeats'):
+                for p in pr: collapse_repeats(p)
+            val[label(c)] = float(caption_values(pr, control=False)['CIDEr-D'][0].mean()) if pr else 0.
+        best = max(range(len(combos)), key=lambda i: (val[label(combos[i])], -i))
+        out[(m, s, pre)] = {'chosen': combos[best], 'eos_gate': opts['eos_gate'], 'val_CIDEr-D': val, 'n_val': len(val_data.captions)}
+        if progress: progress(f"{m} seed {s} ({pre}): {label(combos[best])} on validation {json.dumps(val)}")
     return out
 
 # %% ../nbs/25b_tables.ipynb #t1run004
@@ -172,7 +198,7 @@ def run_row_predictions(run, method:str, seed:int, cap_dir, beam:int=5, corpus_l
 # %% ../nbs/25b_tables.ipynb #rec00002
 CAPTIONER_SETTINGS = ('lr_xe', 'lr_rl', 'dropout', 'hidden', 'batch_size', 'epochs_xe', 'epochs_rl', 'patience',
                       'lr_decay', 'lr_step', 'rl_samples', 'min_freq', 'preset', 'seed')
-ROW_RECORD_KEYS = ('epochs', 'selected', 'commit', 'chosen', 'stopped')   # what a Table 1 row carries of its captioner's record
+ROW_RECORD_KEYS = ('epochs', 'selected', 'commit', 'chosen', 'stopped', 'decoding')   # what a Table 1 row carries of its captioner's record
 STAGES = ('xe', 'rl')
 
 def _best_epoch(history)->int|None:
@@ -263,7 +289,7 @@ def pool_seeds(rows:Sequence[dict], metrics:Sequence[str]=TABLE1_METRICS,
             if len(rs) > 1: row[f'{m}_sd'] = sd
         row['per_seed'] = [{'seed': r.get('seed'), **{k: r.get(k) for k in ROW_RECORD_KEYS}, **{m: r.get(m) for m in metrics}}
                            for r in rs]
-        for k in ('epochs', 'selected', 'chosen', 'stopped'):   # the seeds' common record, else one per seed (in `seeds` order)
+        for k in ('epochs', 'selected', 'chosen', 'stopped', 'decoding'):   # the seeds' common record, else one per seed (in `seeds` order)
             if vals := [r.get(k) for r in rs if r.get(k) is not None]: row[k] = vals[0] if all(v == vals[0] for v in vals) else vals
         out.append(row)
     return out
