@@ -379,8 +379,12 @@ class VerbGroup(torch.nn.Module):
         rows = (size > 0).nonzero()[:, 0]
         if len(rows):
             j, m = n[rows] - 1, size[rows]
-            w = torch.where(j < m, seq[rows, j.clamp(max=G.shape[2] - 1)], torch.full_like(j, self.inner.eos_id))   # then only <eos>
+            w = torch.where(j < m, seq[rows, j.clamp(max=G.shape[2] - 1)], torch.full_like(j, self.inner.eos_id))
             keep = wl[rows, w]
+            # after its group a slot says nothing more: the caption's last sub-role ends (elsewhere the gate has shifted);
+            # a row whose forced word another rule banned keeps its scores (never a row without a word)
+            go = ((j < m) | (ptr[rows] >= ctx.n_slots[rows] - 1)) & torch.isfinite(keep)
+            rows, w, keep, j, m = rows[go], w[go], keep[go], j[go], m[go]
             wl = wl.clone(); wl[rows] = float('-inf'); wl[rows, w] = keep
             stay = torch.tensor([0., float('-inf')], dtype=gate.dtype, device=gate.device)
             gate = gate.clone(); gate[rows] = torch.where((j + 1 >= m)[:, None], stay.flip(0), stay)   # shift after its last word
