@@ -524,7 +524,9 @@ def readme_block(metrics:Mapping, page:str, # the results page it links to, rela
     ts = 'photos' if 'photos' in sets or not sets else sets[0]
     cols = [c for c in cols if any(r.get(c) is not None for r in rows)]   # the columns the run has
     t = lambda k, code=False: md_text(run.get(k), f'run field {k}', code)
-    return '\n'.join([table1_markdown(rows, 'all', ts, cols=cols), '',
+    ivs = [e for e in metrics.get('table1_intervals') or [] if e.get('grounding') == grounding]   # what each ordering's interval says
+    iv = intervals_markdown(ivs, ts, 'paper', ('CIDEr-D', 'R_V', 'R_SR1', 'R_SR2'))
+    return '\n'.join([table1_markdown(rows, 'all', ts, cols=cols), ''] + ([iv, ''] if iv else []) + [
                       f"Generated from the run's `metrics.json` (commit `{t('commit', True)}`, {t('date')}, {t('machine')}; "
                       f"seeds {md_text(seeds, 'table1_settings field seeds')}); both groundings, every subset and test set: [{page}]({page})."])
 
