@@ -310,6 +310,8 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
                  max_len:int|None=None,      # default: `cd.max_len`
                  limit:int|None=None,        # decode only the first `limit` captions
                  complete:bool=True,         # `<eos>` only after the last sub-role has a word (`vsr_cic.decoding`)
+                eos_gate:str='free',         # does `<eos>` pay its gate (`vsr_cic.decoding.EOS_GATES`)
+                length_norm:float=0.,        # beam search: final ranking by score / length**length_norm
                 )->list[dict]:
     "Caption every example of `split` under its ground-truth control; one dict per caption"
     ds, recs, W = cd.splits[split], cd.records(split), cd.vocab['words']
@@ -325,8 +327,8 @@ def decode_split(model, cd:CaptionData, split:str, device='cpu',
         b = prepare_batch(batch, device)
         ctl = controls_of(b, model, cd, constrain)
         if oracle_verb: ctl['allowed_words'] = oracle_verb_words(b, recs, batch['caption_id'], cd, model.vocab_size)
-        dec = (greedy_decode(model, max_len=L, complete=complete, **ctl) if beam == 1 else
-               beam_search(model, beam_size=beam, max_len=L, complete=complete, **ctl))
+        dec = (greedy_decode(model, max_len=L, complete=complete, eos_gate=eos_gate, **ctl) if beam == 1 else
+               beam_search(model, beam_size=beam, max_len=L, complete=complete, eos_gate=eos_gate, length_norm=length_norm, **ctl))
         words, slots, mask = dec.words.cpu().tolist(), dec.slots.cpu().tolist(), dec.mask.cpu().tolist()
         for i, cid in enumerate(batch['caption_id']):
             rec = recs[cid]
