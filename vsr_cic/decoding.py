@@ -54,7 +54,7 @@ def joint_argmax(word_logp:torch.Tensor, # (N, V)
                 )->tuple:                # (word, gate), (N,) each
     "The argmax of `joint_candidates` (first maximum in (word, gate) order) without building the (N, V, 2) tensor"
     # A word's best joint log-prob is its own plus its row's better gate, a constant per row, so the best word is the
-    # argmax of the word log-probs alone (`<eos>`, which pays no gate, compared after). One difference from the flat
+    # argmax of the word log-probs alone (`<eos>`, free or paying that gate too, compared after). One difference from the flat
     # argmax, in float only: where adding the gate rounds two different word log-probs to one value, the higher wins.
     c = gate_logp.gather(1, gate_logp.argmax(1, keepdim=True))[:, 0]            # (N,) each row's better gate
     e = word_logp[:, eos_id].clone()                                             # `<eos>` takes gate 0 for free
