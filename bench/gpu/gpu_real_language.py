@@ -78,7 +78,7 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
     from vsr_cic.train import Job
     from vsr_cic.captioning import train_captioner
     from vsr_cic.tables import TABLE1_METHODS, table1_runs
-    from vsr_cic.protocol import SWEEP_GRID, PRESET_TRAINING, sweep_jobs, choose_all, trained_as, val_curve, schedule_named
+    from vsr_cic.protocol import SWEEP_GRID, PRESET_TRAINING, sweep_jobs, choose_all, trained_as, training_seed, val_curve, schedule_named
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds, methods = [int(x) for x in seeds], list(methods)
     t0, log = time.time(), {'machine': {'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
@@ -88,14 +88,14 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
     run = work_folder(work)                  # emptied only when it holds our marker: never a user's folder
     extract_archive(packed, run)             # files and folders only, inside `run`, size-capped (`data` filter)
     log['unpack_s'] = round(time.time() - t0, 1)
-    trained = list(dict.fromkeys(trained_as(m, 'paper') for m in methods))   # the oracle decodes Ours; w/o verb may share SCT's
+    trained = list(dict.fromkeys(trained_as(m, 'paper') for m in methods))   # the oracle decodes Ours; w/o verb trains its own
     dev = 'cuda' if torch.cuda.is_available() else 'cpu'
     grid = SWEEP_GRID if grid is None else grid
     if len(grid) <= 1: grid = {'given': {'lr_xe': lr_xe, 'dropout': dropout, **dict(next(iter(grid.values()), {}))}}   # a given setting wins
     sched_kw = schedule_named(schedule).train_kwargs() if schedule else {}   # the schedule's epochs, patience, step LR
     folders = {str(run/'table1'/m/f'seed{s}'): dict(
         data_dir=str(run/'data'/'train'), model=TABLE1_METHODS[m]['model'], preset='paper', **PRESET_TRAINING['paper'],
-        seed=s, **{'epochs_xe': epochs_xe, 'epochs_rl': epochs_rl, 'lr_decay': 0.8, **sched_kw}, batch_size=64, hidden=hidden,
+        seed=training_seed(m, s), **{'epochs_xe': epochs_xe, 'epochs_rl': epochs_rl, 'lr_decay': 0.8, **sched_kw}, batch_size=64, hidden=hidden,
         min_freq=5, beam=3,
         device=dev, precompute=True, threads=1, progress=False, metrics=False, control=False) for s in seeds for m in trained}
     names = {d: f'{Path(d).parent.name}/{Path(d).name}' for d in folders}
