@@ -264,9 +264,10 @@ def _rollout(model:ControllableCaptioner, ctx:SlotContext, max_len:int, pick, co
     fresh = torch.ones(N, dtype=torch.bool, device=dev)                          # the current sub-role has no word yet
     rows = torch.arange(N, device=dev)                                           # the working set: rows still going
     # (dropout: a `RowDropout` draws the masks of all N rows and reads the working rows', so ended rows may leave and a
-    # seeded run samples what it sampled with every row kept; a model with any other dropout keeps every row to the end)
+    # seeded run samples what it sampled with every row kept -- on a CPU, where that draw is `nn.Dropout`'s bit for bit;
+    # elsewhere, or with any other dropout, every row steps to the end)
     drops = [x for x in model.modules() if isinstance(x, nn.Dropout) and x.p > 0] if model.training else []
-    compact = drop_finished and all(isinstance(x, RowDropout) for x in drops)
+    compact = drop_finished and (not drops or dev.type == 'cpu' and all(isinstance(x, RowDropout) for x in drops))
     last, ptr_end, recs, traces = ctx.n_slots - 1, ptr.clone(), [], []           # (pointers of rows that left)
     for _ in range(max_len):
         keep = _still_going(~done) if compact and len(rows) > 1 else None
