@@ -35,6 +35,10 @@ def _eos_gate(eos_gate:str)->bool:
     if eos_gate not in EOS_GATES: raise ValueError(f"eos_gate must be one of {EOS_GATES}, got {eos_gate!r}")
     return eos_gate == 'paid'
 
+def _eos_gate_logp(gate_logp:torch.Tensor, eos_gate:str)->torch.Tensor: # (N,)
+    "The gate log-prob `<eos>` pays in each row: none ('free') or the row's better gate's ('paid')"
+    return gate_logp.max(1).values if _eos_gate(eos_gate) else gate_logp.new_zeros(len(gate_logp))
+
 def joint_candidates(word_logp:torch.Tensor, # (N, V)
                      gate_logp:torch.Tensor, # (N, 2)
                      eos_id:int=EOS_ID,
@@ -42,7 +46,7 @@ def joint_candidates(word_logp:torch.Tensor, # (N, V)
                     )->torch.Tensor:         # (N, V, 2) log p(word, gate)
     "Log-probs of every (word, gate) pair; `<eos>` takes gate 0, for free or paying the row's better gate"
     cand = word_logp[:, :, None] + gate_logp[:, None, :]                          # (N, V, 2)
-    e = word_logp[:, eos_id] + (gate_logp.max(1).values if _eos_gate(eos_gate) else 0.)
+    e = word_logp[:, eos_id] + _eos_gate_logp(gate_logp, eos_gate)
     cand[:, eos_id] = torch.stack([e, torch.full_like(e, float('-inf'))], 1)
     return cand
 
@@ -319,11 +323,10 @@ def greedy_decode(model:ControllableCaptioner, # any captioner with the step int
 # %% ../nbs/13a_decoding.ipynb #9e3174d8
 def _greedy_pick(model:ControllableCaptioner, eos_gate:str='free'):
     "The `pick` of greedy decoding: the joint (word, gate) argmax and its log-probs (`<eos>` 'paid': its better gate's)"
-    paid = _eos_gate(eos_gate)
+    _eos_gate(eos_gate)
     def pick(wl, gl, rows=None):
         w, g = joint_argmax(wl, gl, model.eos_id, eos_gate)                     # (N,) each
-        glp = gl.gather(1, g[:, None])[:, 0]
-        if paid: glp = torch.where(w == model.eos_id, gl.max(1).values, glp)
+        glp = torch.where(w == model.eos_id, _eos_gate_logp(gl, eos_gate), gl.gather(1, g[:, None])[:, 0])
         return w, g, wl.gather(1, w[:, None])[:, 0], glp
     return pick
 
@@ -478,7 +481,7 @@ def _chosen_logp(wl:torch.Tensor, gl:torch.Tensor, # (Bw·k, V), (Bw·k, 2) this
     glp = gl[src].gather(1, g[:, None])[:, 0]
     was_done = done[src]
     at_eos = (w == eos_id) & ~was_done
-    glp = torch.where(at_eos, gl[src].max(1).values if _eos_gate(eos_gate) else torch.zeros_like(glp), glp)
+    glp = torch.where(at_eos, _eos_gate_logp(gl[src], eos_gate), glp)
     glp = torch.where(was_done, torch.zeros_like(glp), glp)
     wlp = torch.where(was_done, torch.zeros_like(wlp), wlp)
     return wlp, glp, was_done

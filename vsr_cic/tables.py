@@ -21,13 +21,14 @@ from .intervals import intervals_markdown, caption_values
 import itertools
 
 # %% auto #0
-__all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', 'CAPTIONER_SETTINGS', 'ROW_RECORD_KEYS', 'STAGES',
-           'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'MAX_TABLE1_ROWS', 'MAX_TEST_SETS', 'MAX_RESULTS_BYTES',
-           'FIGURE_PATH', 'RESULT_KEYS', 'method_predictions', 'table1_runs', 'slot_capped', 'table1_pipe',
-           'table1_predictions', 'choose_decoding', 'floor_records', 'table1_scores', 'run_targets',
-           'run_row_predictions', 'captioner_record', 'captioner_records', 'training_bigrams', 'table1_references',
-           'table_rows', 'pool_seeds', 'table1_markdown', 'run_info', 'attach_vs_ours', 'results_page',
-           'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish']
+__all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', 'PIPELINE_RULES', 'CAPTIONER_SETTINGS',
+           'ROW_RECORD_KEYS', 'STAGES', 'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'MAX_TABLE1_ROWS',
+           'MAX_TEST_SETS', 'MAX_RESULTS_BYTES', 'FIGURE_PATH', 'RESULT_KEYS', 'method_predictions', 'table1_runs',
+           'slot_capped', 'table1_pipe', 'table1_predictions', 'choose_decoding', 'floor_records', 'table1_scores',
+           'run_targets', 'run_row_predictions', 'captioner_record', 'captioner_records', 'training_bigrams',
+           'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'run_info', 'attach_vs_ours',
+           'results_page', 'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results',
+           'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -85,6 +86,16 @@ def table1_pipe(run, # a real-language run folder: gsrl/, planner/, planner_no_v
     return slot_capped(p, train_data if train_data is not None else p.data, max_slot_words, slot_end_rule)[0]
 
 # %% ../nbs/25b_tables.ipynb #t1run003
+PIPELINE_RULES = ('no_repeat', 'no_unk', 'unknown_verbs', 'eos_gate')   # the preset rules `pipeline_predictions` applies
+
+def _row_predictions(pipe:Pipeline, m:str, d, g:str, beam:int, rules:Mapping, opts:Mapping)->tuple[list, int]:
+    "One row's predictions of dataset `d` under grounding `g` and options `opts`, repeats collapsed where the preset `rules` say so"
+    pipe.data = d
+    pr, nf = method_predictions(pipe, d, None, g, beam, oracle=TABLE1_METHODS[m].get('oracle', False), **opts)
+    if rules.get('collapse_repeats'):
+        for p in pr: collapse_repeats(p)
+    return pr, nf
+
 def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) -> the row's Pipeline
                        runs:Sequence[tuple], # `table1_runs`
                        targets:Mapping, # {test set name: dataset to caption (every caption)}
@@ -99,14 +110,11 @@ def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) 
     for m, s, cap_dir, pre in runs:
         pipe = make_pipe(m, cap_dir, pre)
         rules = decoding_for(pre) if by_preset else {}
-        opts = {k: rules[k] for k in ('no_repeat', 'no_unk', 'unknown_verbs', 'eos_gate')} if by_preset else dict(kw)
+        opts = {k: rules[k] for k in PIPELINE_RULES} if by_preset else dict(kw)
         opts.update(((decoding or {}).get((m, s, pre)) or {}).get('chosen', {}))
         for where, d in targets.items():
-            pipe.data = d
             for g in ('gsrl', 'gt'):
-                pr, nf = method_predictions(pipe, d, None, g, beam, oracle=TABLE1_METHODS[m].get('oracle', False), **opts)
-                if rules.get('collapse_repeats'):
-                    for p in pr: collapse_repeats(p)
+                pr, nf = _row_predictions(pipe, m, d, g, beam, rules, opts)
                 out.append({'method': m, 'seed': s, 'preset': pre, 'test_set': where, 'grounding': g, 'failed': nf,
                             'predictions': json.loads(json.dumps(pr))})
         if progress: progress(f"{m} seed {s} ({pre}): {len(targets) * 2} decodings done")
@@ -123,12 +131,10 @@ def choose_decoding(make_pipe, # make_pipe(method, captioner folder, preset) -> 
     out = {}
     for m, s, cap_dir, pre in runs:
         pipe, rules = make_pipe(m, cap_dir, pre), decoding_for(pre)
-        opts = {k: rules[k] for k in ('no_repeat', 'no_unk', 'unknown_verbs', 'eos_gate')}
+        opts = {k: rules[k] for k in PIPELINE_RULES}
         val = {}
         for c in combos:
-            pr, _ = method_predictions(pipe, val_data, None, grounding, beam, oracle=TABLE1_METHODS[m].get('oracle', False), **opts, **c)
-            if rules.get('collapse_repeats'):
-                for p in pr: collapse_repeats(p)
+            pr, _ = _row_predictions(pipe, m, val_data, grounding, beam, rules, {**opts, **c})
             val[label(c)] = float(caption_values(pr, control=False)['CIDEr-D'][0].mean()) if pr else 0.
         best = max(range(len(combos)), key=lambda i: (val[label(combos[i])], -i))
         out[(m, s, pre)] = {'chosen': combos[best], 'eos_gate': opts['eos_gate'], 'val_CIDEr-D': val, 'n_val': len(val_data.captions)}
