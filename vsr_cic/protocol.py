@@ -12,10 +12,10 @@ from .captioning import train_captioner, preset_options
 from .train import run_jobs, Schedule, stop_state
 
 # %% auto #0
-__all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'DECODING_MENU', 'SEED_OFFSETS', 'JUDGES', 'PATIENCE_ALL',
-           'SCHEDULES', 'decoding_for', 'collapse_repeats', 'trained_as', 'training_seed', 'val_curve', 'selection',
-           'sweep_choice', 'TrainingSchedule', 'schedule_named', 'chosen_dir', 'swept', 'sweep_jobs', 'choose',
-           'choose_all', 'train_table1']
+__all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'DECODING_MENU', 'SEED_OFFSETS', 'JUDGES', 'SWEEP_SEEDS',
+           'PATIENCE_ALL', 'SCHEDULES', 'decoding_for', 'collapse_repeats', 'trained_as', 'training_seed', 'val_curve',
+           'selection', 'sweep_choice', 'TrainingSchedule', 'schedule_named', 'chosen_dir', 'sweep_sources', 'swept',
+           'sweep_jobs', 'choose', 'choose_all', 'train_table1']
 
 # %% ../nbs/16a_protocol.ipynb #p0000005
 SWEEP_GRID = {   # the validation sweep every Table 1 method gets (lr_xe, dropout)
@@ -84,6 +84,7 @@ def selection(curve:Sequence[Mapping])->dict|None:
 
 # %% ../nbs/16a_protocol.ipynb #12b6a419
 JUDGES = ('last', 'best')   # how the sweep reads a setting's XE curve: its value after the sweep's last epoch | its best value up to then
+SWEEP_SEEDS = ('each', 'first')   # which seeds of a method sweep: every one | the run's first (the later ones take its choice)
 
 def _judged(curve:Sequence[Mapping], epochs:int, judge:str, patience:int|None)->float|None:
     "A setting's sweep value: 'last' its XE value after epoch `epochs`; 'best' its best XE value up to epoch `epochs` (also when it stopped on a plateau before it); None: the curve is too short"
@@ -120,9 +121,12 @@ class TrainingSchedule:
     rl: Schedule            # self-critical, from the best XE epoch
     sweep_epochs: int       # XE epochs each sweep setting trains (at most) before the choice
     judge: str              # `JUDGES`: 'last' (the value after sweep_epochs) | 'best' (the best value up to then)
+    sweep_seeds: str = 'each'  # `SWEEP_SEEDS`: 'each' seed sweeps | 'first': a run's first seed sweeps, its later seeds take its choice
 
     def __post_init__(self):
         if self.judge not in JUDGES: raise ValueError(f"{self.name}: judge must be one of {JUDGES}, got {self.judge!r}")
+        if self.sweep_seeds not in SWEEP_SEEDS:
+            raise ValueError(f"{self.name}: sweep_seeds must be one of {SWEEP_SEEDS}, got {self.sweep_seeds!r}")
         for st in ('xe', 'rl'):
             if getattr(self, st).monitor != 'CIDEr-D':
                 raise ValueError(f"{self.name}: the {st} stage must monitor validation 'CIDEr-D', got {getattr(self, st).monitor!r}")
@@ -142,7 +146,7 @@ class TrainingSchedule:
     def record(self)->dict:
         "What metrics.json says of the schedule (`table1_settings.schedule`)"
         return {'name': self.name, 'xe': asdict(self.xe), 'rl': asdict(self.rl), 'sweep_epochs': self.sweep_epochs,
-                'judge': self.judge}
+                'judge': self.judge, 'sweep_seeds': self.sweep_seeds}
 
 
 # %% ../nbs/16a_protocol.ipynb #h53p0003
@@ -155,10 +159,11 @@ SCHEDULES = {
                               rl=Schedule(1, PATIENCE_ALL, 'CIDEr-D', lr_step=1, lr_decay=0.8), sweep_epochs=2, judge='last'),
     # every method to its own plateau: caps that should not bind (self-critical.pytorch: 30 XE, then 20 self-critical
     # epochs), Adam lr × 0.8 every 3 epochs (self-critical.pytorch; the official trainer's StepLR(3, 0.8)), patience 5;
-    # the sweep reads each setting's best value over a third of the XE cap (its converged value if it plateaued before)
+    # the sweep reads each setting's best value over a third of the XE cap (its converged value if it plateaued before);
+    # a method's first seed sweeps and its later seeds train the setting it chose (the first seed's validation picks it)
     'converged': TrainingSchedule('converged', xe=Schedule(30, PATIENCE_ALL, 'CIDEr-D', lr_step=3, lr_decay=0.8),
                                   rl=Schedule(20, PATIENCE_ALL, 'CIDEr-D', lr_step=3, lr_decay=0.8), sweep_epochs=10,
-                                  judge='best'),
+                                  judge='best', sweep_seeds='first'),
 }
 
 def schedule_named(schedule:str|TrainingSchedule|None)->TrainingSchedule|None:
@@ -173,6 +178,16 @@ def chosen_dir(method_dir)->Path:
     "Where a method's captioner is: the sweep's winner (`choice.json`), else the folder itself (a run without a sweep)"
     f = Path(method_dir)/'choice.json'
     return Path(method_dir)/'sweep'/json.loads(f.read_text())['chosen'] if f.exists() else Path(method_dir)
+
+# %% ../nbs/16a_protocol.ipynb #1f78348e
+def sweep_sources(dirs:Mapping, # {(method, seed): its folder}, seeds in the run's order
+                  schedule:str|TrainingSchedule|None=None)->dict:
+    "{folder: the folder whose sweep choice it takes}: under `sweep_seeds='first'` each method's later seeds take its first seed's; else {}"
+    sc = schedule_named(schedule)
+    if sc is None or sc.sweep_seeds == 'each': return {}
+    first = {}
+    for (m, _), d in dirs.items(): first.setdefault(m, d)
+    return {d: first[m] for (m, _), d in dirs.items() if d != first[m]}
 
 # %% ../nbs/16a_protocol.ipynb #a10ea041
 def _run_all(kws:Sequence[dict], workers:int, threads:int, progress)->list[float]:
@@ -204,15 +219,17 @@ def swept(run_dir, sweep_epochs:int, patience:int|None=None)->bool:
 
 def sweep_jobs(jobs:Mapping, # {method folder: `train_captioner` arguments of its full schedule}
                grid:Mapping=SWEEP_GRID, sweep_epochs:int=1,
-               schedule:str|TrainingSchedule|None=None)->list[dict]: # a `SCHEDULES` name: its sweep epochs and stopping rule (None: `sweep_epochs`)
+               schedule:str|TrainingSchedule|None=None, # a `SCHEDULES` name: its sweep epochs and stopping rule (None: `sweep_epochs`)
+               sources:Mapping|None=None)->list[dict]: # `sweep_sources`: folders that take another's choice run no sweep
     "`train_captioner` arguments of the sweep: each folder × each setting, `sweep_epochs` XE epochs ([] without a sweep); settings already `swept` are left out"
     n, _, patience, sched_kw = _sweep_rule(sweep_epochs, schedule)
+    taken = {str(Path(d)) for d in (sources or {})}
     grid, sweep = _checked_grid(grid, n)
     # A rerun must not call a finished winner with the sweep's shorter schedule: that call trains nothing but
     # re-selects its checkpoint among the first `sweep_epochs` XE epochs and rewrites model.pt and metrics.json
     # (the full-schedule call after it put them back, and an interrupted rerun left the XE-only model behind).
     return [{**kw, **sched_kw, **grid[g], 'out_dir': str(Path(d)/'sweep'/g), 'epochs_xe': n, 'epochs_rl': 0,
-             'test_split': 'none'} for d, kw in jobs.items() for g in grid
+             'test_split': 'none'} for d, kw in jobs.items() if str(Path(d)) not in taken for g in grid
             if not swept(Path(d)/'sweep'/g, n, patience)] if sweep else []
 
 
@@ -220,25 +237,36 @@ def sweep_jobs(jobs:Mapping, # {method folder: `train_captioner` arguments of it
 def choose(d, # a method folder whose sweep runs are done
            kw:Mapping, # its full schedule's `train_captioner` arguments
            grid:Mapping=SWEEP_GRID, sweep_epochs:int=1,
-           schedule:str|TrainingSchedule|None=None)->tuple[dict, dict]: # a `SCHEDULES` name (None: `sweep_epochs`, judge 'last')
+           schedule:str|TrainingSchedule|None=None, # a `SCHEDULES` name (None: `sweep_epochs`, judge 'last')
+           source=None)->tuple[dict, dict]: # a folder whose choice (its choice.json) `d` takes instead of sweeping (`sweep_sources`)
     "(the choice record, written to d/choice.json; the winner's full-schedule `train_captioner` arguments)"
     n, judge, patience, sched_kw = _sweep_rule(sweep_epochs, schedule)
     grid, sweep = _checked_grid(grid, n)
-    curves = {g: val_curve(Path(d)/'sweep'/g) for g in grid} if sweep else {}   # read once: the choice and its record
-    chosen, vals = sweep_choice(curves, n, judge, patience) if sweep else (next(iter(grid)), {})
+    if sweep and source is not None:                   # the choice made in `source`: its setting, its values, not its curves
+        f = Path(source)/'choice.json'
+        if not f.exists(): raise ValueError(f"{d} takes the sweep choice of {source}, which has none ({f} is missing)")
+        src = json.loads(f.read_text())
+        if src['chosen'] not in grid: raise ValueError(f"{f} chose {src['chosen']!r}, which is not in the grid {list(grid)}")
+        chosen, vals, curves = src['chosen'], src['val_CIDEr-D'], {}
+    else:
+        curves = {g: val_curve(Path(d)/'sweep'/g) for g in grid} if sweep else {}   # read once: the choice and its record
+        chosen, vals = sweep_choice(curves, n, judge, patience) if sweep else (next(iter(grid)), {})
     choice = {'chosen': chosen, 'settings': grid[chosen], 'val_CIDEr-D': vals, 'sweep_epochs': n if sweep else 0,
-              'judge': judge, 'schedule': getattr(schedule_named(schedule), 'name', None), 'curves': curves}
+              'judge': judge, 'schedule': getattr(schedule_named(schedule), 'name', None), 'curves': curves,
+              'chosen_on': str(source) if sweep and source is not None else None}
     Path(d).mkdir(parents=True, exist_ok=True)
     (Path(d)/'choice.json').write_text(json.dumps(choice, indent=1))
     return choice, {**kw, **sched_kw, **grid[chosen], 'out_dir': str(Path(d)/'sweep'/chosen)}
 
 def choose_all(jobs:Mapping, # {method folder: its full schedule's `train_captioner` arguments}, sweeps done
                grid:Mapping=SWEEP_GRID, sweep_epochs:int=1, schedule:str|TrainingSchedule|None=None,
-               strict:bool=True)->tuple[dict, dict, dict]: # False: a folder without a choice (no setting judged) is reported, not raised
+               strict:bool=True, # False: a folder without a choice (no setting judged) is reported, not raised
+               sources:Mapping|None=None)->tuple[dict, dict, dict]: # `sweep_sources`: {folder: the folder whose choice it takes}
     "The sweep's choice for every method folder: ({folder: choice record}, {folder: the winner's full-schedule arguments}, {folder: why not chosen})"
+    src = {str(Path(d)): s for d, s in (sources or {}).items()}
     choices, finals, errors = {}, {}, {}
-    for d, kw in jobs.items():
-        try: choices[d], finals[d] = choose(d, kw, grid, sweep_epochs, schedule)
+    for d, kw in sorted(jobs.items(), key=lambda j: str(Path(j[0])) in src):   # the sources' choices first
+        try: choices[d], finals[d] = choose(d, kw, grid, sweep_epochs, schedule, src.get(str(Path(d))))
         except ValueError as e:
             if strict: raise
             errors[d] = str(e)
@@ -251,17 +279,19 @@ def train_table1(jobs:Mapping, # {method folder: `train_captioner` arguments of 
                  sweep_epochs:int=1, # XE epochs each setting trains before the choice (0, or a one-setting grid: no sweep)
                  workers:int=2, threads:int=1, progress=print,
                  also:Sequence[dict]=(), # other `train_captioner` runs to train in the same pool, first (no sweep)
-                 schedule:str|TrainingSchedule|None=None)->dict: # a `SCHEDULES` name: the sweep and the full schedule of every method (None: `sweep_epochs` and the jobs' epochs)
+                 schedule:str|TrainingSchedule|None=None, # a `SCHEDULES` name: the sweep and the full schedule of every method (None: `sweep_epochs` and the jobs' epochs)
+                 sources:Mapping|None=None)->dict: # `sweep_sources`: {folder: the folder whose sweep choice it takes}
     "The sweep, the choice on validation and the full schedule for every method folder; what was chosen and what it cost"
     n = _sweep_rule(sweep_epochs, schedule)[0]
     grid, sweep = _checked_grid(grid, n)
     sc = schedule_named(schedule)
-    out = {'grid': grid, 'sweep_epochs': n if sweep else 0, 'schedule': sc.record() if sc else None, 'choices': {}, 'seconds': {}}
-    kws = sweep_jobs(jobs, grid, sweep_epochs, schedule)
+    out = {'grid': grid, 'sweep_epochs': n if sweep else 0, 'schedule': sc.record() if sc else None, 'choices': {}, 'seconds': {},
+           'chosen_on': {str(d): str(s) for d, s in (sources or {}).items()}}
+    kws = sweep_jobs(jobs, grid, sweep_epochs, schedule, sources)
     early = list(also) if kws else []     # nothing left to sweep (a rerun): `also` trains beside the full schedules
     took = _run_all(early + kws, workers, threads, progress)
     out['seconds']['sweep'] = took[len(early):]
-    choices, finals, _ = choose_all(jobs, grid, sweep_epochs, schedule)
+    choices, finals, _ = choose_all(jobs, grid, sweep_epochs, schedule, sources=sources)
     out['choices'] = {str(d): {k: c[k] for k in ('chosen', 'settings', 'val_CIDEr-D')} for d, c in choices.items()}
     late = [] if kws else list(also)
     took_full = _run_all(late + list(finals.values()), workers, threads, progress)

@@ -204,7 +204,7 @@ def run_row_predictions(run, method:str, seed:int, cap_dir, beam:int=5, corpus_l
 # %% ../nbs/25b_tables.ipynb #rec00002
 CAPTIONER_SETTINGS = ('lr_xe', 'lr_rl', 'dropout', 'hidden', 'batch_size', 'epochs_xe', 'epochs_rl', 'patience',
                       'lr_decay', 'lr_step', 'rl_samples', 'min_freq', 'preset', 'seed')
-ROW_RECORD_KEYS = ('epochs', 'selected', 'commit', 'chosen', 'stopped', 'decoding')   # what a Table 1 row carries of its captioner's record
+ROW_RECORD_KEYS = ('epochs', 'selected', 'commit', 'chosen', 'chosen_on', 'stopped', 'decoding')   # what a Table 1 row carries of its captioner's record
 STAGES = ('xe', 'rl')
 
 def _best_epoch(history)->int|None:
@@ -232,7 +232,7 @@ def captioner_record(cap_dir)->dict:
     return {'epochs': {k: int(ep[k]) for k in STAGES}, 'selected': {'stage': sel['stage'], 'epoch': sel.get('epoch')},
             'commit': m.get('commit') or (m.get('run') or {}).get('commit'),
             'settings': {k: cfg[k] for k in CAPTIONER_SETTINGS if k in cfg},
-            'chosen': ch.get('chosen'), 'sweep_val_CIDEr-D': ch.get('val_CIDEr-D', {}),
+            'chosen': ch.get('chosen'), 'sweep_val_CIDEr-D': ch.get('val_CIDEr-D', {}), 'chosen_on': ch.get('chosen_on'),
             'stopped': _stopped(m.get('stopped'), f)}
 
 def _stopped(s, f)->dict|None:

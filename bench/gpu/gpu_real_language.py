@@ -78,7 +78,7 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
     from vsr_cic.train import Job
     from vsr_cic.captioning import train_captioner
     from vsr_cic.tables import TABLE1_METHODS, table1_runs
-    from vsr_cic.protocol import SWEEP_GRID, PRESET_TRAINING, sweep_jobs, choose_all, trained_as, training_seed, val_curve, schedule_named
+    from vsr_cic.protocol import SWEEP_GRID, PRESET_TRAINING, sweep_jobs, choose_all, trained_as, training_seed, val_curve, schedule_named, sweep_sources
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     seeds, methods = [int(x) for x in seeds], list(methods)
     t0, log = time.time(), {'machine': {'gpu': torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
@@ -99,10 +99,11 @@ def decode(packed, out, seeds=(0, 1, 2), hidden=512, dropout=0.5, epochs_xe=4, l
         min_freq=5, beam=3,
         device=dev, precompute=True, threads=1, progress=False, metrics=False, control=False) for s in seeds for m in trained}
     names = {d: f'{Path(d).parent.name}/{Path(d).name}' for d in folders}
+    sources = sweep_sources({(m, s): str(run/'table1'/m/f'seed{s}') for s in seeds for m in trained}, schedule)   # later seeds: the first's choice
     t = time.time()
-    _, sweep_cut = _run_jobs(sweep_jobs(folders, grid, sweep_epochs, schedule), train_deadline * sweep_share)
+    _, sweep_cut = _run_jobs(sweep_jobs(folders, grid, sweep_epochs, schedule, sources), train_deadline * sweep_share)
     # the choice on validation CIDEr-D, by the protocol's one rule (a setting cut before its first epoch has none)
-    choices, finals, no_choice = choose_all(folders, grid, sweep_epochs, schedule, strict=False)
+    choices, finals, no_choice = choose_all(folders, grid, sweep_epochs, schedule, strict=False, sources=sources)
     for d, e in no_choice.items(): print(f'{names[d]}: no choice ({e})', flush=True)
     jobs, cut = _run_jobs(list(finals.values()), train_deadline - (time.time() - t))
     for kw in cut:                    # resume with the epochs it finished: no more steps, the best epoch kept
