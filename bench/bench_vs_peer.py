@@ -203,8 +203,28 @@ def paper(n_batches:int=2, rounds:int=3, quick:bool=False)->dict:
         with torch.no_grad():
             return (greedy_decode(net, max_len=PEER_WORDS + 1, **ctl(c)) if beam == 1 else
                     beam_search(net, beam_size=beam, max_len=PEER_WORDS + 1, **ctl(c)))
-    fo = {'xe': xe, 'greedy': lambda c: dec(c, 1), 'beam5': lambda c: dec(c, 5)}
-    fp = {'xe': peer.xe, 'greedy': lambda x: peer.decode(x, 1), 'beam5': lambda x: peer.decode(x, 5)}
+    # The arithmetic floor of greedy at this shape: each side's matrix products of one step (as the profiles show
+    # them), bare, for the same 16 steps. Row 'floor_ours' times ours' products against the peer's whole greedy: the
+    # best ratio our architecture can reach here with zero overhead; 'floor_peer' the peer's own products against its
+    # greedy: the share of the peer's time that is arithmetic. (x, in -> out): one (B, in) x (in, out) product.
+    W = WIDTH
+    # ours: the readout; [h2, h1] -> LSTM1's gates and both sentinels (6W); LSTM2's input and hidden products; the
+    # attention's query, two sentinel keys and the sentinel's feature (the word term is a row of a cached table)
+    ours_mm = [(W, VOCAB + 1), (2 * W, 6 * W), (2 * W, 4 * W), (W, 4 * W)] + [(W, W)] * 4
+    # the peer (self-critical.pytorch's UpDownCore): the readout; att_lstm's input [h, fc, x] and hidden products;
+    # lang_lstm's input [att, h] and hidden products; h2att
+    peer_mm = [(W, VOCAB + 1), (3 * W, 4 * W), (W, 4 * W), (2 * W, 4 * W), (W, 4 * W), (W, W)]
+    def floor_of(shapes):
+        ws = [(torch.randn(B, i), torch.randn(i, o) * .05) for i, o in shapes]
+        def f(_):
+            with torch.no_grad():
+                for _ in range(PEER_WORDS):
+                    for x, w in ws: torch.mm(x, w)
+        return f
+    fo = {'xe': xe, 'greedy': lambda c: dec(c, 1), 'beam5': lambda c: dec(c, 5),
+          'floor_ours': floor_of(ours_mm), 'floor_peer': floor_of(peer_mm)}
+    fp = {'xe': peer.xe, 'greedy': lambda x: peer.decode(x, 1), 'beam5': lambda x: peer.decode(x, 5),
+          'floor_ours': lambda x: peer.decode(x, 1), 'floor_peer': lambda x: peer.decode(x, 1)}
     if quick: fo, fp = {k: fo[k] for k in ('xe', 'greedy')}, {k: fp[k] for k in ('xe', 'greedy')}
     for k in fo: fo[k](obs[0]); fp[k](pbs[0])
     return {'rows': _interleave(fo, fp, list(zip(obs, pbs)), rounds), 'batch': B, 'width': WIDTH, 'vocab': VOCAB,
