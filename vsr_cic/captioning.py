@@ -21,6 +21,7 @@ from .baselines import make_captioner, captioner_options, CAPTIONERS
 from .decoding import greedy_decode, sample_decode, beam_search, scst_loss, verb_constraint, BEAM_SIZE, CapturedRollouts
 from vsr_cic.train import (
     fit,
+    Schedule,
     EpochBatchSampler,
     load_checkpoint,
     sampler_for,
@@ -630,7 +631,8 @@ def _train_xe(r:_Run):
     return xe, xe.step - s0
 
 # %% ../nbs/16_captioning.ipynb #87f14401
-def _train_rl(r:_Run, used:int):
+def _train_rl(r:_Run, used:int,
+              to_beat:float|None=None): # XE's best validation CIDEr-D: an SCST epoch counts as better only above it
     "The self-critical stage, from the best XE weights (SCST checkpoints made from older XE weights are retired first)"
     j, tr, d_xe, d_rl = r.job, r.cd.splits['train'], r.out/'ckpt'/'xe', r.out/'ckpt'/'rl'
     if r.main and used > 0: retire_stage(d_rl, f'XE trained {used} more steps', r.say)
@@ -645,7 +647,8 @@ def _train_rl(r:_Run, used:int):
                         constrain=r.opts['constrain_verbs'], complete=r.opts['complete'],
                         shape=static_shape(tr) if j.capture else None, capture=j.capture)
     rl = fit(r.net, loader_fn(tr, j.num_workers), sampler_for(len(tr), j.batch_size, seed=j.seed + 1, lengths=_lengths(r)), step,
-             opt, j.epochs_rl, ckpt_dir=d_rl, eval_fn=_val_fn(r, 'SCST'), sched=sched,
+             opt, Schedule(j.epochs_rl, j.patience, 'CIDEr-D', to_beat=to_beat) if 'val' in r.cd.splits else j.epochs_rl,
+             ckpt_dir=d_rl, eval_fn=_val_fn(r, 'SCST'), sched=sched,
              stop_after=None if j.stop_after is None else j.stop_after - used, desc=f'{j.model} SCST',
              **_fit_options(r))
     r.clock('rl', t1)
@@ -739,7 +742,7 @@ def train_captioner(*args, **kwargs)->dict:
     rl_hist, rl_best = [], None
     if job.epochs_rl > 0:
         if job.stop_after is not None and used >= job.stop_after: return {**result, 'interrupted': 'rl', 'step': 0}
-        rl = _train_rl(r, used)
+        rl = _train_rl(r, used, xe.best)   # its patience counts from XE's best, where it starts
         if not rl.done and rl.epoch < job.epochs_rl: return {**result, 'interrupted': 'rl', 'step': rl.step}
         rl_hist, rl_best = rl.history, rl.best
         r.stopped['rl'], r.kept['rl'] = rl.stopped, rl.best_epoch
