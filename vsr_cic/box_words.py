@@ -199,7 +199,7 @@ def step(self:BoxWordsCap, prev_word, ptr, state, ctx)->tuple:
     ban[:, self.inner.eos_id] |= todo | (nonverb & self.end_ban[prev_word]) | self.clause[prev_word]
     wl = wl.masked_fill(ban & (~ban & torch.isfinite(wl)).any(1, keepdim=True), float('-inf'))
     # SlotWordCap's length cap, except while a box's words are due
-    n = torch.where(ptr == last, n + 1, torch.ones_like(n))
+    n = self.counted(ptr, last, n)
     hard = n >= self.max_words + self.extra
     full = (n >= self.max_words) & ~(~hard & nonverb & self.no_end[wl.argmax(1)]) & ~todo
     cap = (full & nonverb)[:, None] & self.no_end[None]

@@ -20,8 +20,8 @@ from .loader import word_slots
 __all__ = ['MAX_LEN', 'REPEAT_NGRAM', 'BEAM_SIZE', 'EOS_GATES', 'COMPACT_AT', 'SLOT_WORDS_Q', 'SLOT_END_RATE', 'SLOT_EXTRA_WORDS',
            'joint_candidates', 'joint_argmax', 'repeat_ids', 'repeat_ban', 'step_scores', 'constrained_step', 'Decoded',
            'ends_ok', 'greedy_decode', 'gumbel_noise', 'inverse_cdf_sample', 'sample_decode', 'beam_search',
-           'verb_constraint', 'allow_final_eos', 'slot_word_limit', 'slot_end_mask', 'SlotWordCap', 'toy_ordering_task',
-           'scst_loss', 'CapturedRollouts']
+           'verb_constraint', 'allow_final_eos', 'slot_word_limit', 'slot_end_mask', 'SubRoleView', 'SlotWordCap',
+           'toy_ordering_task', 'scst_loss', 'CapturedRollouts']
 
 # %% ../nbs/13a_decoding.ipynb #00000005
 MAX_LEN = 20     # longest generated caption, `<eos>` included (official seq_len)
@@ -628,23 +628,12 @@ def slot_end_mask(data, words, # the training dataset; the captioner's word voca
             end[w.lower()] += t == slots[k]['span'][1] - 1
     return torch.tensor([inside[w] >= min_count and end[w] < rate * inside[w] for w in words.itos], dtype=torch.bool)
 
-# %% ../nbs/13a_decoding.ipynb #a1a5a602
-class SlotWordCap(torch.nn.Module):
-    "Decoding view of a role-shift captioner whose gate must shift once `max_words` words are said in a sub-role"
-    def __init__(self, model, max_words:int,
-                 no_end:torch.Tensor|None=None, # (V,) bool `slot_end_mask`: a non-verb sub-role at its limit waits while the next word is one of these
-                 extra:int=SLOT_EXTRA_WORDS,    # ... for at most this many more words, then may not end on one
-                 end_open:bool=True):           # the caption may not end right after such a word either
-        if int(max_words) < 1: raise ValueError(f"max_words must be a positive number of words, got {max_words}")
-        if int(extra) < 0: raise ValueError(f"extra must be a number of words >= 0, got {extra}")
+# %% ../nbs/13a_decoding.ipynb #b46d71c1
+class SubRoleView(torch.nn.Module):
+    "Base of the decoding views that count the words said in the current sub-role (`SlotWordCap`, `VerbGroup`, `BoxWordsCap`): the wrapped captioner's state plus (the previous step's sub-role, its word count)"
+    def __init__(self, model):
         super().__init__()
-        self.inner, self.max_words, self.extra, self.end_open = model, int(max_words), int(extra), bool(end_open)
-        V = model.vocab_size
-        if no_end is not None and tuple(no_end.shape) != (V,):
-            raise ValueError(f"no_end must be a ({V},) mask over the captioner's vocabulary, got shape {tuple(no_end.shape)}")
-        self.register_buffer('no_end', no_end.bool() if no_end is not None else torch.zeros(V, dtype=torch.bool))
-        # a captioner's own scores are finite: "never every word" holds without reading them (a wrapper's may not)
-        self.raw_scores = isinstance(model, ControllableCaptioner) and int((~self.no_end).sum()) > 1
+        self.inner = model
         self.train(model.training)
 
     def __getattr__(self, k):
@@ -657,6 +646,29 @@ class SlotWordCap(torch.nn.Module):
         z = torch.zeros(ctx.batch_size, dtype=torch.long, device=ctx.device)
         return (*self.inner.init_state(ctx), z - 1, z)   # + the previous step's sub-role and its word count
 
+    @staticmethod
+    def counted(ptr, last, n)->torch.Tensor:
+        "Words said in sub-role `ptr`, this step's included: one more when the previous step was in it too, else 1"
+        return torch.where(ptr == last, n + 1, torch.ones_like(n))
+
+# %% ../nbs/13a_decoding.ipynb #a1a5a602
+class SlotWordCap(SubRoleView):
+    "Decoding view of a role-shift captioner whose gate must shift once `max_words` words are said in a sub-role"
+    def __init__(self, model, max_words:int,
+                 no_end:torch.Tensor|None=None, # (V,) bool `slot_end_mask`: a non-verb sub-role at its limit waits while the next word is one of these
+                 extra:int=SLOT_EXTRA_WORDS,    # ... for at most this many more words, then may not end on one
+                 end_open:bool=True):           # the caption may not end right after such a word either
+        if int(max_words) < 1: raise ValueError(f"max_words must be a positive number of words, got {max_words}")
+        if int(extra) < 0: raise ValueError(f"extra must be a number of words >= 0, got {extra}")
+        super().__init__(model)
+        self.max_words, self.extra, self.end_open = int(max_words), int(extra), bool(end_open)
+        V = model.vocab_size
+        if no_end is not None and tuple(no_end.shape) != (V,):
+            raise ValueError(f"no_end must be a ({V},) mask over the captioner's vocabulary, got shape {tuple(no_end.shape)}")
+        self.register_buffer('no_end', no_end.bool() if no_end is not None else torch.zeros(V, dtype=torch.bool))
+        # a captioner's own scores are finite: "never every word" holds without reading them (a wrapper's may not)
+        self.raw_scores = isinstance(model, ControllableCaptioner) and int((~self.no_end).sum()) > 1
+
     def step(self, prev_word, ptr, state, ctx)->tuple:
         return self._capped(self.inner.step, prev_word, ptr, state, ctx)
 
@@ -667,7 +679,7 @@ class SlotWordCap(torch.nn.Module):
     def _capped(self, step, prev_word, ptr, state, ctx)->tuple:
         *inner, last, n = state
         wl, gate, inner, tr = step(prev_word, ptr, tuple(inner), ctx)
-        n = torch.where(ptr == last, n + 1, torch.ones_like(n))          # words in this sub-role, this one included
+        n = self.counted(ptr, last, n)
         full = n >= self.max_words
         nonverb = ~ctx.slot_is_verb.gather(1, ptr.clamp(max=ctx.slot_is_verb.shape[1] - 1)[:, None])[:, 0]
         hard = n >= self.max_words + self.extra

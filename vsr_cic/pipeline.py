@@ -18,7 +18,7 @@ from .rlevel import RLevelPlanner
 from .planner import SemanticStructurePlanner
 from .merge import Plan, merge_structures
 from .baselines import make_captioner
-from .decoding import beam_search, greedy_decode, verb_constraint, allow_final_eos, MAX_LEN, SlotWordCap, step_scores
+from .decoding import beam_search, greedy_decode, verb_constraint, allow_final_eos, MAX_LEN, SlotWordCap, SubRoleView, step_scores
 from .captioner import UNK_ID, SlotContext
 from .train import load_checkpoint, load_weights, build_checked
 from .vsr import as_vsrs, check_known, ing_form
@@ -338,19 +338,12 @@ def oracle_words(self:Pipeline, plans:Sequence[Plan], rec:Mapping, allowed=None,
     return allowed
 
 # %% ../nbs/22_pipeline.ipynb #c3d65fa1
-class VerbGroup(torch.nn.Module):
+class VerbGroup(SubRoleView):
     "Decoding view of a captioner whose slots with a word group (`groups`) say exactly it, in order, then shift"
     def __init__(self, model, groups:torch.Tensor): # (B, K, L) word ids per slot, -1 padded; a slot without one is free
-        super().__init__()
+        super().__init__(model)
         if groups.ndim != 3: raise ValueError(f"groups must be (B, K, L) word ids, got shape {tuple(groups.shape)}")
-        self.inner, self.groups = model, groups.long()
-        self.train(model.training)
-
-    def __getattr__(self, k):
-        try: return super().__getattr__(k)
-        except AttributeError:
-            if k == 'inner': raise
-            return getattr(self.inner, k)
+        self.groups = groups.long()
 
     def encode(self, **controls)->SlotContext:
         ctx = self.inner.encode(**controls)
@@ -362,17 +355,13 @@ class VerbGroup(torch.nn.Module):
         ctx['verb_group'] = g.to(ctx.device)           # in the context: beams and working sets carry their own rows
         return ctx
 
-    def init_state(self, ctx)->tuple:
-        z = torch.zeros(ctx.batch_size, dtype=torch.long, device=ctx.device)
-        return (*self.inner.init_state(ctx), z - 1, z)   # + the previous step's sub-role and its word count
-
     def step(self, prev_word, ptr, state, ctx): return self._said(self.inner.step, prev_word, ptr, state, ctx)
     def step_logits(self, prev_word, ptr, state, ctx): return self._said(step_scores(self.inner), prev_word, ptr, state, ctx)
 
     def _said(self, step, prev_word, ptr, state, ctx)->tuple:
         *inner, last, n = state
         wl, gate, inner, tr = step(prev_word, ptr, tuple(inner), ctx)
-        n = torch.where(ptr == last, n + 1, torch.ones_like(n))           # words in this sub-role, this one included
+        n = self.counted(ptr, last, n)
         G = ctx.verb_group
         seq = G[torch.arange(len(ptr), device=ptr.device), ptr.clamp(max=G.shape[1] - 1)]   # (N, L)
         size = (seq >= 0).sum(1)
