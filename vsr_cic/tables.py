@@ -26,9 +26,9 @@ __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', '
            'MAX_TEST_SETS', 'MAX_RESULTS_BYTES', 'FIGURE_PATH', 'RESULT_KEYS', 'method_predictions', 'table1_runs',
            'slot_capped', 'table1_pipe', 'table1_predictions', 'choose_decoding', 'floor_records', 'table1_scores',
            'run_targets', 'run_row_predictions', 'captioner_record', 'captioner_records', 'training_bigrams',
-           'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'run_info', 'attach_vs_ours',
-           'results_page', 'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results',
-           'readme_block', 'publish']
+           'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'run_info', 'converged', 'stop_summary',
+           'attach_vs_ours', 'results_page', 'write_results_page', 'world_results', 'fill_block', 'as_list',
+           'keep_results', 'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -368,21 +368,41 @@ def _commits(metrics:Mapping, rows:Sequence[Mapping])->str:
     return '; '.join(x for x in (', '.join(comp), f"Table 1's captioners {cap}" if cap else '') if x)
 
 # %% ../nbs/25b_tables.ipynb #0000aa02
-def _trained_table(rows:Sequence[Mapping])->str:
-    "Markdown: per Table 1 captioner (method, preset, seed) the epochs each stage ran and the checkpoint selected ('' if unknown)"
+def _captioners(rows:Sequence[Mapping])->dict:
+    "{(method, preset, seed): its per-seed captioner record} of the Table 1 rows that trained one (the oracle decodes `ours`'s)"
     seen = {}
     for r in rows:
         if TABLE1_METHODS.get(r['method'], {}).get('oracle'): continue          # a decoding of `ours`'s captioner
         for p in r.get('per_seed') or []:
             if p.get('epochs') or p.get('selected'): seen.setdefault((r['method'], r['preset'], p.get('seed')), p)
+    return seen
+
+def converged(rec:Mapping)->bool|None:
+    "Whether a captioner record stopped every stage it trained on its validation plateau (None: no stop record)"
+    st, ep = rec.get('stopped'), rec.get('epochs') or {}
+    if not isinstance(st, Mapping): return None
+    return all(st.get(k) == 'plateau' for k in ('xe', 'rl') if ep.get(k))
+
+def stop_summary(rows:Sequence[Mapping])->tuple[int, int, list[str]]:
+    "(captioners that stopped every stage on its plateau, captioners with a stop record, the others as 'method/preset seed s')"
+    got = {k: converged(p) for k, p in _captioners(rows).items()}
+    known = {k: v for k, v in got.items() if v is not None}
+    return sum(known.values()), len(known), [f'{m}/{pre} seed {s}' for (m, pre, s), v in known.items() if not v]
+
+def _trained_table(rows:Sequence[Mapping])->str:
+    "Markdown: per Table 1 captioner (method, preset, seed) the epochs each stage ran, why it stopped and the checkpoint selected ('' if unknown)"
+    seen = _captioners(rows)
     if not seen: return ''
     fmt = lambda d, ks: ' / '.join(str(d.get(k)) for k in ks) if isinstance(d, Mapping) else '–'
+    chose = lambda p: (p.get('chosen') or '–') + (f" (from {Path(p['chosen_on']).name})" if p.get('chosen_on') else '')
     return markdown_table(_md_rows([{'method': m, 'preset': pre, 'seed': s,
                             'epochs (XE / RL)': fmt(p.get('epochs'), ('xe', 'rl')),
+                            'stopped (XE / RL)': fmt(p.get('stopped'), ('xe', 'rl')),
                             'selected (stage / epoch)': fmt(p.get('selected'), ('stage', 'epoch')),
-                            'sweep chose': p.get('chosen') or '–', 'commit': p.get('commit') or '–'}
+                            'sweep chose': chose(p), 'commit': p.get('commit') or '–'}
                            for (m, pre, s), p in seen.items()], 'captioner record'), (),
-                          keys=('method', 'preset', 'seed', 'epochs (XE / RL)', 'selected (stage / epoch)', 'sweep chose', 'commit'))
+                          keys=('method', 'preset', 'seed', 'epochs (XE / RL)', 'stopped (XE / RL)', 'selected (stage / epoch)',
+                                'sweep chose', 'commit'))
 
 # %% ../nbs/25b_tables.ipynb #e63ca431
 def attach_vs_ours(rows:Sequence[dict], # `pool_seeds` rows
@@ -446,9 +466,12 @@ def results_page(metrics:Mapping, title:str, intro:str='')->str:
     if curves := (metrics.get('figures') or {}).get('val_curves'):
         out += ["## Validation curves", '', f"![validation CIDEr-D per epoch of every Table 1 captioner](../{_figure_path(curves)})", '']
     if tt := _trained_table(rows):
-        out += ["## Table 1's captioners: epochs trained and the checkpoint selected", '',
+        n, m, others = stop_summary(rows)
+        stops = (f" {n} of {m} stopped every stage on its validation plateau (`vsr_cic.tables.converged`)"
+                 + (f"; not: {md_text(', '.join(others), 'captioners')}." if others else '.')) if m else ''
+        out += ["## Table 1's captioners: epochs trained, why they stopped and the checkpoint selected", '',
                 'Per seed, from each captioner\'s `metrics.json` (`vsr_cic.tables.captioner_record`); the oracle verb '
-                'decodes `ours`\'s captioner.', '', tt, '']
+                'decodes `ours`\'s captioner.' + stops, '', tt, '']
     t2 = metrics.get('table2', [])
     if t2:
         cols = ('BLEU-4', 'METEOR', 'ROUGE-L', 'CIDEr-D', 'Div-1', 'Div-2', 'self-CIDEr')
