@@ -361,3 +361,17 @@ def test_split_run_decode_here_score_there(nb_run, tmp_path):
         assert r['seeds'] == [0, 1] and 'CIDEr-D_sd' in r and math.isfinite(r['CIDEr-D'])   # two seeds pooled: mean ± sd
     assert len(m['table1_per_seed']) == 2 * len(m['table1'])
     assert m['settings']['hidden'] == 16 and m['table1_settings']['seeds'] == [0, 1] and m['settings']['epochs_rl'] == 1
+
+
+def test_table1_decodes_alike_in_worker_processes(nb_run):
+    "table1_predictions in two spawned worker processes (`RowPipes`, as the notebook decodes) gives the records it gives here, in order"
+    out, m, _ = nb_run
+    from vsr_cic.tables import table1_predictions, table1_runs, run_targets, RowPipes
+    runs = table1_runs(out, ['sct', 'ours', 'ours_oracle_verb'], [0], 'paper')
+    assert len(runs) == 3, runs
+    targets = run_targets(out, 3)
+    pipes = RowPipes(out, 'cpu', m['settings']['joint_grounding'], 'paper')
+    here = table1_predictions(pipes, runs, targets, beam=2, progress=None)
+    there = table1_predictions(pipes, runs, targets, beam=2, progress=None, workers=2)
+    assert [(r['method'], r['test_set'], r['grounding']) for r in here] == [(r['method'], r['test_set'], r['grounding']) for r in there]
+    assert all(r['predictions'] for r in here) and here == there

@@ -24,11 +24,11 @@ import itertools
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', 'PIPELINE_RULES', 'CAPTIONER_SETTINGS',
            'ROW_RECORD_KEYS', 'STAGES', 'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'MAX_TABLE1_ROWS',
            'MAX_TEST_SETS', 'MAX_RESULTS_BYTES', 'FIGURE_PATH', 'RESULT_KEYS', 'method_predictions', 'table1_runs',
-           'slot_capped', 'table1_pipe', 'table1_predictions', 'choose_decoding', 'floor_records', 'table1_scores',
-           'run_targets', 'run_row_predictions', 'captioner_record', 'captioner_records', 'training_bigrams',
-           'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'run_info', 'converged', 'stop_summary',
-           'attach_vs_ours', 'results_page', 'write_results_page', 'world_results', 'fill_block', 'as_list',
-           'keep_results', 'readme_block', 'publish']
+           'slot_capped', 'table1_pipe', 'RowPipes', 'table1_predictions', 'choose_decoding', 'floor_records',
+           'table1_scores', 'run_targets', 'run_row_predictions', 'captioner_record', 'captioner_records',
+           'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'run_info',
+           'converged', 'stop_summary', 'attach_vs_ours', 'results_page', 'write_results_page', 'world_results',
+           'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -85,6 +85,16 @@ def table1_pipe(run, # a real-language run folder: gsrl/, planner/, planner_no_v
         max_slot_words, slot_end_rule = rules['max_slot_words'], rules['slot_end_rule']
     return slot_capped(p, train_data if train_data is not None else p.data, max_slot_words, slot_end_rule)[0]
 
+class RowPipes:
+    "`table1_pipe` of one run folder as a picklable `make_pipe(method, captioner folder, preset)` (what decoding worker processes rebuild)"
+    def __init__(self, run, device='cpu', joint_grounding:bool=False,
+                 preset:str|None=None): # the preset of a call that names none
+        self.run, self.device, self.jg, self.preset = str(run), str(device), bool(joint_grounding), preset
+    def __call__(self, method:str, cap_dir, preset:str|None=None)->Pipeline:
+        return table1_pipe(self.run, method, cap_dir, self.device, None, self.jg, preset=preset or self.preset)
+    def __repr__(self): return f"RowPipes({self.run!r}, {self.device!r}, joint_grounding={self.jg}, preset={self.preset!r})"
+
+
 # %% ../nbs/25b_tables.ipynb #t1run003
 PIPELINE_RULES = ('no_repeat', 'no_unk', 'unknown_verbs', 'eos_gate')   # the preset rules `pipeline_predictions` applies
 
@@ -102,23 +112,44 @@ def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) 
                        beam:int=5, progress=print,
                        by_preset:bool=True, # decode each row by its preset's rules (`vsr_cic.protocol.TABLE1_DECODING`)
                        decoding:Mapping|None=None, # {(method, seed, preset): `choose_decoding`'s choice}: its menu options
+                       workers:int=0, # decode this many runs at once, each in its own process (`make_pipe` must pickle: `RowPipes`); <= 1: here
                        **kw, # `pipeline_predictions` options for every row (no_repeat, no_unk): only with by_preset=False
                       )->list[dict]:
     "One JSON-ready record per (method, seed, preset, test set, grounding): its predictions and failures"
     if by_preset and kw: raise ValueError(f"decoding options {sorted(kw)} are the presets' (TABLE1_DECODING): pass by_preset=False to override them")
+    args = [(make_pipe, tuple(r), targets, beam, by_preset, ((decoding or {}).get(tuple(r[:2]) + (r[3],)) or {}).get('chosen', {}), kw)
+            for r in runs]
     out = []
-    for m, s, cap_dir, pre in runs:
-        pipe = make_pipe(m, cap_dir, pre)
-        rules = decoding_for(pre) if by_preset else {}
-        opts = {k: rules[k] for k in PIPELINE_RULES} if by_preset else dict(kw)
-        opts.update(((decoding or {}).get((m, s, pre)) or {}).get('chosen', {}))
-        for where, d in targets.items():
-            for g in ('gsrl', 'gt'):
-                pr, nf = _row_predictions(pipe, m, d, g, beam, rules, opts)
-                out.append({'method': m, 'seed': s, 'preset': pre, 'test_set': where, 'grounding': g, 'failed': nf,
-                            'predictions': json.loads(json.dumps(pr))})
+    for (m, s, _, pre), recs in zip(runs, _in_processes(_decode_run, args, workers)):
+        out += recs
         if progress: progress(f"{m} seed {s} ({pre}): {len(targets) * 2} decodings done")
     return out
+
+def _decode_run(make_pipe, run:tuple, targets:Mapping, beam:int, by_preset:bool, chosen:Mapping, kw:Mapping)->list[dict]:
+    "`table1_predictions`' records of one run (method, seed, captioner folder, preset): every test set under both groundings"
+    m, s, cap_dir, pre = run
+    pipe = make_pipe(m, cap_dir, pre)
+    rules = decoding_for(pre) if by_preset else {}
+    opts = {**({k: rules[k] for k in PIPELINE_RULES} if by_preset else dict(kw)), **chosen}
+    out = []
+    for where, d in targets.items():
+        for g in ('gsrl', 'gt'):
+            pr, nf = _row_predictions(pipe, m, d, g, beam, rules, opts)
+            out.append({'method': m, 'seed': s, 'preset': pre, 'test_set': where, 'grounding': g, 'failed': nf,
+                        'predictions': json.loads(json.dumps(pr))})
+    return out
+
+def _in_processes(fn, args:Sequence[tuple], workers:int=0):
+    "`fn(*a)` for each of `args`, in order: here (workers <= 1, or one task), or in `workers` spawned processes of one torch thread each (`fn` and its arguments must pickle)"
+    if int(workers) <= 1 or len(args) <= 1:
+        for a in args: yield fn(*a)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    import torch
+    with ProcessPoolExecutor(int(workers), mp_context=mp.get_context('spawn'), initializer=torch.set_num_threads,
+                             initargs=(1,)) as ex:
+        yield from ex.map(fn, *zip(*args))
 
 # %% ../nbs/25b_tables.ipynb #5f343752
 def choose_decoding(make_pipe, # make_pipe(method, captioner folder, preset) -> the row's Pipeline
