@@ -24,16 +24,17 @@ def _stack_x_weights(m:RoleShiftCaptioner)->tuple:
 
 # %% ../nbs/13b_fast_captioner.ipynb #da726364
 def _x_weights(m:RoleShiftCaptioner)->tuple:
-    "`_stack_x_weights`; decoding (no autograd): stacked once per weight update (an optimiser step bumps every version)"
-    if torch.is_grad_enabled() or (m.out.weight.is_cuda and torch.cuda.is_current_stream_capturing()):
-        return _stack_x_weights(m)                                     # (a CUDA graph must record the stacking)
-    key = tuple((p.data_ptr(), p._version) for p in m.parameters())
-    if getattr(m, '_x_cache', (None,))[0] != key: m._x_cache = (key, _stack_x_weights(m))
-    return m._x_cache[1]
+    "`_stack_x_weights`, stacked anew by every `prepare`; decoding (no autograd) keeps them on the model for this decoding's `_word_term`"
+    w = _stack_x_weights(m)                                            # (a CUDA graph records the stacking)
+    # Never reused across calls: a cache keyed on the parameters' version counters went stale under the fused
+    # Adam, which updates the weights in place without bumping them (validation and SCST baselines then decoded
+    # with weights of an earlier epoch). Stacking costs one copy of LSTM1's input weights per batch.
+    if not torch.is_grad_enabled(): m._x_cache = (None, w)
+    return w
 
 # %% ../nbs/13b_fast_captioner.ipynb #2e87c9fb
 def _word_term(m:RoleShiftCaptioner, prev_word:torch.Tensor, Ww:torch.Tensor)->torch.Tensor:
-    "x_t's word term W_w·E[y_{t-1}] (B, G); CPU decoding: a row of E·W_wᵀ, computed once per weight update for each word said"
+    "x_t's word term W_w·E[y_{t-1}] (B, G); CPU decoding: a row of E·W_wᵀ, computed once per decoding call (`prepare`) for each word said"
     W = getattr(m, '_x_cache', (None, (None,)))[1][0]
     if m.training or torch.is_grad_enabled() or Ww._base is not W or Ww.is_cuda or torch.compiler.is_compiling():
         return F.linear(m.drop(m.embed(prev_word)), Ww)
