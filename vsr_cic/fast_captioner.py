@@ -29,13 +29,13 @@ def _x_weights(m:RoleShiftCaptioner)->tuple:
     # Never reused across calls: a cache keyed on the parameters' version counters went stale under the fused
     # Adam, which updates the weights in place without bumping them (validation and SCST baselines then decoded
     # with weights of an earlier epoch). Stacking costs one copy of LSTM1's input weights per batch.
-    if not torch.is_grad_enabled(): m._x_cache = (None, w)
+    if not torch.is_grad_enabled(): m._x_cache = w
     return w
 
 # %% ../nbs/13b_fast_captioner.ipynb #2e87c9fb
 def _word_term(m:RoleShiftCaptioner, prev_word:torch.Tensor, Ww:torch.Tensor)->torch.Tensor:
     "x_t's word term W_w·E[y_{t-1}] (B, G); CPU decoding: a row of E·W_wᵀ, computed once per decoding call (`prepare`) for each word said"
-    W = getattr(m, '_x_cache', (None, (None,)))[1][0]
+    W = getattr(m, '_x_cache', (None,))[0]
     if m.training or torch.is_grad_enabled() or Ww._base is not W or Ww.is_cuda or torch.compiler.is_compiling():
         return F.linear(m.drop(m.embed(prev_word)), Ww)
     rows = getattr(m, '_word_rows', None)

@@ -117,8 +117,8 @@ def table1_predictions(make_pipe, # make_pipe(method, captioner folder, preset) 
                       )->list[dict]:
     "One JSON-ready record per (method, seed, preset, test set, grounding): its predictions and failures"
     if by_preset and kw: raise ValueError(f"decoding options {sorted(kw)} are the presets' (TABLE1_DECODING): pass by_preset=False to override them")
-    args = [(make_pipe, tuple(r), targets, beam, by_preset, ((decoding or {}).get(tuple(r[:2]) + (r[3],)) or {}).get('chosen', {}), kw)
-            for r in runs]
+    args = [(make_pipe, (m, s, d, pre), targets, beam, by_preset, ((decoding or {}).get((m, s, pre)) or {}).get('chosen', {}), kw)
+            for m, s, d, pre in runs]
     out = []
     for (m, s, _, pre), recs in zip(runs, _in_processes(_decode_run, args, workers)):
         out += recs
@@ -412,7 +412,7 @@ def converged(rec:Mapping)->bool|None:
     "Whether a captioner record stopped every stage it trained on its validation plateau (None: no stop record)"
     st, ep = rec.get('stopped'), rec.get('epochs') or {}
     if not isinstance(st, Mapping): return None
-    return all(st.get(k) == 'plateau' for k in ('xe', 'rl') if ep.get(k))
+    return all(st.get(k) == 'plateau' for k in STAGES if ep.get(k))
 
 def stop_summary(rows:Sequence[Mapping])->tuple[int, int, list[str]]:
     "(captioners that stopped every stage on its plateau, captioners with a stop record, the others as 'method/preset seed s')"
