@@ -134,7 +134,8 @@ def nb_run(shared_data, tmp_path_factory):
     cj, ij, pics = entity_photos(shared_data, tmp/'photos')
     run_notebook('experiments/real_captions.ipynb', tmp, out_dir=str(out), quick=True, test_captions_json=str(cj), test_instances_json=str(ij),
                  test_image_dir=str(pics), visual_small_dir=str(tmp/'none'), device='cpu', results_md=str(tmp/'results'/'real.md'),
-                 figure_path=str(out/'real_captions.png'))   # the run's own figure: no copy onto itself
+                 figure_path=str(out/'real_captions.png'),   # the run's own figure: no copy onto itself
+                 keep_sweep=str(tmp/'kept_sweep'))           # its sweep choices, for a later run's sweep_from
     return out, json.loads((out/'metrics.json').read_text()), tmp
 
 
@@ -252,6 +253,57 @@ def test_run_checks(nb_run, tmp_path):
     assert p.returncode == 0, p.stderr
     s = json.loads(p.stdout.splitlines()[0])
     assert s['n'] > 0 and s['oracle_loses_verb'] + s['oracle_gains_verb'] <= s['n']
+
+
+def test_kept_sweep(nb_run, tmp_path):
+    "A run keeps its sweep choices (keep_sweep); a later run takes them (sweep_from) and sweeps nothing, and refuses a sweep made on other captions"
+    import papermill as pm
+    out, m, tmp = nb_run
+    kept = tmp/'kept_sweep'
+    trained = {k.split('/')[0] for k in m['table1_settings']['protocol']['choices']}
+    assert {p.parent.name for p in kept.glob('*/choice.json')} == trained
+    for meth in trained:   # each kept file is the run's own choice, its curves with it
+        assert (kept/meth/'choice.json').read_text() == (out/'table1'/meth/'seed0'/'choice.json').read_text()
+    about = json.loads((kept/'run.json').read_text())
+    assert about['seed'] == m['settings']['seed'] and about['corpora'] == m['settings']['corpora']
+    later = tmp_path/'later'
+    from conftest import ROOT
+    params = dict(quick=True, test_captions_json=m['test']['captions_json'], test_instances_json=m['test']['instances_json'],
+                  test_image_dir=m['test']['image_dir'], visual_small_dir=str(tmp_path/'none'), device='cpu',
+                  results_md=str(tmp_path/'r.md'), figure_path=str(later/'f.png'), table1_methods=['c_lstm', 'ours'],
+                  seeds=[1], sweep_from=str(kept))
+    run_notebook('experiments/real_captions.ipynb', tmp_path, out_dir=str(later), **params)
+    ch = json.loads((later/'table1'/'c_lstm'/'seed1'/'choice.json').read_text())
+    want = json.loads((kept/'c_lstm'/'choice.json').read_text())
+    assert (ch['chosen'], ch['val_CIDEr-D'], ch['chosen_on']) == (want['chosen'], want['val_CIDEr-D'], str(kept/'c_lstm'))
+    assert [p.name for p in (later/'table1'/'c_lstm'/'seed1'/'sweep').iterdir()] == [want['chosen']]   # no other setting trained
+    lm = json.loads((later/'metrics.json').read_text())
+    assert lm['table1_settings']['protocol']['sweep_from'] == str(kept)
+    from vsr_cic.tables import merge_runs, write_merged, read_predictions
+    with pytest.raises(ValueError, match='table1_settings differ in methods'):   # the seed-0 run decoded every method, this one two
+        merge_runs([out, later])
+    lm['table1_settings']['methods'] = m['table1_settings']['methods']          # the same methods: pooled as one run of seeds 0 and 1
+    keep = {('c_lstm', 0), ('ours', 0), ('retrieval_blind', None), ('c_lstm', 1), ('ours', 1)}
+    (tmp_path/'r0').mkdir()
+    for src, dst, mm in ((out, tmp_path/'r0', m), (later, later, lm)):          # both runs cut to the rows the later one has
+        mm = {**mm, 'table1_per_seed': [r for r in mm['table1_per_seed'] if (r['method'], r['seed']) in keep]}
+        (dst/'metrics.json').write_text(json.dumps(mm))
+        if src != dst: (dst/'table1_predictions.json').write_text(json.dumps(read_predictions(src)))
+    merged = json.loads(write_merged([tmp_path/'r0', later], tmp_path/'merged').read_text())
+    assert merged['table1_settings']['seeds'] == [0, 1] and [x['seeds'] for x in merged['merged_from']] == [[0], [1]]
+    pooled = {(r['test_set'], r['method'], r['grounding'], r['preset']): r for r in merged['table1'] if r['verbs'] == 'all'}
+    for key in (('photos', 'c_lstm', 'gsrl', 'paper'), ('corpus', 'ours', 'gt', 'paper')):
+        per = {r['seed']: r['CIDEr-D'] for src in (m, lm) for r in src['table1_per_seed']
+               if (r['test_set'], r['method'], r['grounding'], r['preset'], r['verbs']) == (*key, 'all') and (r['method'], r['seed']) in keep}
+        assert pooled[key]['seeds'] == [0, 1] and abs(pooled[key]['CIDEr-D'] - np.mean([per[0], per[1]])) < 1e-12, (key, per)
+    iv = next(e for e in merged['table1_intervals'] if (e['baseline'], e['test_set'], e['grounding']) == ('c_lstm', 'photos', 'gsrl'))
+    assert iv['seeds'] == [0, 1] and [p['seed'] for p in iv['per_seed']] == [0, 1]   # Ours minus C-LSTM over both runs' captions
+    assert pooled[('photos', 'c_lstm', 'gsrl', 'paper')]['vs_ours'] == iv['metrics']
+    assert (tmp_path/'merged'/'table1_predictions.json.gz').exists() and len(read_predictions(tmp_path/'merged')) == \
+        len({(r['method'], r['seed'], r['preset'], r['test_set'], r['grounding']) for r in read_predictions(tmp_path/'r0') + read_predictions(later)})
+    about['seed'] = 7; (kept/'run.json').write_text(json.dumps(about))   # the kept sweep now claims other training captions
+    with pytest.raises(pm.PapermillExecutionError, match='seed 7 there, 0 here'):
+        run_notebook('experiments/real_captions.ipynb', tmp_path/'bad', out_dir=str(tmp_path/'bad_run'), **params)
 
 
 def test_notebook(nb_run):

@@ -4,7 +4,7 @@
 
 # %% ../nbs/16a_protocol.ipynb #p0000002
 from __future__ import annotations
-import json
+import json, shutil
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -15,7 +15,7 @@ from .train import run_jobs, Schedule, stop_state
 __all__ = ['SWEEP_GRID', 'PRESET_TRAINING', 'TABLE1_DECODING', 'DECODING_MENU', 'SEED_OFFSETS', 'JUDGES', 'SWEEP_SEEDS',
            'PATIENCE_ALL', 'SCHEDULES', 'decoding_for', 'collapse_repeats', 'trained_as', 'training_seed', 'val_curve',
            'selection', 'sweep_choice', 'TrainingSchedule', 'schedule_named', 'chosen_dir', 'sweep_sources', 'swept',
-           'sweep_jobs', 'choose', 'choose_all', 'train_table1']
+           'sweep_jobs', 'choose', 'choose_all', 'kept_sources', 'keep_choices', 'train_table1']
 
 # %% ../nbs/16a_protocol.ipynb #p0000005
 SWEEP_GRID = {   # the validation sweep every Table 1 method gets (lr_xe, dropout)
@@ -247,6 +247,9 @@ def choose(d, # a method folder whose sweep runs are done
         if not f.exists(): raise ValueError(f"{d} takes the sweep choice of {source}, which has none ({f} is missing)")
         src = json.loads(f.read_text())
         if src['chosen'] not in grid: raise ValueError(f"{f} chose {src['chosen']!r}, which is not in the grid {list(grid)}")
+        mine = {'settings': grid[src['chosen']], 'sweep_epochs': n, 'judge': judge, 'schedule': getattr(schedule_named(schedule), 'name', None)}
+        if bad := {k: (src.get(k), v) for k, v in mine.items() if src.get(k) != v}:   # a choice made under another protocol
+            raise ValueError(f"{f} was chosen under another sweep: {', '.join(f'{k} {a!r} there, {b!r} here' for k, (a, b) in bad.items())}")
         chosen, vals, curves = src['chosen'], src['val_CIDEr-D'], {}
     else:
         curves = {g: val_curve(Path(d)/'sweep'/g) for g in grid} if sweep else {}   # read once: the choice and its record
@@ -272,6 +275,28 @@ def choose_all(jobs:Mapping, # {method folder: its full schedule's `train_captio
             errors[d] = str(e)
     return choices, finals, errors
 
+
+# %% ../nbs/16a_protocol.ipynb #032d844c
+def kept_sources(dirs:Mapping, # {(method, seed): its folder}
+                 kept, # a folder of `keep_choices`: <method>/choice.json of an earlier run's sweep
+                )->dict:
+    "{folder: the kept folder whose choice it takes}: every method folder takes the choice kept for its method and sweeps nothing"
+    kept = Path(kept)
+    if missing := sorted({m for m, _ in dirs if not (kept/m/'choice.json').exists()}):
+        raise ValueError(f"no kept sweep choice for {missing} in {kept} (expected {kept/missing[0]/'choice.json'})")
+    return {d: kept/m for (m, _), d in dirs.items()}
+
+def keep_choices(dirs:Mapping, # {(method, seed): its folder}, the sweeps chosen
+                 dest, # where each method's choice.json goes: dest/<method>/choice.json
+                )->list[Path]:
+    "Copy each method's sweep choice (its curves with it) out of a run folder, for later runs' `kept_sources`; choices taken from elsewhere are not copied"
+    out = []
+    for (m, _), d in dirs.items():
+        f = Path(d)/'choice.json'
+        if not f.exists() or json.loads(f.read_text()).get('chosen_on') is not None or (Path(dest)/m) in [p.parent for p in out]: continue
+        (Path(dest)/m).mkdir(parents=True, exist_ok=True); out.append(Path(dest)/m/'choice.json')
+        shutil.copy(f, out[-1])
+    return out
 
 # %% ../nbs/16a_protocol.ipynb #p0000018
 def train_table1(jobs:Mapping, # {method folder: `train_captioner` arguments of its full schedule (epochs_xe, epochs_rl, …)}

@@ -23,12 +23,13 @@ import itertools
 # %% auto #0
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', 'PIPELINE_RULES', 'CAPTIONER_SETTINGS',
            'ROW_RECORD_KEYS', 'STAGES', 'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'MAX_TABLE1_ROWS',
-           'MAX_TEST_SETS', 'MAX_RESULTS_BYTES', 'FIGURE_PATH', 'RESULT_KEYS', 'method_predictions', 'table1_runs',
-           'slot_capped', 'table1_pipe', 'RowPipes', 'table1_predictions', 'choose_decoding', 'floor_records',
-           'table1_scores', 'run_targets', 'run_row_predictions', 'captioner_record', 'captioner_records',
-           'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown', 'run_info',
-           'converged', 'stop_summary', 'attach_vs_ours', 'results_page', 'write_results_page', 'world_results',
-           'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish']
+           'MAX_TEST_SETS', 'MAX_RESULTS_BYTES', 'FIGURE_PATH', 'RESULT_KEYS', 'MERGE_SHARED', 'method_predictions',
+           'table1_runs', 'slot_capped', 'table1_pipe', 'RowPipes', 'table1_predictions', 'choose_decoding',
+           'floor_records', 'table1_scores', 'run_targets', 'run_row_predictions', 'captioner_record',
+           'captioner_records', 'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown',
+           'run_info', 'converged', 'stop_summary', 'attach_vs_ours', 'results_page', 'write_results_page',
+           'world_results', 'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish', 'read_predictions',
+           'merge_runs', 'write_merged']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -626,3 +627,73 @@ def publish(metrics_json, name:str, title:str, root='.')->dict:
     atomic_write(root/'results'/f'{name}.json', js, 'results'); atomic_write(root/'results'/f'{name}.md', page, 'results page')
     atomic_write(root/'README.md', readme, 'README'); atomic_write(nb_path, json.dumps(nb, indent=1, ensure_ascii=False) + '\n', 'notebook')
     return m
+
+# %% ../nbs/25b_tables.ipynb #00e42a99
+MERGE_SHARED = ('settings', 'test', 'training_captions')   # what merged runs share: one data build, one test set, one notebook setting
+
+def read_predictions(run)->list[dict]:
+    "A run's Table 1 prediction records: its `table1_predictions.json`, or `.json.gz`"
+    import gzip
+    for f in (Path(run)/'table1_predictions.json', Path(run)/'table1_predictions.json.gz'):
+        if f.exists(): return json.loads(gzip.decompress(f.read_bytes()) if f.suffix == '.gz' else f.read_text())
+    raise FileNotFoundError(f"{run} has no table1_predictions.json(.gz): not a finished real_captions run")
+
+def _protocol_of(m:Mapping)->dict:
+    "A run's Table 1 settings without what differs between runs of other seeds (its seeds, per-seed choices, sweep source)"
+    ts = {k: v for k, v in (m.get('table1_settings') or {}).items() if k != 'seeds'}
+    ts['protocol'] = {k: v for k, v in (ts.get('protocol') or {}).items() if k not in ('choices', 'sweep_from')}
+    return ts
+
+def _first_each(items:Sequence, key)->list:
+    "The first item of each key, in order"
+    seen = set()
+    return [x for x in items if not (key(x) in seen or seen.add(key(x)))]
+
+def _differ(a, b)->list[str]:
+    "The fields in which two settings differ (their own names if both are mappings)"
+    if isinstance(a, Mapping) and isinstance(b, Mapping): return sorted(str(k) for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return [] if a == b else ['(the whole value)']
+
+# %% ../nbs/25b_tables.ipynb #746b507d
+def merge_runs(runs:Sequence, # real_captions.ipynb run folders of one build, each of other seeds: metrics.json, table1_predictions.json(.gz)
+              )->tuple[dict, list]:
+    "(metrics over every run's seeds: Table 1 pooled seed by seed, intervals over every seed's predictions; the pooled prediction records)"
+    from vsr_cic.intervals import table1_intervals
+    runs = [Path(r) for r in runs]
+    if not runs: raise ValueError("merge_runs: no runs given")
+    ms = [json.loads((r/'metrics.json').read_text()) for r in runs]
+    seen = {}
+    for r, m in zip(runs, ms):
+        if 'skipped' in m or not isinstance(m.get('table1_per_seed'), list): raise ValueError(f"{r}: not a finished run with Table 1 ({m.get('skipped', 'no table1_per_seed')})")
+        for k in (*MERGE_SHARED, 'table1_settings'):
+            a, b = (_protocol_of(x) if k == 'table1_settings' else x.get(k) for x in (ms[0], m))
+            if bad := _differ(a, b): raise ValueError(f"{r} is not of the build of {runs[0]}: its {k} differ in {', '.join(bad[:6])}")
+        for s in m['table1_settings']['seeds']:
+            if s in seen: raise ValueError(f"seed {s} was trained by both {seen[s]} and {r}: each seed from one run")
+            seen[s] = r
+    rows = _first_each([x for m in ms for x in m['table1_per_seed']],   # a floor and the main seed's `ours`-preset rows: the first run's
+                       lambda x: tuple(x.get(k) for k in ('test_set', 'method', 'grounding', 'preset', 'verbs', 'seed')))
+    preds = _first_each([x for r in runs for x in read_predictions(r)],
+                        lambda x: tuple(x.get(k) for k in ('method', 'seed', 'preset', 'test_set', 'grounding')))
+    table1, ivs = pool_seeds(rows), table1_intervals(preds)
+    attach_vs_ours(table1, ivs)
+    ts = dict(ms[0]['table1_settings']); prot = dict(ts.get('protocol') or {})
+    prot['choices'] = {k: v for m in ms for k, v in ((m['table1_settings'].get('protocol') or {}).get('choices') or {}).items()}
+    prot['sweep_from'] = [(m['table1_settings'].get('protocol') or {}).get('sweep_from') for m in ms]
+    out = {**ms[0], 'table1': table1, 'table1_per_seed': rows, 'table1_intervals': ivs,
+           'orderings': {t: orderings(table1, test_set=t) for t in dict.fromkeys(x['test_set'] for x in rows)},
+           'table1_settings': {**ts, 'seeds': sorted(seen), 'protocol': prot},
+           'wall_s': round(sum(m.get('wall_s') or 0 for m in ms), 1),
+           'merged_from': [{'folder': str(r), 'seeds': m['table1_settings']['seeds'], 'run': m.get('run'), 'wall_s': m.get('wall_s'),
+                            'timings': m.get('timings')} for r, m in zip(runs, ms)]}
+    return out, preds
+
+def write_merged(runs:Sequence, dest, title:str="Real language: the paper's Table 1 and Table 2 on real captions and photos")->Path:
+    "`merge_runs` into `dest`: metrics.json, table1_predictions.json.gz and results_page.md; the metrics path (for `publish`)"
+    import gzip
+    m, preds = merge_runs(runs)
+    dest = Path(dest); dest.mkdir(parents=True, exist_ok=True)
+    atomic_write(dest/'metrics.json', json.dumps(m, indent=1, default=str), 'merged metrics')
+    (dest/'table1_predictions.json.gz').write_bytes(gzip.compress(json.dumps(preds).encode(), mtime=0))
+    write_results_page(dest/'metrics.json', dest/'results_page.md', title)
+    return dest/'metrics.json'
