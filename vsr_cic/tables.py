@@ -23,13 +23,13 @@ import itertools
 # %% auto #0
 __all__ = ['TABLE1_METHODS', 'TABLE1_METRICS', 'FLOOR_PRESET', 'PAPER_BY_ROW', 'PIPELINE_RULES', 'CAPTIONER_SETTINGS',
            'ROW_RECORD_KEYS', 'STAGES', 'PAGE_COLS', 'SHOWN_SETTINGS', 'TABLE1_SHOWN', 'MAX_TABLE1_ROWS',
-           'MAX_TEST_SETS', 'MAX_RESULTS_BYTES', 'FIGURE_PATH', 'RESULT_KEYS', 'MERGE_SHARED', 'method_predictions',
-           'table1_runs', 'slot_capped', 'table1_pipe', 'RowPipes', 'table1_predictions', 'choose_decoding',
-           'floor_records', 'table1_scores', 'run_targets', 'run_row_predictions', 'captioner_record',
-           'captioner_records', 'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds', 'table1_markdown',
-           'run_info', 'converged', 'stop_summary', 'attach_vs_ours', 'results_page', 'write_results_page',
-           'world_results', 'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish', 'read_predictions',
-           'merge_runs', 'write_merged']
+           'MAX_TEST_SETS', 'MAX_RESULTS_BYTES', 'FIGURE_PATH', 'RESULT_KEYS', 'MERGE_SHARED', 'MERGE_PATHS',
+           'method_predictions', 'table1_runs', 'slot_capped', 'table1_pipe', 'RowPipes', 'table1_predictions',
+           'choose_decoding', 'floor_records', 'table1_scores', 'run_targets', 'run_row_predictions',
+           'captioner_record', 'captioner_records', 'training_bigrams', 'table1_references', 'table_rows', 'pool_seeds',
+           'table1_markdown', 'run_info', 'converged', 'stop_summary', 'attach_vs_ours', 'results_page',
+           'write_results_page', 'world_results', 'fill_block', 'as_list', 'keep_results', 'readme_block', 'publish',
+           'read_predictions', 'merge_runs', 'write_merged']
 
 # %% ../nbs/25b_tables.ipynb #00000005
 TABLE1_METHODS = {   # the paper's Table 1 rows: the captioner each one trains, the S-level planner it plans with
@@ -630,6 +630,7 @@ def publish(metrics_json, name:str, title:str, root='.')->dict:
 
 # %% ../nbs/25b_tables.ipynb #00e42a99
 MERGE_SHARED = ('settings', 'test', 'training_captions')   # what merged runs share: one data build, one test set, one notebook setting
+MERGE_PATHS = ('captions_json', 'instances_json', 'image_dir')   # where a run read its test photos: may differ between machines
 
 def read_predictions(run)->list[dict]:
     "A run's Table 1 prediction records: its `table1_predictions.json`, or `.json.gz`"
@@ -667,6 +668,7 @@ def merge_runs(runs:Sequence, # real_captions.ipynb run folders of one build, ea
         if 'skipped' in m or not isinstance(m.get('table1_per_seed'), list): raise ValueError(f"{r}: not a finished run with Table 1 ({m.get('skipped', 'no table1_per_seed')})")
         for k in (*MERGE_SHARED, 'table1_settings'):
             a, b = (_protocol_of(x) if k == 'table1_settings' else x.get(k) for x in (ms[0], m))
+            if k == 'test': a, b = ({f: v for f, v in (x or {}).items() if f not in MERGE_PATHS} for x in (a, b))
             if bad := _differ(a, b): raise ValueError(f"{r} is not of the build of {runs[0]}: its {k} differ in {', '.join(bad[:6])}")
         for s in m['table1_settings']['seeds']:
             if s in seen: raise ValueError(f"seed {s} was trained by both {seen[s]} and {r}: each seed from one run")
