@@ -279,24 +279,32 @@ def choose_all(jobs:Mapping, # {method folder: its full schedule's `train_captio
 # %% ../nbs/16a_protocol.ipynb #032d844c
 def kept_sources(dirs:Mapping, # {(method, seed): its folder}
                  kept, # a folder of `keep_choices`: <method>/choice.json of an earlier run's sweep
+                 about:Mapping|None=None, # what the choices must have been made on: each field as in the kept run.json (None: not checked)
                 )->dict:
     "{folder: the kept folder whose choice it takes}: every method folder takes the choice kept for its method and sweeps nothing"
     kept = Path(kept)
+    if about is not None:
+        if not (kept/'run.json').exists(): raise ValueError(f"{kept} has no run.json: nothing says what its sweep was made on")
+        was = json.loads((kept/'run.json').read_text())
+        if bad := {k: (was.get(k), v) for k, v in json.loads(json.dumps(about)).items() if was.get(k) != v}:
+            raise ValueError(f"the sweep kept in {kept} was made on another run: " + ', '.join(f'{k} {a!r} there, {b!r} here' for k, (a, b) in bad.items()))
     if missing := sorted({m for m, _ in dirs if not (kept/m/'choice.json').exists()}):
         raise ValueError(f"no kept sweep choice for {missing} in {kept} (expected {kept/missing[0]/'choice.json'})")
     return {d: kept/m for (m, _), d in dirs.items()}
 
 def keep_choices(dirs:Mapping, # {(method, seed): its folder}, the sweeps chosen
                  dest, # where each method's choice.json goes: dest/<method>/choice.json
+                 about:Mapping|None=None, # what the choices were made on (corpora, sample, seed, …): dest/run.json, for `kept_sources`' check
                 )->list[Path]:
     "Copy each method's sweep choice (its curves with it) out of a run folder, for later runs' `kept_sources`; choices taken from elsewhere are not copied"
-    out = []
+    out = {}
     for (m, _), d in dirs.items():
         f = Path(d)/'choice.json'
-        if not f.exists() or json.loads(f.read_text()).get('chosen_on') is not None or (Path(dest)/m) in [p.parent for p in out]: continue
-        (Path(dest)/m).mkdir(parents=True, exist_ok=True); out.append(Path(dest)/m/'choice.json')
-        shutil.copy(f, out[-1])
-    return out
+        if m in out or not f.exists() or json.loads(f.read_text()).get('chosen_on') is not None: continue
+        (Path(dest)/m).mkdir(parents=True, exist_ok=True); out[m] = Path(dest)/m/'choice.json'
+        shutil.copy(f, out[m])
+    if out and about is not None: (Path(dest)/'run.json').write_text(json.dumps(about, indent=1, default=str))
+    return list(out.values())
 
 # %% ../nbs/16a_protocol.ipynb #p0000018
 def train_table1(jobs:Mapping, # {method folder: `train_captioner` arguments of its full schedule (epochs_xe, epochs_rl, …)}
